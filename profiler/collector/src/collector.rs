@@ -1,0 +1,501 @@
+//! The running collector: CUPTI setup, buffer callbacks, the flushing thread
+//! and the exit handler.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use cudarc::cupti::sys;
+use cudarc::driver::sys as ds;
+use fikit_spool::{ApiMode, Domain, End, ProcessStart, Record, SpoolBuffer, SpoolWriter};
+
+use crate::activity::{self, Activity};
+use crate::cupti::{self, Failure};
+use crate::{env_var, warn};
+
+/// Environment variable: the folder spools are written to (default: the current folder).
+pub const SPOOL_DIR_ENV: &str = "FIKIT_SPOOL_DIR";
+/// Environment variable: the job name.
+pub const JOB_ENV: &str = "FIKIT_JOB";
+/// Environment variable: the priority, 0 (highest) to 9.
+pub const PRIORITY_ENV: &str = "FIKIT_PRIORITY";
+/// Environment variable: which API calls to record: `selected` (default), `all`,
+/// `none`, or `latency` (no API calls; kernel queued/submitted timestamps on,
+/// for overhead measurements).
+pub const API_ENV: &str = "FIKIT_API";
+/// Environment variable: flush period in milliseconds (default 100).
+pub const FLUSH_MS_ENV: &str = "FIKIT_FLUSH_MS";
+
+/// Size of each buffer handed to CUPTI.
+const BUFFER_SIZE: usize = 4 << 20;
+/// Alignment CUPTI requires of activity buffers.
+const BUFFER_ALIGN: usize = 8;
+
+/// What is shared between CUPTI's callbacks, the flushing thread and the exit handler.
+pub struct Collector {
+    /// The process that initialized the collector; any other pid is a fork child.
+    pid: u32,
+    /// Records decoded from CUPTI buffers, waiting to be written.
+    pending: Mutex<Pending>,
+    /// The spool file; also serializes flush-and-write sequences.
+    file: Mutex<Option<SpoolWriter<File>>>,
+    /// API names by (domain, cbid), resolved at init.
+    api_names: HashMap<(Domain, u32), String>,
+    /// Records CUPTI reported dropped, summed over buffers.
+    dropped: AtomicU64,
+    /// Records skipped as incomplete.
+    incomplete: AtomicU64,
+    /// Set once the exit handler has finished the spool.
+    finished: AtomicBool,
+    /// Set once device properties were written.
+    devices_written: AtomicBool,
+    flush_period: Duration,
+}
+
+#[derive(Default)]
+struct Pending {
+    buf: SpoolBuffer,
+    names: HashMap<Box<[u8]>, u32>,
+    api_names_written: HashSet<(Domain, u32)>,
+}
+
+static COLLECTOR: OnceLock<Collector> = OnceLock::new();
+
+fn getpid() -> u32 {
+    std::process::id()
+}
+
+/// The collector of this process, unless this is a fork child of the process that started it.
+fn this_process() -> Option<&'static Collector> {
+    COLLECTOR.get().filter(|c| c.pid == getpid())
+}
+
+fn realtime_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is 256 bytes long and we pass one less.
+    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len() - 1) };
+    if r != 0 {
+        return String::new();
+    }
+    let n = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+fn command_line() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn parse_api_mode(v: Option<String>) -> (ApiMode, bool) {
+    match v.as_deref() {
+        Some("all") => (ApiMode::All, false),
+        Some("none") => (ApiMode::None, false),
+        Some("latency") => (ApiMode::None, true),
+        _ => (ApiMode::Selected, false),
+    }
+}
+
+/// Sets CUPTI up and starts the flushing thread. Called once, from `InitializeInjection`.
+pub fn start() -> Result<(), String> {
+    let pid = getpid();
+    let (api_mode, latency) = parse_api_mode(env_var(API_ENV));
+    let dir = PathBuf::from(env_var(SPOOL_DIR_ENV).unwrap_or_else(|| ".".to_string()));
+    let job = env_var(JOB_ENV).unwrap_or_default();
+    let priority = env_var(PRIORITY_ENV)
+        .and_then(|p| p.parse::<u8>().ok())
+        .filter(|p| *p <= 9)
+        .unwrap_or(9);
+    let flush_ms = env_var(FLUSH_MS_ENV)
+        .and_then(|p| p.parse::<u64>().ok())
+        .filter(|&p| p > 0)
+        .unwrap_or(100);
+
+    let mut notes = Vec::new();
+    let cupti_version = cupti::version().map_err(|e| e.to_string())?;
+    match cupti::subscribe() {
+        Ok(_) => {}
+        Err(e) if cupti::is_multiple_subscribers(&e) => {
+            let msg = "another CUPTI client (e.g. torch.profiler, Nsight) is already \
+                       subscribed in this process; recording anyway, records may be missing"
+                .to_string();
+            warn(&msg);
+            notes.push(msg);
+        }
+        Err(e) => notes.push(format!("{e}; continuing")),
+    }
+    if let Err(e) = cupti::use_system_thread_ids() {
+        notes.push(format!("{e}; thread ids are CUPTI's default"));
+    }
+
+    // API names, resolved now so the buffer callbacks never call back into CUPTI.
+    let mut api_names = HashMap::new();
+    for (runtime, domain) in [(true, Domain::Runtime), (false, Domain::Driver)] {
+        for cbid in 1..cupti::MAX_CBID {
+            if let Some(n) = cupti::callback_name(runtime, cbid) {
+                api_names.insert((domain, cbid), n);
+            }
+        }
+    }
+
+    let path = dir.join(format!("fikit-{pid}.spool"));
+    let file = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut writer =
+        SpoolWriter::new(file).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+
+    let cupti_ts = cupti::timestamp().map_err(|e| e.to_string())?;
+    let real = realtime_ns();
+    let mut first = SpoolBuffer::new();
+    first.push(&Record::Start(ProcessStart {
+        pid,
+        // SAFETY: getppid has no preconditions.
+        ppid: unsafe { libc::getppid() } as u32,
+        job,
+        priority,
+        command_line: command_line(),
+        host: hostname(),
+        cupti_timestamp_ns: cupti_ts,
+        realtime_ns: real,
+        cupti_version,
+        api_mode,
+        collector: format!("fikit-collector {}", env!("CARGO_PKG_VERSION")),
+    }));
+    for n in &notes {
+        first.push(&Record::Note { text: n.clone() });
+    }
+    writer
+        .write_buffer(&first)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+
+    let collector = Collector {
+        pid,
+        pending: Mutex::new(Pending::default()),
+        file: Mutex::new(Some(writer)),
+        api_names,
+        dropped: AtomicU64::new(0),
+        incomplete: AtomicU64::new(0),
+        finished: AtomicBool::new(false),
+        devices_written: AtomicBool::new(false),
+        flush_period: Duration::from_millis(flush_ms),
+    };
+    if COLLECTOR.set(collector).is_err() {
+        return Err("collector started twice".into());
+    }
+    let c = COLLECTOR.get().ok_or("collector missing")?;
+
+    cupti::register_buffer_callbacks(Some(buffer_requested), Some(buffer_completed))
+        .map_err(|e| e.to_string())?;
+    use sys::CUpti_ActivityKind as K;
+    for kind in [
+        K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        K::CUPTI_ACTIVITY_KIND_MEMCPY,
+        K::CUPTI_ACTIVITY_KIND_MEMSET,
+        K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+    ] {
+        if let Err(e) = cupti::enable(kind) {
+            c.note(format!("{e} for activity kind {}", kind as u32));
+        }
+    }
+    match api_mode {
+        ApiMode::All => {
+            for kind in [K::CUPTI_ACTIVITY_KIND_RUNTIME, K::CUPTI_ACTIVITY_KIND_DRIVER] {
+                if let Err(e) = cupti::enable(kind) {
+                    c.note(format!("{e} for activity kind {}", kind as u32));
+                }
+            }
+        }
+        ApiMode::Selected => {
+            let mut failures = 0;
+            let mut last: Option<Failure> = None;
+            for ((domain, cbid), name) in &c.api_names {
+                if cupti::is_selected_api(name)
+                    && let Err(e) = cupti::enable_api(*domain == Domain::Runtime, *cbid)
+                {
+                    failures += 1;
+                    last = Some(e);
+                }
+            }
+            if let Some(e) = last {
+                c.note(format!("{failures} API callbacks could not be enabled: {e}"));
+            }
+        }
+        ApiMode::None => {}
+    }
+    if latency && let Err(e) = cupti::enable_latency_timestamps() {
+        c.note(e.to_string());
+    }
+
+    // SAFETY: `at_exit` is an `extern "C" fn()` that never unwinds.
+    if unsafe { libc::atexit(at_exit) } != 0 {
+        c.note("atexit registration failed: the last 100 ms may be lost".into());
+    }
+    std::thread::Builder::new()
+        .name("fikit-flush".into())
+        .spawn(flush_loop)
+        .map_err(|e| format!("cannot start the flushing thread: {e}"))?;
+    Ok(())
+}
+
+impl Collector {
+    fn note(&self, text: String) {
+        warn(&text);
+        if let Ok(mut p) = self.pending.lock() {
+            p.buf.push(&Record::Note { text });
+        }
+    }
+
+    /// Writes device properties once the driver answers.
+    fn write_devices(&self) {
+        if self.devices_written.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(n) = cupti::device_count() else {
+            return;
+        };
+        let mut recs = Vec::new();
+        for i in 0..n {
+            match cupti::device_properties(i as i32) {
+                Ok(d) => recs.push(Record::Device(d)),
+                Err(_) => return,
+            }
+        }
+        if let Ok(mut p) = self.pending.lock() {
+            for r in &recs {
+                p.buf.push(r);
+            }
+        }
+        self.devices_written.store(true, Ordering::Relaxed);
+    }
+
+    /// Asks CUPTI for completed buffers and appends all pending records to the spool.
+    fn flush(&self, forced: bool, end: bool) {
+        let Ok(mut file) = self.file.lock() else {
+            return;
+        };
+        if self.finished.load(Ordering::Acquire) {
+            return;
+        }
+        self.write_devices();
+        if let Err(e) = cupti::flush_all(forced)
+            && forced
+        {
+            warn(&e.to_string());
+        }
+        let mut out = match self.pending.lock() {
+            Ok(mut p) => p.buf.take(),
+            Err(_) => return,
+        };
+        let dropped = self.dropped.load(Ordering::Relaxed);
+        if dropped > 0 {
+            out.push(&Record::Dropped { total: dropped });
+        }
+        if end {
+            out.push(&Record::End(End {
+                dropped_records: dropped,
+                incomplete_records: self.incomplete.load(Ordering::Relaxed),
+            }));
+        }
+        if let Some(w) = file.as_mut()
+            && let Err(e) = w.write_buffer(&out)
+        {
+            warn(&format!("cannot write the spool: {e}; recording stops"));
+            *file = None;
+        }
+        if end {
+            self.finished.store(true, Ordering::Release);
+            *file = None;
+        }
+    }
+
+    fn add_records(&self, buffer: *mut u8, valid: usize) {
+        let Ok(mut p) = self.pending.lock() else {
+            return;
+        };
+        let p = &mut *p;
+        let mut rec: *mut sys::CUpti_Activity = std::ptr::null_mut();
+        loop {
+            // SAFETY: `buffer` holds `valid` bytes of records from CUPTI; `rec`
+            // is the iteration cursor CUPTI expects.
+            let r = unsafe { cudarc::cupti::result::activity::get_next_record(buffer, valid, &mut rec) };
+            if r.is_err() || rec.is_null() {
+                break;
+            }
+            // SAFETY: CUPTI returned a pointer to a whole record in the live buffer.
+            match unsafe { activity::decode(rec) } {
+                Activity::Kernel { mut kernel, name } => {
+                    let next = p.names.len() as u32;
+                    let id = match p.names.get(name) {
+                        Some(&id) => id,
+                        None => {
+                            p.names.insert(name.into(), next);
+                            p.buf.push(&Record::String {
+                                id: next,
+                                text: String::from_utf8_lossy(name).into_owned(),
+                            });
+                            next
+                        }
+                    };
+                    kernel.name_id = id;
+                    p.buf.push(&Record::Kernel(kernel));
+                }
+                Activity::MemOp(m) => p.buf.push(&Record::MemOp(m)),
+                Activity::Api(a) => {
+                    let key = (a.domain, a.cbid);
+                    if !p.api_names_written.contains(&key) {
+                        p.api_names_written.insert(key);
+                        let name = self
+                            .api_names
+                            .get(&key)
+                            .cloned()
+                            .unwrap_or_else(|| format!("cbid{}", a.cbid));
+                        p.buf.push(&Record::ApiName {
+                            domain: a.domain,
+                            cbid: a.cbid,
+                            name,
+                        });
+                    }
+                    p.buf.push(&Record::Api(a));
+                }
+                Activity::Sync(s) => p.buf.push(&Record::Sync(s)),
+                Activity::Incomplete => {
+                    self.incomplete.fetch_add(1, Ordering::Relaxed);
+                }
+                Activity::Other(_) => {}
+            }
+        }
+    }
+}
+
+fn flush_loop() {
+    let Some(c) = COLLECTOR.get() else { return };
+    loop {
+        std::thread::sleep(c.flush_period);
+        if c.pid != getpid() || c.finished.load(Ordering::Acquire) {
+            return;
+        }
+        let r = std::panic::catch_unwind(|| c.flush(false, false));
+        if r.is_err() {
+            warn("internal error in the flushing thread; recording stops");
+            return;
+        }
+    }
+}
+
+extern "C" fn at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        if let Some(c) = this_process() {
+            c.flush(true, true);
+        }
+    });
+}
+
+/// Flushes everything and writes the final record now (also done at exit).
+pub fn finish() {
+    if let Some(c) = this_process() {
+        c.flush(true, true);
+    }
+}
+
+fn buffer_layout() -> Option<std::alloc::Layout> {
+    std::alloc::Layout::from_size_align(BUFFER_SIZE, BUFFER_ALIGN).ok()
+}
+
+unsafe extern "C" fn buffer_requested(
+    buffer: *mut *mut u8,
+    size: *mut usize,
+    max_num_records: *mut usize,
+) {
+    let r = std::panic::catch_unwind(|| {
+        let p = match buffer_layout() {
+            // SAFETY: the layout has a non-zero size.
+            Some(l) => unsafe { std::alloc::alloc(l) },
+            None => std::ptr::null_mut(),
+        };
+        // SAFETY: CUPTI passes valid out pointers.
+        unsafe {
+            *buffer = p;
+            *size = if p.is_null() { 0 } else { BUFFER_SIZE };
+            *max_num_records = 0;
+        }
+    });
+    if r.is_err() {
+        // SAFETY: as above; a null buffer makes CUPTI drop records rather than crash.
+        unsafe {
+            *buffer = std::ptr::null_mut();
+            *size = 0;
+        }
+    }
+}
+
+unsafe extern "C" fn buffer_completed(
+    ctx: ds::CUcontext,
+    stream_id: u32,
+    buffer: *mut u8,
+    _size: usize,
+    valid: usize,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        if buffer.is_null() {
+            return;
+        }
+        if let Some(c) = this_process() {
+            if valid > 0 {
+                c.add_records(buffer, valid);
+            }
+            // SAFETY: ctx and stream id are the ones CUPTI passed to this callback.
+            if let Ok(n) = unsafe { cupti::dropped_records(ctx, stream_id) }
+                && n > 0
+            {
+                c.dropped.fetch_add(n, Ordering::Relaxed);
+            }
+        }
+    });
+    if !buffer.is_null()
+        && let Some(l) = buffer_layout()
+    {
+        // SAFETY: every buffer CUPTI completes was allocated by `buffer_requested`
+        // with this layout.
+        unsafe { std::alloc::dealloc(buffer, l) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_modes() {
+        assert_eq!(parse_api_mode(None), (ApiMode::Selected, false));
+        assert_eq!(parse_api_mode(Some("all".into())), (ApiMode::All, false));
+        assert_eq!(parse_api_mode(Some("none".into())), (ApiMode::None, false));
+        assert_eq!(
+            parse_api_mode(Some("latency".into())),
+            (ApiMode::None, true)
+        );
+    }
+
+    #[test]
+    fn host_facts() {
+        assert!(!command_line().is_empty());
+        assert!(realtime_ns() > 1_600_000_000_000_000_000);
+        let _ = hostname();
+    }
+}

@@ -1,0 +1,117 @@
+//! `fikit-collector`: the library the CUDA driver loads into an unmodified
+//! program when `CUDA_INJECTION64_PATH` names it.
+//!
+//! The driver calls the exported [`InitializeInjection`] during `cuInit`. The
+//! collector then finds libcupti (see [`locate`]), turns on CUPTI's
+//! concurrent-kernel, memcpy, memset and synchronization activity and, by
+//! default, the API records of only the calls that launch, copy, set memory or
+//! synchronize, and streams what CUPTI delivers into `fikit-<pid>.spool` in
+//! `FIKIT_SPOOL_DIR`. A background thread flushes every 100 ms; an `atexit`
+//! handler does a forced flush and writes the final record.
+//!
+//! Nothing here may stop or crash the program: every entry point from C is
+//! wrapped in `catch_unwind`, and a failure prints one `fikit:` line on stderr.
+//! A fork child (fork without exec) inherits the collector's state but not its
+//! thread; it recognises itself by its pid and does nothing.
+//!
+//! Settings, all read from the environment: `FIKIT_SPOOL_DIR`, `FIKIT_JOB`,
+//! `FIKIT_PRIORITY`, `FIKIT_API` (`selected`, `all`, `none`, `latency`),
+//! `FIKIT_FLUSH_MS`, `FIKIT_CUPTI_PATH`.
+
+pub mod activity;
+pub mod collector;
+pub mod cupti;
+pub mod locate;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Prints one line, prefixed `fikit:`, on stderr; never fails.
+pub(crate) fn warn(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "fikit: {msg}");
+}
+
+/// An environment variable as UTF-8, if set.
+pub(crate) fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok()
+}
+
+static STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Loads libcupti with `RTLD_GLOBAL` from the path [`locate::locate_cupti`]
+/// finds, so that cudarc's loader (which asks for `libcupti.so.13` and similar
+/// names) gets this already-loaded copy instead of panicking.
+fn load_cupti() -> Result<std::path::PathBuf, String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+    match locate::locate_cupti(&env_var, &maps) {
+        locate::Located::Found(path) => {
+            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+                .map_err(|_| format!("bad libcupti path {}", path.display()))?;
+            // SAFETY: dlopen with a valid C string; the handle is kept for the process's life.
+            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
+            if h.is_null() {
+                // SAFETY: dlerror returns null or a valid C string.
+                let e = unsafe { libc::dlerror() };
+                let why = if e.is_null() {
+                    "unknown error".to_string()
+                } else {
+                    // SAFETY: non-null dlerror result is a NUL-terminated string.
+                    unsafe { std::ffi::CStr::from_ptr(e) }
+                        .to_string_lossy()
+                        .into_owned()
+                };
+                return Err(format!("cannot load {}: {why}", path.display()));
+            }
+            // cudarc asks for library names, not paths; check that one of them
+            // now resolves to the loaded copy before any cudarc call.
+            // SAFETY: only checks that loading by name succeeds; cannot panic.
+            if !unsafe { cudarc::cupti::sys::is_culib_present() } {
+                return Err(format!(
+                    "loaded {} but it is not named like libcupti.so.<major>; \
+                     add its folder to LD_LIBRARY_PATH",
+                    path.display()
+                ));
+            }
+            Ok(path)
+        }
+        locate::Located::NotFound(tried) => {
+            let list: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+            Err(format!(
+                "libcupti not found; set FIKIT_CUPTI_PATH. Looked in: {}",
+                list.join(", ")
+            ))
+        }
+    }
+}
+
+fn initialize() -> Result<(), String> {
+    load_cupti()?;
+    collector::start()
+}
+
+/// The entry point the CUDA driver calls when this library is named by
+/// `CUDA_INJECTION64_PATH`. Returns 1 (success) in every case, so the program
+/// runs on even when nothing can be recorded.
+#[unsafe(no_mangle)]
+pub extern "C" fn InitializeInjection() -> std::ffi::c_int {
+    if STARTED.swap(true, Ordering::SeqCst) {
+        return 1;
+    }
+    // Our copy of std has its own panic hook: keep panics to one line.
+    std::panic::set_hook(Box::new(|info| {
+        warn(&format!("internal error: {info}; recording stops"));
+    }));
+    match std::panic::catch_unwind(initialize) {
+        Ok(Ok(())) => {}
+        Ok(Err(msg)) => warn(&format!("nothing will be recorded: {msg}")),
+        Err(_) => warn("nothing will be recorded: internal error during start-up"),
+    }
+    1
+}
+
+/// Flushes and closes the spool now instead of at exit (for programs that end
+/// with `_exit`). Safe to call more than once and from any thread.
+#[unsafe(no_mangle)]
+pub extern "C" fn fikit_collector_finish() {
+    let _ = std::panic::catch_unwind(collector::finish);
+}

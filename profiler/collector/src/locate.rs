@@ -1,0 +1,223 @@
+//! Finding libcupti before cudarc's loader looks for it (its loader panics when
+//! it finds nothing, and only searches the dynamic loader's path).
+
+use std::path::{Path, PathBuf};
+
+/// Environment variable naming libcupti (a file) or a folder holding it.
+pub const CUPTI_PATH_ENV: &str = "FIKIT_CUPTI_PATH";
+
+/// Where libcupti was found, or every place that was searched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// A library file to load.
+    Found(PathBuf),
+    /// Nothing found; the folders and files that were tried, in order.
+    NotFound(Vec<PathBuf>),
+}
+
+/// True for file names such as `libcupti.so`, `libcupti.so.13`, `libcupti.so.2025.3.0`.
+pub fn is_cupti_file_name(name: &str) -> bool {
+    name == "libcupti.so" || name.starts_with("libcupti.so.")
+}
+
+/// The libcupti file in `dir`, preferring the shortest versioned name
+/// (`libcupti.so.13` over `libcupti.so.13.0.48`), then `libcupti.so`.
+pub fn cupti_in_dir(dir: &Path) -> Option<PathBuf> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| is_cupti_file_name(n))
+        .collect();
+    names.sort_by_key(|n| (n == "libcupti.so", n.len(), n.clone()));
+    names.into_iter().map(|n| dir.join(n)).find(|p| p.is_file())
+}
+
+/// The python `site-packages` folders that hold the libraries loaded into this
+/// process (e.g. PyTorch's `site-packages/torch/lib/libtorch_cuda.so`), read
+/// from a `/proc/<pid>/maps` text.
+pub fn site_packages_from_maps(maps: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for line in maps.lines() {
+        let Some(path) = line.split_whitespace().nth(5) else {
+            continue;
+        };
+        for marker in ["/site-packages/", "/dist-packages/"] {
+            if let Some(i) = path.find(marker) {
+                let sp = PathBuf::from(&path[..i + marker.len() - 1]);
+                if !out.contains(&sp) {
+                    out.push(sp);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A libcupti already mapped into the process, from a `/proc/<pid>/maps` text.
+pub fn loaded_cupti_from_maps(maps: &str) -> Option<PathBuf> {
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(is_cupti_file_name)
+        })
+        .map(PathBuf::from)
+}
+
+/// The folders to search, in order, given the environment and the process's maps.
+pub fn candidate_dirs(env: &dyn Fn(&str) -> Option<String>, maps: &str) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut push = |p: PathBuf| {
+        if !dirs.contains(&p) {
+            dirs.push(p);
+        }
+    };
+    let toolkit_subdirs = ["extras/CUPTI/lib64", "targets/x86_64-linux/lib", "lib64"];
+    for var in ["CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"] {
+        if let Some(root) = env(var).filter(|s| !s.is_empty()) {
+            for sub in toolkit_subdirs {
+                push(Path::new(&root).join(sub));
+            }
+        }
+    }
+    let mut roots = vec![PathBuf::from("/usr/local/cuda")];
+    if let Ok(rd) = std::fs::read_dir("/usr/local") {
+        let mut more: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("cuda-"))
+            .map(|e| e.path())
+            .collect();
+        more.sort();
+        more.reverse();
+        roots.extend(more);
+    }
+    roots.push(PathBuf::from("/opt/cuda"));
+    for root in roots {
+        for sub in toolkit_subdirs {
+            push(root.join(sub));
+        }
+    }
+    let wheel_subdirs = [
+        "nvidia/cu13/lib",
+        "nvidia/cuda_cupti/lib",
+        "nvidia/cu12/lib",
+        "nvidia/cu14/lib",
+    ];
+    for sp in site_packages_from_maps(maps) {
+        for sub in wheel_subdirs {
+            push(sp.join(sub));
+        }
+    }
+    if let Some(ld) = env("LD_LIBRARY_PATH") {
+        for d in ld.split(':').filter(|d| !d.is_empty()) {
+            push(PathBuf::from(d));
+        }
+    }
+    push(PathBuf::from("/usr/lib/x86_64-linux-gnu"));
+    dirs
+}
+
+/// Finds libcupti: [`CUPTI_PATH_ENV`] first, then a copy already loaded into
+/// the process, then the CUDA toolkit folders, CUDA_HOME/CUDA_PATH/CUDA_ROOT,
+/// the NVIDIA wheels in the site-packages of loaded Python libraries, and
+/// LD_LIBRARY_PATH.
+pub fn locate_cupti(env: &dyn Fn(&str) -> Option<String>, maps: &str) -> Located {
+    let mut tried = Vec::new();
+    if let Some(p) = env(CUPTI_PATH_ENV).filter(|s| !s.is_empty()) {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Located::Found(p);
+        }
+        if let Some(f) = cupti_in_dir(&p) {
+            return Located::Found(f);
+        }
+        tried.push(p);
+    }
+    if let Some(p) = loaded_cupti_from_maps(maps) {
+        return Located::Found(p);
+    }
+    for d in candidate_dirs(env, maps) {
+        if let Some(f) = cupti_in_dir(&d) {
+            return Located::Found(f);
+        }
+        tried.push(d);
+    }
+    Located::NotFound(tried)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAPS: &str = "\
+7f0000000000-7f0000001000 r-xp 00000000 08:01 1 /opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so
+7f0000001000-7f0000002000 r-xp 00000000 08:01 2 /usr/lib/x86_64-linux-gnu/libc.so.6
+7f0000002000-7f0000003000 rw-p 00000000 00:00 0
+7f0000003000-7f0000004000 r-xp 00000000 08:01 3 /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13
+";
+
+    #[test]
+    fn names() {
+        assert!(is_cupti_file_name("libcupti.so"));
+        assert!(is_cupti_file_name("libcupti.so.13"));
+        assert!(!is_cupti_file_name("libcupti_static.a"));
+        assert!(!is_cupti_file_name("libcuptix.so"));
+    }
+
+    #[test]
+    fn site_packages_are_read_from_maps() {
+        assert_eq!(
+            site_packages_from_maps(MAPS),
+            vec![PathBuf::from("/opt/torch/.venv/lib/python3.12/site-packages")]
+        );
+        assert_eq!(loaded_cupti_from_maps(MAPS), None);
+        let with = format!("{MAPS}7f-7f r-xp 0 0:0 9 /x/nvidia/cu13/lib/libcupti.so.13\n");
+        assert_eq!(
+            loaded_cupti_from_maps(&with),
+            Some(PathBuf::from("/x/nvidia/cu13/lib/libcupti.so.13"))
+        );
+    }
+
+    #[test]
+    fn env_override_and_search_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("lib64");
+        std::fs::create_dir(&lib).unwrap();
+        std::fs::write(lib.join("libcupti.so.13.0.1"), b"").unwrap();
+        std::fs::write(lib.join("libcupti.so.13"), b"").unwrap();
+        let d = dir.path().to_str().unwrap().to_string();
+        // A folder in FIKIT_CUPTI_PATH.
+        let libs = lib.to_str().unwrap().to_string();
+        let env = |k: &str| (k == CUPTI_PATH_ENV).then(|| libs.clone());
+        assert_eq!(
+            locate_cupti(&env, ""),
+            Located::Found(lib.join("libcupti.so.13"))
+        );
+        // CUDA_HOME comes before the fixed folders.
+        let env = |k: &str| (k == "CUDA_HOME").then(|| d.clone());
+        let dirs = candidate_dirs(&env, MAPS);
+        assert_eq!(dirs[0], dir.path().join("extras/CUPTI/lib64"));
+        assert!(dirs.contains(&PathBuf::from(
+            "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib"
+        )));
+        assert!(dirs.contains(&PathBuf::from("/usr/local/cuda/extras/CUPTI/lib64")));
+    }
+
+    #[test]
+    fn not_found_lists_where_it_looked() {
+        let env = |k: &str| (k == CUPTI_PATH_ENV).then(|| "/nonexistent/fikit".to_string());
+        match locate_cupti(&env, MAPS) {
+            Located::Found(p) => {
+                // This machine has a CUDA toolkit; nothing more to check.
+                assert!(p.to_string_lossy().contains("libcupti"));
+            }
+            Located::NotFound(tried) => {
+                assert_eq!(tried[0], PathBuf::from("/nonexistent/fikit"));
+                assert!(tried.contains(&PathBuf::from("/usr/local/cuda/extras/CUPTI/lib64")));
+            }
+        }
+    }
+}
