@@ -1,0 +1,451 @@
+//! The in-memory form of a trace: one [`Trace`] per profiled process (one job).
+//!
+//! All times are integer nanoseconds on the capture's clock (CUPTI's timestamp
+//! clock, which puts GPU and host records on one time base). Adding
+//! [`Metadata::clock_offset_ns`] to a time gives nanoseconds since the Unix epoch.
+
+use serde::{Deserialize, Serialize};
+
+/// The trace format version this crate writes and reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A host-side interval on one host thread: the API call that issued a GPU operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct HostCall {
+    /// When the call was entered, ns.
+    pub start_ns: i64,
+    /// When the call returned, ns.
+    pub end_ns: i64,
+    /// The operating-system id of the calling thread.
+    pub thread_id: u64,
+}
+
+/// Where a GPU operation ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Placement {
+    /// CUDA device ordinal.
+    pub device: u32,
+    /// CUPTI context id.
+    pub context: u32,
+    /// CUPTI stream id.
+    pub stream: u32,
+}
+
+/// One kernel execution.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Kernel {
+    /// When the kernel started on the GPU, ns.
+    pub start_ns: i64,
+    /// When the kernel ended on the GPU, ns.
+    pub end_ns: i64,
+    /// Device, context and stream.
+    pub placement: Placement,
+    /// CUPTI correlation id; links the kernel to its launch call.
+    pub correlation_id: u32,
+    /// Mangled (symbol) name as CUPTI reports it.
+    pub name: String,
+    /// Demangled name; equal to `name` when the name is not mangled.
+    pub demangled_name: String,
+    /// Grid dimensions x, y, z in blocks.
+    pub grid: [u32; 3],
+    /// Block dimensions x, y, z in threads.
+    pub block: [u32; 3],
+    /// Registers per thread.
+    pub registers_per_thread: u32,
+    /// Static shared memory per block, bytes.
+    pub static_shared_bytes: u32,
+    /// Dynamic shared memory per block, bytes.
+    pub dynamic_shared_bytes: u32,
+    /// The launch call that issued it, when it was recorded.
+    pub launch: Option<HostCall>,
+    /// Stable identity of the kernel: see [`kernel_key`].
+    pub kernel_key: u64,
+}
+
+impl Kernel {
+    /// Duration on the GPU, ns.
+    pub fn duration_ns(&self) -> i64 {
+        self.end_ns - self.start_ns
+    }
+
+    /// Threads per block.
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.iter().map(|&d| u64::from(d)).product()
+    }
+
+    /// Blocks in the grid.
+    pub fn blocks(&self) -> u64 {
+        self.grid.iter().map(|&d| u64::from(d)).product()
+    }
+}
+
+/// The stable identity of a kernel: the xxh3-64 hash of its name, grid, block,
+/// shared memory and registers, so that the same kernel launched the same way
+/// gets the same key in every run, on every machine.
+///
+/// The hashed bytes are the UTF-8 name, a 0 byte, then grid x/y/z, block x/y/z,
+/// static shared, dynamic shared and registers, each as a little-endian u32.
+pub fn kernel_key(
+    name: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    static_shared_bytes: u32,
+    dynamic_shared_bytes: u32,
+    registers_per_thread: u32,
+) -> u64 {
+    let mut bytes = Vec::with_capacity(name.len() + 1 + 11 * 4);
+    bytes.extend_from_slice(name.as_bytes());
+    bytes.push(0);
+    for v in grid.into_iter().chain(block).chain([
+        static_shared_bytes,
+        dynamic_shared_bytes,
+        registers_per_thread,
+    ]) {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
+/// Direction of a memory copy, as CUPTI names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum CopyKind {
+    /// Host to device.
+    HtoD,
+    /// Device to host.
+    DtoH,
+    /// Device to device (same device).
+    DtoD,
+    /// Host to host.
+    HtoH,
+    /// Peer to peer (between devices).
+    PtoP,
+    /// Any other CUPTI copy kind (arrays, unknown).
+    Other,
+}
+
+impl CopyKind {
+    /// All kinds, in the order of their names.
+    pub const ALL: [CopyKind; 6] = [
+        CopyKind::HtoD,
+        CopyKind::DtoH,
+        CopyKind::DtoD,
+        CopyKind::HtoH,
+        CopyKind::PtoP,
+        CopyKind::Other,
+    ];
+
+    /// The name stored in the trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CopyKind::HtoD => "HtoD",
+            CopyKind::DtoH => "DtoH",
+            CopyKind::DtoD => "DtoD",
+            CopyKind::HtoH => "HtoH",
+            CopyKind::PtoP => "PtoP",
+            CopyKind::Other => "other",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// A memory copy or memset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemOp {
+    /// Start on the GPU, ns.
+    pub start_ns: i64,
+    /// End on the GPU, ns.
+    pub end_ns: i64,
+    /// Device, context and stream.
+    pub placement: Placement,
+    /// CUPTI correlation id.
+    pub correlation_id: u32,
+    /// `Some(direction)` for a copy, `None` for a memset.
+    pub copy_kind: Option<CopyKind>,
+    /// Bytes copied or set.
+    pub bytes: u64,
+    /// The API call that issued it, when it was recorded.
+    pub launch: Option<HostCall>,
+}
+
+impl MemOp {
+    /// True for a memset, false for a copy.
+    pub fn is_memset(&self) -> bool {
+        self.copy_kind.is_none()
+    }
+}
+
+/// Which CUDA API an API call belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ApiDomain {
+    /// The runtime API (`cuda*`).
+    Runtime,
+    /// The driver API (`cu*`).
+    Driver,
+}
+
+impl ApiDomain {
+    /// The name stored in the trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiDomain::Runtime => "runtime",
+            ApiDomain::Driver => "driver",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "runtime" => Some(ApiDomain::Runtime),
+            "driver" => Some(ApiDomain::Driver),
+            _ => None,
+        }
+    }
+}
+
+/// One host API call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiCall {
+    /// Runtime or driver.
+    pub domain: ApiDomain,
+    /// Function name, e.g. `cudaLaunchKernel`.
+    pub name: String,
+    /// Entry, ns.
+    pub start_ns: i64,
+    /// Return, ns.
+    pub end_ns: i64,
+    /// Calling thread.
+    pub thread_id: u64,
+    /// CUPTI correlation id; equal to the correlation id of the GPU work it issued.
+    pub correlation_id: u32,
+}
+
+impl ApiCall {
+    /// True when the call blocks the host until GPU work is done: the explicit
+    /// synchronizations and the synchronous copies.
+    pub fn is_blocking(&self) -> bool {
+        is_blocking_api(&self.name)
+    }
+}
+
+/// True for API functions that block the calling thread until GPU work is done.
+pub fn is_blocking_api(name: &str) -> bool {
+    let base = name.trim_end_matches("_v2").trim_end_matches("_ptsz");
+    matches!(
+        base,
+        "cudaDeviceSynchronize"
+            | "cudaStreamSynchronize"
+            | "cudaEventSynchronize"
+            | "cudaStreamWaitEvent"
+            | "cudaMemcpy"
+            | "cudaMemcpy2D"
+            | "cudaMemcpy3D"
+            | "cudaMemcpyToSymbol"
+            | "cudaMemcpyFromSymbol"
+            | "cudaMemset"
+            | "cuCtxSynchronize"
+            | "cuStreamSynchronize"
+            | "cuEventSynchronize"
+            | "cuMemcpy"
+            | "cuMemcpyDtoH"
+            | "cuMemcpyHtoD"
+            | "cuMemcpyDtoD"
+    )
+}
+
+/// What a host synchronization waited for, as CUPTI's synchronization activity names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SyncKind {
+    /// `cudaEventSynchronize`.
+    EventSynchronize,
+    /// `cudaStreamWaitEvent` (a device-side wait; the host does not block).
+    StreamWaitEvent,
+    /// `cudaStreamSynchronize`.
+    StreamSynchronize,
+    /// `cudaDeviceSynchronize` / `cuCtxSynchronize`.
+    ContextSynchronize,
+    /// Anything else CUPTI reports.
+    Other,
+}
+
+impl SyncKind {
+    /// All kinds.
+    pub const ALL: [SyncKind; 5] = [
+        SyncKind::EventSynchronize,
+        SyncKind::StreamWaitEvent,
+        SyncKind::StreamSynchronize,
+        SyncKind::ContextSynchronize,
+        SyncKind::Other,
+    ];
+
+    /// The name stored in the trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SyncKind::EventSynchronize => "event_synchronize",
+            SyncKind::StreamWaitEvent => "stream_wait_event",
+            SyncKind::StreamSynchronize => "stream_synchronize",
+            SyncKind::ContextSynchronize => "context_synchronize",
+            SyncKind::Other => "other",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// True when the host thread blocks until the GPU work waited for is done.
+    pub fn blocks_host(self) -> bool {
+        !matches!(self, SyncKind::StreamWaitEvent)
+    }
+}
+
+/// One host synchronization with the GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sync {
+    /// What was waited for.
+    pub kind: SyncKind,
+    /// When the wait began, ns.
+    pub start_ns: i64,
+    /// When the wait ended, ns.
+    pub end_ns: i64,
+    /// The CUPTI context id.
+    pub context: u32,
+    /// The stream waited for; `None` for a context-wide synchronization.
+    pub stream: Option<u32>,
+    /// The waiting thread, when its API call was recorded.
+    pub thread_id: Option<u64>,
+    /// CUPTI correlation id of the synchronizing API call.
+    pub correlation_id: u32,
+}
+
+/// Which API calls a capture recorded, so a reader knows what absence means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ApiRecording {
+    /// No API calls.
+    None,
+    /// Only the calls that launch GPU work, copy, set memory or synchronize.
+    Selected,
+    /// Every runtime and driver API call.
+    All,
+}
+
+impl ApiRecording {
+    /// The name stored in the trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiRecording::None => "none",
+            ApiRecording::Selected => "selected",
+            ApiRecording::All => "all",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(ApiRecording::None),
+            "selected" => Some(ApiRecording::Selected),
+            "all" => Some(ApiRecording::All),
+            _ => None,
+        }
+    }
+}
+
+/// The device a job ran on, with the per-SM limits that decide how many of a
+/// kernel's blocks fit at once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Marketing name, e.g. `NVIDIA H100 80GB HBM3`.
+    pub name: String,
+    /// Number of streaming multiprocessors.
+    pub sm_count: u32,
+    /// Maximum resident threads per SM.
+    pub max_threads_per_sm: u32,
+    /// 32-bit registers per SM.
+    pub max_registers_per_sm: u32,
+    /// Shared memory per SM, bytes.
+    pub max_shared_memory_per_sm: u32,
+    /// Maximum resident blocks per SM.
+    pub max_blocks_per_sm: u32,
+}
+
+/// Everything about a capture that is not an event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Metadata {
+    /// Format version; [`FORMAT_VERSION`] for what this crate writes.
+    pub format_version: u32,
+    /// The job's name.
+    pub job_name: String,
+    /// Scheduling priority: 0 is the highest, 9 the lowest.
+    pub priority: u8,
+    /// Process id of the profiled process.
+    pub pid: u32,
+    /// The process's command line, one element per argument.
+    pub command_line: Vec<String>,
+    /// Host name.
+    pub host: String,
+    /// The GPU and its limits.
+    pub device: DeviceInfo,
+    /// CUDA driver version as `major.minor` (e.g. `13.0`), from `cuDriverGetVersion`.
+    pub driver_version: String,
+    /// CUDA version the profiled program's runtime reports, or the driver's when unknown.
+    pub cuda_version: String,
+    /// CUPTI API version number (`cuptiGetVersion`).
+    pub cupti_version: u32,
+    /// Add to a trace time to get nanoseconds since the Unix epoch.
+    pub clock_offset_ns: i64,
+    /// Records CUPTI dropped because its buffers were full.
+    pub dropped_records: u64,
+    /// True when the capture ended with a final flush; false when the process
+    /// was killed or the capture broke off (the trace holds what was flushed).
+    pub capture_complete: bool,
+    /// Which API calls were recorded.
+    pub api_recording: ApiRecording,
+    /// Which program wrote the trace, e.g. `fikit-profile 0.1.0`.
+    pub producer: String,
+}
+
+/// A whole job: metadata and its events, each list in the order of its start times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Trace {
+    /// Capture metadata.
+    pub meta: Metadata,
+    /// Kernel executions.
+    pub kernels: Vec<Kernel>,
+    /// Memory copies and memsets.
+    pub memops: Vec<MemOp>,
+    /// Recorded API calls.
+    pub api_calls: Vec<ApiCall>,
+    /// Host synchronizations.
+    pub syncs: Vec<Sync>,
+}
+
+impl Trace {
+    /// Sorts every list by start time (ties: end time, then correlation id), the order the writer stores.
+    pub fn sort(&mut self) {
+        self.kernels
+            .sort_by_key(|k| (k.start_ns, k.end_ns, k.correlation_id));
+        self.memops
+            .sort_by_key(|m| (m.start_ns, m.end_ns, m.correlation_id));
+        self.api_calls
+            .sort_by_key(|a| (a.start_ns, a.end_ns, a.correlation_id));
+        self.syncs
+            .sort_by_key(|s| (s.start_ns, s.end_ns, s.correlation_id));
+    }
+
+    /// Earliest start and latest end over all GPU operations, or `None` without any.
+    pub fn gpu_span(&self) -> Option<(i64, i64)> {
+        let starts = self
+            .kernels
+            .iter()
+            .map(|k| (k.start_ns, k.end_ns))
+            .chain(self.memops.iter().map(|m| (m.start_ns, m.end_ns)));
+        starts.fold(None, |acc, (s, e)| match acc {
+            None => Some((s, e)),
+            Some((a, b)) => Some((a.min(s), b.max(e))),
+        })
+    }
+}

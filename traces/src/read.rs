@@ -1,0 +1,474 @@
+//! Reading and validating a trace.
+
+use std::collections::HashMap;
+use std::io::Cursor;
+use std::path::Path;
+
+use polars::prelude::*;
+
+use crate::error::{Problem, TraceError};
+use crate::model::{
+    ApiCall, ApiDomain, ApiRecording, CopyKind, DeviceInfo, FORMAT_VERSION, HostCall, Kernel,
+    MemOp, Metadata, Placement, Sync, SyncKind, Trace,
+};
+use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
+
+const MAGIC: &[u8; 4] = b"PAR1";
+
+/// Reads and validates the trace at `path`.
+///
+/// Checks, in order: the file is a complete Parquet file; it carries fikit
+/// metadata of a supported format version with every key well-typed; every
+/// column exists with its type; every row has the cells its kind needs, a known
+/// kind and `end_ns >= start_ns`; no kernel starts before the previous kernel on
+/// its stream ends. The first problem found is returned; nothing panics.
+pub fn read_trace(path: &Path) -> Result<Trace, TraceError> {
+    let bytes = std::fs::read(path).map_err(|e| TraceError::new(path, Problem::Io(e)))?;
+    parse_trace(&bytes).map_err(|p| TraceError::new(path, p))
+}
+
+/// Reads only the metadata of the trace at `path` (cheap: the Parquet footer).
+pub fn read_metadata(path: &Path) -> Result<Metadata, TraceError> {
+    let bytes = std::fs::read(path).map_err(|e| TraceError::new(path, Problem::Io(e)))?;
+    let mut reader = open(&bytes).map_err(|p| TraceError::new(path, p))?;
+    metadata(&mut reader).map_err(|p| TraceError::new(path, p))
+}
+
+/// Parses and validates a trace held in memory.
+pub fn parse_trace(bytes: &[u8]) -> Result<Trace, Problem> {
+    let mut reader = open(bytes)?;
+    let meta = metadata(&mut reader)?;
+    let df = reader
+        .finish()
+        .map_err(|e| Problem::Truncated(e.to_string()))?;
+    let (kernels, memops, api_calls, syncs) = events(&df)?;
+    let mut trace = Trace {
+        meta,
+        kernels,
+        memops,
+        api_calls,
+        syncs,
+    };
+    check_streams(&df, &trace)?;
+    trace.sort();
+    Ok(trace)
+}
+
+fn open(bytes: &[u8]) -> Result<ParquetReader<Cursor<&[u8]>>, Problem> {
+    if bytes.is_empty() {
+        return Err(Problem::Empty);
+    }
+    if !bytes.starts_with(MAGIC) {
+        return Err(Problem::NotParquet);
+    }
+    if bytes.len() < 12 || !bytes.ends_with(MAGIC) {
+        return Err(Problem::Truncated(format!(
+            "{} bytes, and the footer's closing `PAR1` is missing: the file was cut short",
+            bytes.len()
+        )));
+    }
+    let mut reader = ParquetReader::new(Cursor::new(bytes));
+    reader
+        .get_metadata()
+        .map_err(|e| Problem::Truncated(e.to_string()))?;
+    Ok(reader)
+}
+
+fn metadata(reader: &mut ParquetReader<Cursor<&[u8]>>) -> Result<Metadata, Problem> {
+    let md = reader
+        .get_metadata()
+        .map_err(|e| Problem::Truncated(e.to_string()))?;
+    let kv: HashMap<&str, &str> = md
+        .key_value_metadata()
+        .iter()
+        .flatten()
+        .filter_map(|kv| {
+            let key = kv.key.strip_prefix(KEY_PREFIX)?;
+            Some((key, kv.value.as_deref().unwrap_or("")))
+        })
+        .collect();
+    let version = kv.get("format_version").ok_or(Problem::NotATrace)?;
+    if version.parse::<u32>().ok() != Some(FORMAT_VERSION) {
+        return Err(Problem::Version {
+            found: version.to_string(),
+            supported: FORMAT_VERSION,
+        });
+    }
+    let m = Meta(&kv);
+    Ok(Metadata {
+        format_version: FORMAT_VERSION,
+        job_name: m.string("job_name")?,
+        priority: m
+            .number::<u8>("priority", "an integer from 0 to 9")
+            .and_then(|p| {
+                if p <= 9 {
+                    Ok(p)
+                } else {
+                    Err(Problem::key(
+                        "fikit.priority",
+                        format!("expected an integer from 0 to 9, found {p}"),
+                    ))
+                }
+            })?,
+        pid: m.number("pid", "an unsigned 32-bit integer")?,
+        command_line: {
+            let raw = m.raw("command_line")?;
+            serde_json::from_str(raw).map_err(|_| {
+                Problem::key(
+                    "fikit.command_line",
+                    format!("expected a JSON list of strings, found {raw:?}"),
+                )
+            })?
+        },
+        host: m.string("host")?,
+        device: DeviceInfo {
+            name: m.string("gpu_name")?,
+            sm_count: m.number("sm_count", "an unsigned 32-bit integer")?,
+            max_threads_per_sm: m.number("max_threads_per_sm", "an unsigned 32-bit integer")?,
+            max_registers_per_sm: m.number("max_registers_per_sm", "an unsigned 32-bit integer")?,
+            max_shared_memory_per_sm: m
+                .number("max_shared_memory_per_sm", "an unsigned 32-bit integer")?,
+            max_blocks_per_sm: m.number("max_blocks_per_sm", "an unsigned 32-bit integer")?,
+        },
+        driver_version: m.string("driver_version")?,
+        cuda_version: m.string("cuda_version")?,
+        cupti_version: m.number("cupti_version", "an unsigned 32-bit integer")?,
+        clock_offset_ns: m.number("clock_offset_ns", "a signed 64-bit integer")?,
+        dropped_records: m.number("dropped_records", "an unsigned 64-bit integer")?,
+        capture_complete: m.number("capture_complete", "`true` or `false`")?,
+        api_recording: {
+            let raw = m.raw("api_recording")?;
+            ApiRecording::parse(raw).ok_or_else(|| {
+                Problem::key(
+                    "fikit.api_recording",
+                    format!("expected none, selected or all, found {raw:?}"),
+                )
+            })?
+        },
+        producer: m.string("producer")?,
+    })
+}
+
+struct Meta<'a>(&'a HashMap<&'a str, &'a str>);
+
+impl Meta<'_> {
+    fn raw(&self, key: &str) -> Result<&str, Problem> {
+        self.0
+            .get(key)
+            .copied()
+            .ok_or_else(|| Problem::key(&format!("{KEY_PREFIX}{key}"), "missing"))
+    }
+
+    fn string(&self, key: &str) -> Result<String, Problem> {
+        self.raw(key).map(str::to_string)
+    }
+
+    fn number<T: std::str::FromStr>(&self, key: &str, expected: &str) -> Result<T, Problem> {
+        let raw = self.raw(key)?;
+        raw.parse().map_err(|_| {
+            Problem::key(
+                &format!("{KEY_PREFIX}{key}"),
+                format!("expected {expected}, found {raw:?}"),
+            )
+        })
+    }
+}
+
+/// The columns of a data frame, checked against the schema and taken out as vectors.
+struct Columns<'a> {
+    df: &'a DataFrame,
+}
+
+impl<'a> Columns<'a> {
+    fn new(df: &'a DataFrame) -> Result<Self, Problem> {
+        for c in COLUMNS {
+            let column = df
+                .column(c.name)
+                .map_err(|_| Problem::column(c.name, "missing"))?;
+            let expected = match c.ty {
+                ColumnType::Str => DataType::String,
+                ColumnType::I64 => DataType::Int64,
+                ColumnType::U32 => DataType::UInt32,
+                ColumnType::U64 => DataType::UInt64,
+            };
+            if column.dtype() != &expected {
+                return Err(Problem::column(
+                    c.name,
+                    format!(
+                        "expected type {}, found {}",
+                        c.ty.polars_name(),
+                        column.dtype()
+                    ),
+                ));
+            }
+        }
+        Ok(Columns { df })
+    }
+
+    fn col(&self, name: &str) -> &'a polars::prelude::Column {
+        self.df.column(name).expect("checked in Columns::new")
+    }
+
+    fn str(&self, name: &str) -> Vec<Option<&'a str>> {
+        self.col(name).str().expect("checked").iter().collect()
+    }
+
+    fn i64(&self, name: &str) -> Vec<Option<i64>> {
+        self.col(name).i64().expect("checked").iter().collect()
+    }
+
+    fn u32(&self, name: &str) -> Vec<Option<u32>> {
+        self.col(name).u32().expect("checked").iter().collect()
+    }
+
+    fn u64(&self, name: &str) -> Vec<Option<u64>> {
+        self.col(name).u64().expect("checked").iter().collect()
+    }
+}
+
+type Events = (Vec<Kernel>, Vec<MemOp>, Vec<ApiCall>, Vec<Sync>);
+
+fn events(df: &DataFrame) -> Result<Events, Problem> {
+    let c = Columns::new(df)?;
+    let kind = c.str("kind");
+    let start = c.i64("start_ns");
+    let end = c.i64("end_ns");
+    let device = c.u32("device");
+    let context = c.u32("context");
+    let stream = c.u32("stream");
+    let corr = c.u32("correlation_id");
+    let name = c.str("name");
+    let demangled = c.str("demangled_name");
+    let grid = [c.u32("grid_x"), c.u32("grid_y"), c.u32("grid_z")];
+    let block = [c.u32("block_x"), c.u32("block_y"), c.u32("block_z")];
+    let regs = c.u32("registers_per_thread");
+    let sshared = c.u32("static_shared_bytes");
+    let dshared = c.u32("dynamic_shared_bytes");
+    let key = c.u64("kernel_key");
+    let bytes = c.u64("bytes");
+    let copy_kind = c.str("copy_kind");
+    let sync_kind = c.str("sync_kind");
+    let domain = c.str("api_domain");
+    let thread = c.u64("thread_id");
+    let lstart = c.i64("launch_start_ns");
+    let lend = c.i64("launch_end_ns");
+    let lthread = c.u64("launch_thread_id");
+
+    let mut out: Events = Default::default();
+    for row in 0..df.height() {
+        let Some(k) = kind[row] else {
+            return Err(Problem::row(
+                row,
+                None,
+                Some("kind"),
+                "null, expected one of kernel, memcpy, memset, api, sync",
+            ));
+        };
+        let kname = schema::KINDS
+            .iter()
+            .find(|x| **x == k)
+            .copied()
+            .ok_or_else(|| {
+                Problem::row(
+                    row,
+                    None,
+                    Some("kind"),
+                    format!(
+                        "unknown kind {k:?}, expected one of kernel, memcpy, memset, api, sync"
+                    ),
+                )
+            })?;
+        // A cell the row's kind requires.
+        macro_rules! need {
+            ($v:expr, $col:literal) => {
+                $v[row].ok_or_else(|| {
+                    Problem::row(
+                        row,
+                        Some(kname),
+                        Some($col),
+                        format!("null, but a {kname} row needs it"),
+                    )
+                })?
+            };
+        }
+        let s = need!(start, "start_ns");
+        let e = need!(end, "end_ns");
+        if e < s {
+            return Err(Problem::row(
+                row,
+                Some(kname),
+                None,
+                format!(
+                    "end_ns {e} is before start_ns {s} (negative duration {} ns)",
+                    e - s
+                ),
+            ));
+        }
+        let correlation_id = need!(corr, "correlation_id");
+        let launch = match (lstart[row], lend[row], lthread[row]) {
+            (Some(ls), Some(le), Some(lt)) => {
+                if le < ls {
+                    return Err(Problem::row(
+                        row,
+                        Some(kname),
+                        Some("launch_end_ns"),
+                        format!("launch_end_ns {le} is before launch_start_ns {ls}"),
+                    ));
+                }
+                Some(HostCall {
+                    start_ns: ls,
+                    end_ns: le,
+                    thread_id: lt,
+                })
+            }
+            (None, None, None) => None,
+            _ => {
+                return Err(Problem::row(
+                    row,
+                    Some(kname),
+                    Some("launch_start_ns"),
+                    "launch_start_ns, launch_end_ns and launch_thread_id must be all null or all set",
+                ));
+            }
+        };
+        match kname {
+            KERNEL => {
+                let placement = Placement {
+                    device: need!(device, "device"),
+                    context: need!(context, "context"),
+                    stream: need!(stream, "stream"),
+                };
+                let g = [
+                    need!(grid[0], "grid_x"),
+                    need!(grid[1], "grid_y"),
+                    need!(grid[2], "grid_z"),
+                ];
+                let b = [
+                    need!(block[0], "block_x"),
+                    need!(block[1], "block_y"),
+                    need!(block[2], "block_z"),
+                ];
+                out.0.push(Kernel {
+                    start_ns: s,
+                    end_ns: e,
+                    placement,
+                    correlation_id,
+                    name: need!(name, "name").to_string(),
+                    demangled_name: need!(demangled, "demangled_name").to_string(),
+                    grid: g,
+                    block: b,
+                    registers_per_thread: need!(regs, "registers_per_thread"),
+                    static_shared_bytes: need!(sshared, "static_shared_bytes"),
+                    dynamic_shared_bytes: need!(dshared, "dynamic_shared_bytes"),
+                    launch,
+                    kernel_key: need!(key, "kernel_key"),
+                });
+            }
+            MEMCPY | MEMSET => {
+                let copy = if kname == MEMCPY {
+                    let raw = need!(copy_kind, "copy_kind");
+                    Some(CopyKind::parse(raw).ok_or_else(|| {
+                        Problem::row(
+                            row,
+                            Some(kname),
+                            Some("copy_kind"),
+                            format!("unknown copy kind {raw:?}, expected HtoD, DtoH, DtoD, HtoH, PtoP or other"),
+                        )
+                    })?)
+                } else {
+                    None
+                };
+                out.1.push(MemOp {
+                    start_ns: s,
+                    end_ns: e,
+                    placement: Placement {
+                        device: need!(device, "device"),
+                        context: need!(context, "context"),
+                        stream: need!(stream, "stream"),
+                    },
+                    correlation_id,
+                    copy_kind: copy,
+                    bytes: need!(bytes, "bytes"),
+                    launch,
+                });
+            }
+            API => {
+                let raw = need!(domain, "api_domain");
+                out.2.push(ApiCall {
+                    domain: ApiDomain::parse(raw).ok_or_else(|| {
+                        Problem::row(
+                            row,
+                            Some(kname),
+                            Some("api_domain"),
+                            format!("unknown API domain {raw:?}, expected runtime or driver"),
+                        )
+                    })?,
+                    name: need!(name, "name").to_string(),
+                    start_ns: s,
+                    end_ns: e,
+                    thread_id: need!(thread, "thread_id"),
+                    correlation_id,
+                });
+            }
+            SYNC => {
+                let raw = need!(sync_kind, "sync_kind");
+                out.3.push(Sync {
+                    kind: SyncKind::parse(raw).ok_or_else(|| {
+                        Problem::row(
+                            row,
+                            Some(kname),
+                            Some("sync_kind"),
+                            format!("unknown synchronization kind {raw:?}"),
+                        )
+                    })?,
+                    start_ns: s,
+                    end_ns: e,
+                    context: need!(context, "context"),
+                    stream: stream[row],
+                    thread_id: thread[row],
+                    correlation_id,
+                });
+            }
+            _ => unreachable!("kinds are matched above"),
+        }
+    }
+    Ok(out)
+}
+
+/// No kernel may start before the previous kernel on its stream ended: kernels
+/// of one stream run one after another.
+fn check_streams(df: &DataFrame, trace: &Trace) -> Result<(), Problem> {
+    // File row of each kernel, for the message: kernels are pushed in file order.
+    let kinds = df.column("kind").expect("checked").str().expect("checked");
+    let rows: Vec<usize> = kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| *k == Some(KERNEL))
+        .map(|(i, _)| i)
+        .collect();
+    let mut order: Vec<usize> = (0..trace.kernels.len()).collect();
+    order.sort_by_key(|&i| {
+        let k = &trace.kernels[i];
+        (k.placement, k.start_ns, k.end_ns, rows[i])
+    });
+    for pair in order.windows(2) {
+        let (a, b) = (&trace.kernels[pair[0]], &trace.kernels[pair[1]]);
+        if a.placement == b.placement && b.start_ns < a.end_ns {
+            return Err(Problem::row(
+                rows[pair[1]],
+                Some(KERNEL),
+                Some("start_ns"),
+                format!(
+                    "starts at {} ns, before the previous kernel on device {} context {} stream {} (row {}) ends at {} ns",
+                    b.start_ns,
+                    b.placement.device,
+                    b.placement.context,
+                    b.placement.stream,
+                    rows[pair[0]],
+                    a.end_ns
+                ),
+            ));
+        }
+    }
+    Ok(())
+}

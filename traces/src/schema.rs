@@ -1,0 +1,135 @@
+//! How a trace lies in Parquet: one table of events with a `kind` column, and the
+//! metadata as file-level key/value pairs. traces/README.md documents every
+//! column and key; this module is the single source of their names and types.
+
+/// The type of a column, as Parquet/Arrow stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColumnType {
+    /// UTF-8 string.
+    Str,
+    /// Signed 64-bit integer.
+    I64,
+    /// Unsigned 32-bit integer.
+    U32,
+    /// Unsigned 64-bit integer.
+    U64,
+}
+
+impl ColumnType {
+    /// The name Polars gives the type, as error messages print it.
+    pub fn polars_name(self) -> &'static str {
+        match self {
+            ColumnType::Str => "str",
+            ColumnType::I64 => "i64",
+            ColumnType::U32 => "u32",
+            ColumnType::U64 => "u64",
+        }
+    }
+}
+
+/// One column of the event table.
+#[derive(Debug, Clone, Copy)]
+pub struct Column {
+    /// Column name.
+    pub name: &'static str,
+    /// Stored type.
+    pub ty: ColumnType,
+    /// The event kinds for which the column must hold a value; null for all others.
+    pub kinds: &'static [&'static str],
+}
+
+/// `kind` of a kernel row.
+pub const KERNEL: &str = "kernel";
+/// `kind` of a memory-copy row.
+pub const MEMCPY: &str = "memcpy";
+/// `kind` of a memset row.
+pub const MEMSET: &str = "memset";
+/// `kind` of an API-call row.
+pub const API: &str = "api";
+/// `kind` of a synchronization row.
+pub const SYNC: &str = "sync";
+
+/// Every event kind, in the order the table stores ties.
+pub const KINDS: [&str; 5] = [KERNEL, MEMCPY, MEMSET, API, SYNC];
+
+const ALL: &[&str] = &KINDS;
+const GPU_OPS: &[&str] = &[KERNEL, MEMCPY, MEMSET];
+const ON_STREAM: &[&str] = &[KERNEL, MEMCPY, MEMSET];
+const K: &[&str] = &[KERNEL];
+const MEM: &[&str] = &[MEMCPY, MEMSET];
+/// Columns that may be null on rows of any kind (launch calls not recorded, a
+/// context-wide synchronization without a stream, a sync whose API call was not recorded).
+const OPTIONAL: &[&str] = &[];
+
+macro_rules! col {
+    ($name:literal, $ty:ident, $kinds:expr) => {
+        Column {
+            name: $name,
+            ty: ColumnType::$ty,
+            kinds: $kinds,
+        }
+    };
+}
+
+/// The columns of trace format v1, in file order.
+pub const COLUMNS: &[Column] = &[
+    col!("kind", Str, ALL),
+    col!("start_ns", I64, ALL),
+    col!("end_ns", I64, ALL),
+    col!("device", U32, GPU_OPS),
+    col!("context", U32, &[KERNEL, MEMCPY, MEMSET, SYNC]),
+    col!("stream", U32, ON_STREAM),
+    col!("correlation_id", U32, ALL),
+    col!("name", Str, &[KERNEL, API]),
+    col!("demangled_name", Str, K),
+    col!("grid_x", U32, K),
+    col!("grid_y", U32, K),
+    col!("grid_z", U32, K),
+    col!("block_x", U32, K),
+    col!("block_y", U32, K),
+    col!("block_z", U32, K),
+    col!("registers_per_thread", U32, K),
+    col!("static_shared_bytes", U32, K),
+    col!("dynamic_shared_bytes", U32, K),
+    col!("kernel_key", U64, K),
+    col!("bytes", U64, MEM),
+    col!("copy_kind", Str, &[MEMCPY]),
+    col!("sync_kind", Str, &[SYNC]),
+    col!("api_domain", Str, &[API]),
+    col!("thread_id", U64, &[API]),
+    col!("launch_start_ns", I64, OPTIONAL),
+    col!("launch_end_ns", I64, OPTIONAL),
+    col!("launch_thread_id", U64, OPTIONAL),
+];
+
+/// Looks a column up by name.
+pub fn column(name: &str) -> Option<&'static Column> {
+    COLUMNS.iter().find(|c| c.name == name)
+}
+
+/// Prefix of every metadata key fikit writes.
+pub const KEY_PREFIX: &str = "fikit.";
+
+/// Metadata keys of format v1 (without the `fikit.` prefix), in the order written.
+pub const METADATA_KEYS: &[&str] = &[
+    "format_version",
+    "job_name",
+    "priority",
+    "pid",
+    "command_line",
+    "host",
+    "gpu_name",
+    "sm_count",
+    "max_threads_per_sm",
+    "max_registers_per_sm",
+    "max_shared_memory_per_sm",
+    "max_blocks_per_sm",
+    "driver_version",
+    "cuda_version",
+    "cupti_version",
+    "clock_offset_ns",
+    "dropped_records",
+    "capture_complete",
+    "api_recording",
+    "producer",
+];

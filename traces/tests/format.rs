@@ -1,0 +1,341 @@
+//! Writing traces and reading them back, and every malformed input the reader rejects.
+
+use std::path::{Path, PathBuf};
+
+use fikit_trace::polars::prelude::*;
+use fikit_trace::{
+    Problem, Trace, fixture, metadata_pairs, read_trace, schema, to_dataframe, write_dataframe,
+    write_trace,
+};
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn write(dir: &Path, trace: &Trace) -> PathBuf {
+    let p = dir.join("job.parquet");
+    write_trace(&p, trace).unwrap();
+    p
+}
+
+/// Writes the trace's table after `edit` changes it and its metadata.
+fn write_edited(
+    dir: &Path,
+    trace: &Trace,
+    edit: impl FnOnce(&mut DataFrame, &mut Vec<(String, String)>),
+) -> PathBuf {
+    let p = dir.join("edited.parquet");
+    let mut df = to_dataframe(trace).unwrap();
+    let mut md = metadata_pairs(&trace.meta);
+    edit(&mut df, &mut md);
+    write_dataframe(&p, &mut df, md).unwrap();
+    p
+}
+
+fn error_of(path: &Path) -> String {
+    let e = read_trace(path).expect_err("the reader must reject this file");
+    assert_eq!(e.path, path, "the error names the file");
+    e.to_string()
+}
+
+#[test]
+fn every_column_and_key_survives_a_round_trip() {
+    let dir = tmp();
+    let mut trace = fixture::every_column("roundtrip");
+    trace.sort();
+    let p = write(dir.path(), &trace);
+    let back = read_trace(&p).unwrap();
+    assert_eq!(back, trace);
+    // Every schema column is in the file, and every metadata key.
+    let md = fikit_trace::read_metadata(&p).unwrap();
+    assert_eq!(md, trace.meta);
+    assert_eq!(metadata_pairs(&md).len(), schema::METADATA_KEYS.len());
+    let df = to_dataframe(&trace).unwrap();
+    let names: Vec<&str> = df.get_column_names().iter().map(|s| s.as_str()).collect();
+    let expected: Vec<&str> = schema::COLUMNS.iter().map(|c| c.name).collect();
+    assert_eq!(names, expected);
+}
+
+#[test]
+fn rows_are_stored_in_start_order_with_kind_tie_break() {
+    let trace = fixture::every_column("order");
+    let df = to_dataframe(&trace).unwrap();
+    let kinds: Vec<&str> = df
+        .column("kind")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .map(|k| k.unwrap())
+        .collect();
+    let starts: Vec<i64> = df
+        .column("start_ns")
+        .unwrap()
+        .i64()
+        .unwrap()
+        .iter()
+        .map(|k| k.unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["api", "memcpy", "api", "kernel", "kernel", "memset", "sync"]
+    );
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]));
+}
+
+#[test]
+fn an_empty_trace_round_trips() {
+    let dir = tmp();
+    let trace = fixture::empty("idle", 0);
+    let p = write(dir.path(), &trace);
+    assert_eq!(read_trace(&p).unwrap(), trace);
+}
+
+#[test]
+fn kernel_key_is_stable_and_sensitive_to_each_input() {
+    let base = fikit_trace::kernel_key("k", [1, 2, 3], [4, 5, 6], 7, 8, 9);
+    // A fixed value: the key must not change between builds or machines.
+    assert_eq!(
+        base,
+        fikit_trace::kernel_key("k", [1, 2, 3], [4, 5, 6], 7, 8, 9)
+    );
+    let variants = [
+        fikit_trace::kernel_key("k2", [1, 2, 3], [4, 5, 6], 7, 8, 9),
+        fikit_trace::kernel_key("k", [1, 2, 4], [4, 5, 6], 7, 8, 9),
+        fikit_trace::kernel_key("k", [1, 2, 3], [4, 5, 7], 7, 8, 9),
+        fikit_trace::kernel_key("k", [1, 2, 3], [4, 5, 6], 8, 8, 9),
+        fikit_trace::kernel_key("k", [1, 2, 3], [4, 5, 6], 7, 9, 9),
+        fikit_trace::kernel_key("k", [1, 2, 3], [4, 5, 6], 7, 8, 10),
+    ];
+    for v in variants {
+        assert_ne!(v, base);
+    }
+}
+
+#[test]
+fn kernel_key_matches_its_documented_definition() {
+    // xxh3-64 of: name, 0, then eleven little-endian u32s.
+    let mut bytes = b"abc\0".to_vec();
+    for v in [1u32, 1, 1, 32, 1, 1, 0, 0, 16] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    assert_eq!(
+        fikit_trace::kernel_key("abc", [1, 1, 1], [32, 1, 1], 0, 0, 16),
+        xxhash_rust::xxh3::xxh3_64(&bytes)
+    );
+}
+
+#[test]
+fn rejects_an_empty_file() {
+    let dir = tmp();
+    let p = dir.path().join("empty.parquet");
+    std::fs::write(&p, b"").unwrap();
+    let msg = error_of(&p);
+    assert!(msg.contains("empty.parquet: empty file (0 bytes)"), "{msg}");
+}
+
+#[test]
+fn rejects_a_file_that_is_not_parquet() {
+    let dir = tmp();
+    let p = dir.path().join("notes.parquet");
+    std::fs::write(&p, "kind,start_ns\nkernel,1\n").unwrap();
+    let msg = error_of(&p);
+    assert!(msg.contains("not a Parquet file"), "{msg}");
+}
+
+#[test]
+fn rejects_a_truncated_file() {
+    let dir = tmp();
+    let p = write(dir.path(), &fixture::every_column("cut"));
+    let bytes = std::fs::read(&p).unwrap();
+    for keep in [4, bytes.len() / 2, bytes.len() - 1] {
+        std::fs::write(&p, &bytes[..keep]).unwrap();
+        let msg = error_of(&p);
+        assert!(
+            msg.contains("truncated or corrupt Parquet file"),
+            "{keep}: {msg}"
+        );
+    }
+}
+
+#[test]
+fn rejects_a_corrupt_footer() {
+    let dir = tmp();
+    let p = write(dir.path(), &fixture::every_column("corrupt"));
+    let mut bytes = std::fs::read(&p).unwrap();
+    let n = bytes.len();
+    // Overwrite the footer length with nonsense, keep the magic.
+    bytes[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    std::fs::write(&p, &bytes).unwrap();
+    let msg = error_of(&p);
+    assert!(msg.contains("truncated or corrupt Parquet file"), "{msg}");
+}
+
+#[test]
+fn rejects_parquet_without_fikit_metadata() {
+    let dir = tmp();
+    let p = write_edited(dir.path(), &fixture::every_column("plain"), |_, md| {
+        md.clear()
+    });
+    assert!(error_of(&p).contains("not a fikit trace"));
+}
+
+#[test]
+fn rejects_a_wrong_format_version() {
+    let dir = tmp();
+    let p = write_edited(dir.path(), &fixture::every_column("v2"), |_, md| {
+        md[0].1 = "2".into();
+    });
+    let msg = error_of(&p);
+    assert!(
+        msg.ends_with("format version 2 is not supported: this build reads version 1"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn rejects_a_missing_or_mistyped_metadata_key() {
+    let dir = tmp();
+    let p = write_edited(dir.path(), &fixture::every_column("k"), |_, md| {
+        md.retain(|(k, _)| k != "fikit.sm_count");
+    });
+    assert!(error_of(&p).ends_with("metadata key `fikit.sm_count`: missing"));
+    let p = write_edited(dir.path(), &fixture::every_column("k"), |_, md| {
+        md.iter_mut().find(|(k, _)| k == "fikit.pid").unwrap().1 = "12x".into();
+    });
+    assert!(
+        error_of(&p).ends_with(
+            "metadata key `fikit.pid`: expected an unsigned 32-bit integer, found \"12x\""
+        )
+    );
+    let p = write_edited(dir.path(), &fixture::every_column("k"), |_, md| {
+        md.iter_mut()
+            .find(|(k, _)| k == "fikit.priority")
+            .unwrap()
+            .1 = "12".into();
+    });
+    assert!(error_of(&p).ends_with("expected an integer from 0 to 9, found 12"));
+}
+
+#[test]
+fn rejects_a_missing_column() {
+    let dir = tmp();
+    let p = write_edited(dir.path(), &fixture::every_column("m"), |df, _| {
+        *df = df.drop("grid_y").unwrap();
+    });
+    assert!(error_of(&p).ends_with("column `grid_y`: missing"));
+}
+
+#[test]
+fn rejects_a_mistyped_column() {
+    let dir = tmp();
+    let p = write_edited(dir.path(), &fixture::every_column("t"), |df, _| {
+        let s = df
+            .column("start_ns")
+            .unwrap()
+            .cast(&DataType::String)
+            .unwrap();
+        df.with_column(s).unwrap();
+    });
+    let msg = error_of(&p);
+    assert!(
+        msg.ends_with("column `start_ns`: expected type i64, found str"),
+        "{msg}"
+    );
+}
+
+fn set_i64(df: &mut DataFrame, name: &str, row: usize, value: Option<i64>) {
+    let mut v: Vec<Option<i64>> = df.column(name).unwrap().i64().unwrap().iter().collect();
+    v[row] = value;
+    df.with_column(Series::new(name.into(), v).into_column())
+        .unwrap();
+}
+
+#[test]
+fn rejects_end_before_start_naming_the_row() {
+    let dir = tmp();
+    // Row 3 is the first kernel (relu, 10_000..11_000).
+    let p = write_edited(dir.path(), &fixture::every_column("neg"), |df, _| {
+        set_i64(df, "end_ns", 3, Some(9_000));
+    });
+    let msg = error_of(&p);
+    assert!(
+        msg.ends_with(
+            "row 3 (kernel): end_ns 9000 is before start_ns 10000 (negative duration -1000 ns)"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn rejects_a_null_cell_the_kind_needs() {
+    let dir = tmp();
+    let p = write_edited(dir.path(), &fixture::every_column("null"), |df, _| {
+        let mut v: Vec<Option<u32>> = df.column("grid_x").unwrap().u32().unwrap().iter().collect();
+        v[4] = None;
+        df.with_column(Series::new("grid_x".into(), v).into_column())
+            .unwrap();
+    });
+    let msg = error_of(&p);
+    assert!(
+        msg.ends_with("row 4 (kernel), column `grid_x`: null, but a kernel row needs it"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn rejects_an_unknown_kind() {
+    let dir = tmp();
+    let p = write_edited(dir.path(), &fixture::every_column("kind"), |df, _| {
+        let mut v: Vec<Option<String>> = df
+            .column("kind")
+            .unwrap()
+            .str()
+            .unwrap()
+            .iter()
+            .map(|s| s.map(str::to_string))
+            .collect();
+        v[1] = Some("marker".into());
+        df.with_column(Series::new("kind".into(), v).into_column())
+            .unwrap();
+    });
+    let msg = error_of(&p);
+    assert!(
+        msg.contains("row 1, column `kind`: unknown kind \"marker\""),
+        "{msg}"
+    );
+}
+
+#[test]
+fn rejects_a_kernel_that_starts_before_the_previous_one_on_its_stream_ends() {
+    let dir = tmp();
+    let mut trace = fixture::empty("overlap", 0);
+    trace.kernels = vec![
+        fixture::kernel("a", 7, 1, None, 100, 500),
+        fixture::kernel("b", 8, 2, None, 200, 900), // other stream: may overlap
+        fixture::kernel("c", 7, 3, None, 450, 600), // same stream as a: must not
+    ];
+    let p = write(dir.path(), &trace);
+    let msg = error_of(&p);
+    assert!(
+        msg.ends_with(
+            "row 2 (kernel), column `start_ns`: starts at 450 ns, before the previous kernel on device 0 context 1 stream 7 (row 0) ends at 500 ns"
+        ),
+        "{msg}"
+    );
+    // Back to back on one stream is fine.
+    trace.kernels[2] = fixture::kernel("c", 7, 3, None, 500, 600);
+    let p = write(dir.path(), &trace);
+    assert_eq!(read_trace(&p).unwrap().kernels.len(), 3);
+}
+
+#[test]
+fn a_missing_file_is_an_io_error_naming_it() {
+    let p = PathBuf::from("/nonexistent/fikit/job.parquet");
+    let e = read_trace(&p).unwrap_err();
+    assert!(matches!(e.problem, Problem::Io(_)));
+    assert!(
+        e.to_string()
+            .starts_with("/nonexistent/fikit/job.parquet: ")
+    );
+}
