@@ -1,0 +1,42 @@
+//! Helpers for the end-to-end tests: locating the built binaries and building traces.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::Mutex;
+
+/// The workspace's packages that own each binary.
+fn package_of(bin: &str) -> &'static str {
+    match bin {
+        "fikit-sim" => "fikit-sim",
+        "fikit-profile" => "fikit-profile",
+        other => panic!("unknown binary {other}"),
+    }
+}
+
+/// The path of a workspace binary, built first (once per test process) so the
+/// tests never run a stale one: `cargo test` builds the binaries of a package
+/// only for that package's own tests.
+pub fn bin(name: &str) -> PathBuf {
+    static BUILT: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built
+        .get_or_insert_with(HashSet::new)
+        .insert(name.to_string())
+    {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", package_of(name), "--bin", name])
+            .status()
+            .expect("running cargo build");
+        assert!(status.success(), "building {name} failed");
+    }
+    #[allow(deprecated)] // cargo_bin finds target/<profile>/<name> next to the test executable.
+    let path = assert_cmd::cargo::cargo_bin(name);
+    assert!(path.exists(), "{} was not built", path.display());
+    path
+}
+
+/// A command running a workspace binary.
+pub fn cmd(name: &str) -> assert_cmd::Command {
+    assert_cmd::Command::new(bin(name))
+}
