@@ -22,10 +22,51 @@ pub const SPOOL_DIR_ENV: &str = "FIKIT_SPOOL_DIR";
 pub const JOB_ENV: &str = "FIKIT_JOB";
 /// Environment variable: the priority, 0 (highest) to 9.
 pub const PRIORITY_ENV: &str = "FIKIT_PRIORITY";
-/// Environment variable: which API calls to record: `selected` (default), `all`,
-/// `none`, or `latency` (no API calls; kernel queued/submitted timestamps on,
-/// for overhead measurements).
+/// Environment variable: which API calls to record and how (see [`ApiSource`]):
+/// `selected` (default), `activity`, `all`, `none`, `latency`.
 pub const API_ENV: &str = "FIKIT_API";
+/// Environment variable: `1` turns CUPTI's synchronization activity on, `0`
+/// off. Default: off for `selected` (the synchronizations come from the
+/// recorded API calls), on otherwise.
+pub const SYNC_ENV: &str = "FIKIT_SYNC_ACTIVITY";
+
+/// How API calls are recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiSource {
+    /// `selected`: CUPTI callbacks on only the launch, copy, memset and
+    /// synchronize functions; the collector times each call itself.
+    Callback,
+    /// `activity`: CUPTI API activity records for only those functions
+    /// (`cuptiActivityEnableRuntimeApi`/`DriverApi` per callback id).
+    ActivitySelected,
+    /// `all`: API activity records for every runtime and driver call.
+    ActivityAll,
+    /// `none`: no API calls.
+    None,
+    /// `latency`: no API calls; kernels' queued/submitted timestamps on
+    /// (only for overhead measurements: the trace keeps no launch times).
+    Latency,
+}
+
+impl ApiSource {
+    fn parse(v: Option<&str>) -> Self {
+        match v {
+            Some("activity") => ApiSource::ActivitySelected,
+            Some("all") => ApiSource::ActivityAll,
+            Some("none") => ApiSource::None,
+            Some("latency") => ApiSource::Latency,
+            _ => ApiSource::Callback,
+        }
+    }
+
+    fn mode(self) -> ApiMode {
+        match self {
+            ApiSource::Callback | ApiSource::ActivitySelected => ApiMode::Selected,
+            ApiSource::ActivityAll => ApiMode::All,
+            ApiSource::None | ApiSource::Latency => ApiMode::None,
+        }
+    }
+}
 /// Environment variable: flush period in milliseconds (default 100).
 pub const FLUSH_MS_ENV: &str = "FIKIT_FLUSH_MS";
 
@@ -52,6 +93,9 @@ pub struct Collector {
     finished: AtomicBool,
     /// Set once device properties were written.
     devices_written: AtomicBool,
+    /// CUPTI synchronization type by callback id (runtime ids first, then
+    /// driver ids at `MAX_CBID + cbid`); 0 for calls that do not synchronize.
+    sync_types: Vec<u8>,
     flush_period: Duration,
 }
 
@@ -63,14 +107,37 @@ struct Pending {
 }
 
 static COLLECTOR: OnceLock<Collector> = OnceLock::new();
+/// Set in a fork child (by the `pthread_atfork` child handler): it does nothing.
+static FORKED: AtomicBool = AtomicBool::new(false);
 
 fn getpid() -> u32 {
     std::process::id()
 }
 
+extern "C" fn on_fork_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
 /// The collector of this process, unless this is a fork child of the process that started it.
 fn this_process() -> Option<&'static Collector> {
+    if FORKED.load(Ordering::Relaxed) {
+        return None;
+    }
     COLLECTOR.get().filter(|c| c.pid == getpid())
+}
+
+thread_local! {
+    static TID: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn thread_id() -> u64 {
+    TID.with(|t| {
+        if t.get() == 0 {
+            // SAFETY: gettid has no preconditions.
+            t.set(unsafe { libc::gettid() } as u64);
+        }
+        t.get()
+    })
 }
 
 fn realtime_ns() -> i64 {
@@ -105,19 +172,16 @@ fn command_line() -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn parse_api_mode(v: Option<String>) -> (ApiMode, bool) {
-    match v.as_deref() {
-        Some("all") => (ApiMode::All, false),
-        Some("none") => (ApiMode::None, false),
-        Some("latency") => (ApiMode::None, true),
-        _ => (ApiMode::Selected, false),
-    }
-}
-
 /// Sets CUPTI up and starts the flushing thread. Called once, from `InitializeInjection`.
 pub fn start() -> Result<(), String> {
     let pid = getpid();
-    let (api_mode, latency) = parse_api_mode(env_var(API_ENV));
+    let source = ApiSource::parse(env_var(API_ENV).as_deref());
+    let api_mode = source.mode();
+    let sync_activity = match env_var(SYNC_ENV).as_deref() {
+        Some("1") => true,
+        Some("0") => false,
+        _ => source != ApiSource::Callback,
+    };
     let dir = PathBuf::from(env_var(SPOOL_DIR_ENV).unwrap_or_else(|| ".".to_string()));
     let job = env_var(JOB_ENV).unwrap_or_default();
     let priority = env_var(PRIORITY_ENV)
@@ -131,8 +195,14 @@ pub fn start() -> Result<(), String> {
 
     let mut notes = Vec::new();
     let cupti_version = cupti::version().map_err(|e| e.to_string())?;
-    match cupti::subscribe() {
-        Ok(_) => {}
+    let subscribed = if source == ApiSource::Callback {
+        cupti::subscribe_with(Some(api_callback))
+    } else {
+        cupti::subscribe()
+    };
+    let mut handle = None;
+    match subscribed {
+        Ok(h) => handle = Some(h),
         Err(e) if cupti::is_multiple_subscribers(&e) => {
             let msg = "another CUPTI client (e.g. torch.profiler, Nsight) is already \
                        subscribed in this process; recording anyway, records may be missing"
@@ -148,9 +218,13 @@ pub fn start() -> Result<(), String> {
 
     // API names, resolved now so the buffer callbacks never call back into CUPTI.
     let mut api_names = HashMap::new();
+    let mut sync_types = vec![0u8; 2 * cupti::MAX_CBID as usize];
     for (runtime, domain) in [(true, Domain::Runtime), (false, Domain::Driver)] {
         for cbid in 1..cupti::MAX_CBID {
             if let Some(n) = cupti::callback_name(runtime, cbid) {
+                if let Some(t) = cupti::sync_type_of(&n) {
+                    sync_types[sync_index(domain, cbid)] = t as u8;
+                }
                 api_names.insert((domain, cbid), n);
             }
         }
@@ -194,6 +268,7 @@ pub fn start() -> Result<(), String> {
         incomplete: AtomicU64::new(0),
         finished: AtomicBool::new(false),
         devices_written: AtomicBool::new(false),
+        sync_types,
         flush_period: Duration::from_millis(flush_ms),
     };
     if COLLECTOR.set(collector).is_err() {
@@ -204,25 +279,56 @@ pub fn start() -> Result<(), String> {
     cupti::register_buffer_callbacks(Some(buffer_requested), Some(buffer_completed))
         .map_err(|e| e.to_string())?;
     use sys::CUpti_ActivityKind as K;
-    for kind in [
+    let mut kinds = vec![
         K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
         K::CUPTI_ACTIVITY_KIND_MEMCPY,
         K::CUPTI_ACTIVITY_KIND_MEMSET,
-        K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-    ] {
+    ];
+    if sync_activity {
+        kinds.push(K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+    }
+    for kind in kinds {
         if let Err(e) = cupti::enable(kind) {
             c.note(format!("{e} for activity kind {}", kind as u32));
         }
     }
-    match api_mode {
-        ApiMode::All => {
-            for kind in [K::CUPTI_ACTIVITY_KIND_RUNTIME, K::CUPTI_ACTIVITY_KIND_DRIVER] {
+    match source {
+        ApiSource::ActivityAll => {
+            for kind in [
+                K::CUPTI_ACTIVITY_KIND_RUNTIME,
+                K::CUPTI_ACTIVITY_KIND_DRIVER,
+            ] {
                 if let Err(e) = cupti::enable(kind) {
                     c.note(format!("{e} for activity kind {}", kind as u32));
                 }
             }
         }
-        ApiMode::Selected => {
+        ApiSource::Callback => {
+            let mut failures = 0;
+            let mut last: Option<Failure> = None;
+            match handle {
+                Some(h) => {
+                    for ((domain, cbid), name) in &c.api_names {
+                        if !cupti::is_selected_api(name) {
+                            continue;
+                        }
+                        let runtime = *domain == Domain::Runtime;
+                        // SAFETY: `h` is the live handle from `subscribe_with`.
+                        if let Err(e) = unsafe { cupti::enable_callback(h, runtime, *cbid) } {
+                            failures += 1;
+                            last = Some(e);
+                        }
+                    }
+                }
+                None => c.note("no CUPTI subscription: launch calls are not recorded".into()),
+            }
+            if let Some(e) = last {
+                c.note(format!(
+                    "{failures} API callbacks could not be enabled: {e}"
+                ));
+            }
+        }
+        ApiSource::ActivitySelected => {
             let mut failures = 0;
             let mut last: Option<Failure> = None;
             for ((domain, cbid), name) in &c.api_names {
@@ -234,15 +340,21 @@ pub fn start() -> Result<(), String> {
                 }
             }
             if let Some(e) = last {
-                c.note(format!("{failures} API callbacks could not be enabled: {e}"));
+                c.note(format!(
+                    "{failures} API callbacks could not be enabled: {e}"
+                ));
             }
         }
-        ApiMode::None => {}
+        ApiSource::None | ApiSource::Latency => {}
     }
-    if latency && let Err(e) = cupti::enable_latency_timestamps() {
+    if source == ApiSource::Latency
+        && let Err(e) = cupti::enable_latency_timestamps()
+    {
         c.note(e.to_string());
     }
 
+    // SAFETY: `on_fork_child` only stores to an atomic.
+    unsafe { libc::pthread_atfork(None, None, Some(on_fork_child)) };
     // SAFETY: `at_exit` is an `extern "C" fn()` that never unwinds.
     if unsafe { libc::atexit(at_exit) } != 0 {
         c.note("atexit registration failed: the last 100 ms may be lost".into());
@@ -325,6 +437,24 @@ impl Collector {
         }
     }
 
+    fn push_api(&self, p: &mut Pending, a: fikit_spool::Api) {
+        let key = (a.domain, a.cbid);
+        if !p.api_names_written.contains(&key) {
+            p.api_names_written.insert(key);
+            let name = self
+                .api_names
+                .get(&key)
+                .cloned()
+                .unwrap_or_else(|| format!("cbid{}", a.cbid));
+            p.buf.push(&Record::ApiName {
+                domain: a.domain,
+                cbid: a.cbid,
+                name,
+            });
+        }
+        p.buf.push(&Record::Api(a));
+    }
+
     fn add_records(&self, buffer: *mut u8, valid: usize) {
         let Ok(mut p) = self.pending.lock() else {
             return;
@@ -334,7 +464,9 @@ impl Collector {
         loop {
             // SAFETY: `buffer` holds `valid` bytes of records from CUPTI; `rec`
             // is the iteration cursor CUPTI expects.
-            let r = unsafe { cudarc::cupti::result::activity::get_next_record(buffer, valid, &mut rec) };
+            let r = unsafe {
+                cudarc::cupti::result::activity::get_next_record(buffer, valid, &mut rec)
+            };
             if r.is_err() || rec.is_null() {
                 break;
             }
@@ -357,23 +489,7 @@ impl Collector {
                     p.buf.push(&Record::Kernel(kernel));
                 }
                 Activity::MemOp(m) => p.buf.push(&Record::MemOp(m)),
-                Activity::Api(a) => {
-                    let key = (a.domain, a.cbid);
-                    if !p.api_names_written.contains(&key) {
-                        p.api_names_written.insert(key);
-                        let name = self
-                            .api_names
-                            .get(&key)
-                            .cloned()
-                            .unwrap_or_else(|| format!("cbid{}", a.cbid));
-                        p.buf.push(&Record::ApiName {
-                            domain: a.domain,
-                            cbid: a.cbid,
-                            name,
-                        });
-                    }
-                    p.buf.push(&Record::Api(a));
-                }
+                Activity::Api(a) => self.push_api(p, a),
                 Activity::Sync(s) => p.buf.push(&Record::Sync(s)),
                 Activity::Incomplete => {
                     self.incomplete.fetch_add(1, Ordering::Relaxed);
@@ -382,6 +498,105 @@ impl Collector {
             }
         }
     }
+}
+
+fn sync_index(domain: Domain, cbid: u32) -> usize {
+    let base = match domain {
+        Domain::Runtime => 0,
+        Domain::Driver => cupti::MAX_CBID as usize,
+    };
+    base + cbid as usize
+}
+
+/// The CUPTI callback for the selected API functions: stamps entry, and at
+/// exit appends the call (and, for a synchronization, where it waited).
+unsafe extern "C" fn api_callback(
+    _userdata: *mut std::ffi::c_void,
+    domain: sys::CUpti_CallbackDomain,
+    cbid: sys::CUpti_CallbackId,
+    cbdata: *const std::ffi::c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        if FORKED.load(Ordering::Relaxed) || cbdata.is_null() {
+            return;
+        }
+        let Some(c) = COLLECTOR.get() else { return };
+        let domain = match domain as u32 {
+            2 => Domain::Runtime,
+            1 => Domain::Driver,
+            _ => return,
+        };
+        let d = cbdata.cast::<sys::CUpti_CallbackData>();
+        // SAFETY: for API domains CUPTI passes a CUpti_CallbackData; the
+        // enum-typed site is read as its raw u32.
+        let (site, scratch) = unsafe {
+            (
+                std::ptr::addr_of!((*d).callbackSite).cast::<u32>().read(),
+                std::ptr::addr_of!((*d).correlationData).read(),
+            )
+        };
+        if scratch.is_null() {
+            return;
+        }
+        let Ok(now) = cupti::timestamp() else { return };
+        if site == 0 {
+            // SAFETY: CUPTI gives each call an 8-byte scratch slot kept from entry to exit.
+            unsafe { scratch.write(now) };
+            return;
+        }
+        // SAFETY: as above; written at entry.
+        let start = unsafe { scratch.read() };
+        // SAFETY: plain fields of the CUpti_CallbackData.
+        let (correlation, context_uid, ctx, params) = unsafe {
+            (
+                (*d).correlationId,
+                (*d).contextUid,
+                (*d).context,
+                (*d).functionParams,
+            )
+        };
+        let api = fikit_spool::Api {
+            domain,
+            cbid,
+            start,
+            end: now,
+            thread_id: thread_id(),
+            correlation,
+        };
+        let sync_type = c
+            .sync_types
+            .get(sync_index(domain, cbid))
+            .copied()
+            .unwrap_or(0);
+        let sync = (sync_type != 0).then(|| {
+            // Stream synchronize and stream wait event take the stream first.
+            let stream =
+                if (sync_type == 2 || sync_type == 3) && !params.is_null() && !ctx.is_null() {
+                    // SAFETY: the parameter struct of these functions starts with the stream handle.
+                    let s = unsafe {
+                        params
+                            .cast::<cudarc::driver::sys::CUstream>()
+                            .read_unaligned()
+                    };
+                    // SAFETY: context and stream are the ones this call received.
+                    unsafe { cupti::stream_id(ctx, s) }
+                } else {
+                    None
+                };
+            Record::SyncCall {
+                correlation,
+                sync_type: u32::from(sync_type),
+                context: context_uid,
+                stream,
+            }
+        });
+        if let Ok(mut p) = c.pending.lock() {
+            c.push_api(&mut p, api);
+            if let Some(s) = sync {
+                p.buf.push(&s);
+            }
+        }
+    });
 }
 
 fn flush_loop() {
@@ -483,13 +698,15 @@ mod tests {
 
     #[test]
     fn api_modes() {
-        assert_eq!(parse_api_mode(None), (ApiMode::Selected, false));
-        assert_eq!(parse_api_mode(Some("all".into())), (ApiMode::All, false));
-        assert_eq!(parse_api_mode(Some("none".into())), (ApiMode::None, false));
+        assert_eq!(ApiSource::parse(None), ApiSource::Callback);
+        assert_eq!(ApiSource::parse(Some("selected")), ApiSource::Callback);
         assert_eq!(
-            parse_api_mode(Some("latency".into())),
-            (ApiMode::None, true)
+            ApiSource::parse(Some("activity")),
+            ApiSource::ActivitySelected
         );
+        assert_eq!(ApiSource::parse(Some("all")).mode(), ApiMode::All);
+        assert_eq!(ApiSource::parse(Some("none")).mode(), ApiMode::None);
+        assert_eq!(ApiSource::parse(Some("latency")), ApiSource::Latency);
     }
 
     #[test]

@@ -20,7 +20,11 @@ pub struct Failure {
 
 impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} failed: {} (code {})", self.call, self.message, self.code)
+        write!(
+            f,
+            "{} failed: {} (code {})",
+            self.call, self.message, self.code
+        )
     }
 }
 
@@ -81,6 +85,49 @@ pub fn subscribe() -> Result<sys::CUpti_SubscriberHandle, Failure> {
         cr::subscribe(&mut h, None, std::ptr::null_mut())
     })?;
     Ok(h)
+}
+
+/// `cuptiSubscribe` with `callback`, for the callback API.
+pub fn subscribe_with(
+    callback: sys::CUpti_CallbackFunc,
+) -> Result<sys::CUpti_SubscriberHandle, Failure> {
+    let mut h: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
+    // SAFETY: `h` is a valid out pointer; the callback is an `extern "C"` fn that never unwinds.
+    check_result("cuptiSubscribe", unsafe {
+        cr::subscribe(&mut h, callback, std::ptr::null_mut())
+    })?;
+    Ok(h)
+}
+
+/// `cuptiEnableCallback(1, …)` for one runtime (`runtime`) or driver API callback id.
+///
+/// # Safety
+/// `handle` must come from [`subscribe_with`].
+pub unsafe fn enable_callback(
+    handle: sys::CUpti_SubscriberHandle,
+    runtime: bool,
+    cbid: u32,
+) -> Result<(), Failure> {
+    let domain = if runtime {
+        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API
+    } else {
+        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API
+    };
+    // SAFETY: the caller passes a live subscriber handle.
+    check_result("cuptiEnableCallback", unsafe {
+        cr::enable_callback(1, handle, domain, cbid)
+    })
+}
+
+/// `cuptiGetStreamId`: CUPTI's id of a stream handle.
+///
+/// # Safety
+/// `ctx` and `stream` must be the context and a stream of it, as a CUDA API call received them.
+pub unsafe fn stream_id(ctx: ds::CUcontext, stream: ds::CUstream) -> Option<u32> {
+    let mut id = 0u32;
+    // SAFETY: guaranteed by the caller; `id` is a valid out pointer.
+    let r = unsafe { sys::cuptiGetStreamId(ctx, stream, &mut id) };
+    (r == sys::CUptiResult::CUPTI_SUCCESS).then_some(id)
 }
 
 /// `cuptiSetThreadIdType(SYSTEM)`: API records carry the OS thread id.
@@ -195,6 +242,19 @@ pub fn is_selected_api(name: &str) -> bool {
         || (name.contains("Synchronize") && !name.contains("Graph"))
 }
 
+/// The CUPTI synchronization type matching a synchronizing API call, or `None`
+/// for a call that does not synchronize (1 event, 2 stream wait event, 3 stream, 4 context).
+pub fn sync_type_of(name: &str) -> Option<u32> {
+    let base = name.split('_').next().unwrap_or(name);
+    match base {
+        "cudaEventSynchronize" | "cuEventSynchronize" => Some(1),
+        "cudaStreamWaitEvent" | "cuStreamWaitEvent" => Some(2),
+        "cudaStreamSynchronize" | "cuStreamSynchronize" => Some(3),
+        "cudaDeviceSynchronize" | "cudaThreadSynchronize" | "cuCtxSynchronize" => Some(4),
+        _ => None,
+    }
+}
+
 /// A device's properties from the driver.
 pub fn device_properties(ordinal: i32) -> Result<fikit_spool::Device, Failure> {
     fn dcheck(call: &'static str, r: ds::CUresult) -> Result<(), Failure> {
@@ -240,7 +300,9 @@ pub fn device_properties(ordinal: i32) -> Result<fikit_spool::Device, Failure> {
         sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
         max_threads_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
         max_registers_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?,
-        max_shared_memory_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)?,
+        max_shared_memory_per_sm: attr(
+            A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+        )?,
         max_blocks_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
         driver_version: u32::try_from(drv).unwrap_or(0),
     })
@@ -296,5 +358,12 @@ mod tests {
         ] {
             assert!(!is_selected_api(n), "{n}");
         }
+        assert_eq!(sync_type_of("cudaStreamSynchronize_v3020"), Some(3));
+        assert_eq!(sync_type_of("cuStreamSynchronize_ptsz"), Some(3));
+        assert_eq!(sync_type_of("cudaDeviceSynchronize_v3020"), Some(4));
+        assert_eq!(sync_type_of("cuCtxSynchronize"), Some(4));
+        assert_eq!(sync_type_of("cudaEventSynchronize_v3020"), Some(1));
+        assert_eq!(sync_type_of("cudaStreamWaitEvent_v3020"), Some(2));
+        assert_eq!(sync_type_of("cudaLaunchKernel_v7000"), None);
     }
 }

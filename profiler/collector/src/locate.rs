@@ -171,7 +171,9 @@ mod tests {
     fn site_packages_are_read_from_maps() {
         assert_eq!(
             site_packages_from_maps(MAPS),
-            vec![PathBuf::from("/opt/torch/.venv/lib/python3.12/site-packages")]
+            vec![PathBuf::from(
+                "/opt/torch/.venv/lib/python3.12/site-packages"
+            )]
         );
         assert_eq!(loaded_cupti_from_maps(MAPS), None);
         let with = format!("{MAPS}7f-7f r-xp 0 0:0 9 /x/nvidia/cu13/lib/libcupti.so.13\n");

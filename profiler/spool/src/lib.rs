@@ -271,12 +271,7 @@ pub fn parse_spool(bytes: &[u8]) -> Result<Spool, SpoolError> {
         let len = len as usize;
         let tag = rest[4];
         let payload = &rest[5..5 + len];
-        let sum = u32::from_le_bytes([
-            rest[5 + len],
-            rest[6 + len],
-            rest[7 + len],
-            rest[8 + len],
-        ]);
+        let sum = u32::from_le_bytes([rest[5 + len], rest[6 + len], rest[7 + len], rest[8 + len]]);
         if sum != fnv1a(tag, payload) {
             break truncated;
         }

@@ -228,6 +228,18 @@ pub enum Record {
     Api(Api),
     /// A synchronization.
     Sync(Sync),
+    /// Where a synchronizing API call (recorded through CUPTI callbacks, with
+    /// the same correlation id as its [`Record::Api`]) waited.
+    SyncCall {
+        /// Correlation id of the API call.
+        correlation: u32,
+        /// CUPTI's `CUpti_ActivitySynchronizationType` matching the call.
+        sync_type: u32,
+        /// CUPTI context id.
+        context: u32,
+        /// The stream waited for; `None` for a context-wide wait or when unknown.
+        stream: Option<u32>,
+    },
     /// The running total of records CUPTI dropped.
     Dropped {
         /// Dropped so far.
@@ -258,6 +270,7 @@ mod tag {
     pub const DROPPED: u8 = 9;
     pub const NOTE: u8 = 10;
     pub const END: u8 = 11;
+    pub const SYNC_CALL: u8 = 12;
 }
 
 struct Enc<'a>(&'a mut Vec<u8>);
@@ -338,6 +351,7 @@ impl Record {
             Record::MemOp(_) => tag::MEMOP,
             Record::Api(_) => tag::API,
             Record::Sync(_) => tag::SYNC,
+            Record::SyncCall { .. } => tag::SYNC_CALL,
             Record::Dropped { .. } => tag::DROPPED,
             Record::Note { .. } => tag::NOTE,
             Record::End(_) => tag::END,
@@ -441,6 +455,18 @@ impl Record {
                         e.u32(0);
                     }
                 }
+            }
+            Record::SyncCall {
+                correlation,
+                sync_type,
+                context,
+                stream,
+            } => {
+                e.u32(*correlation);
+                e.u32(*sync_type);
+                e.u32(*context);
+                e.u8(u8::from(stream.is_some()));
+                e.u32(stream.unwrap_or(0));
             }
             Record::Dropped { total } => e.u64(*total),
             Record::Note { text } => e.str(text),
@@ -586,6 +612,24 @@ impl Record {
                     context,
                     stream,
                 }))
+            })(),
+            tag::SYNC_CALL => (|| {
+                let correlation = d.u32()?;
+                let sync_type = d.u32()?;
+                let context = d.u32()?;
+                let has = d.u8()?;
+                let v = d.u32()?;
+                let stream = match has {
+                    0 => None,
+                    1 => Some(v),
+                    _ => return Err(DecodeError),
+                };
+                Ok(Record::SyncCall {
+                    correlation,
+                    sync_type,
+                    context,
+                    stream,
+                })
             })(),
             tag::DROPPED => (|| Ok(Record::Dropped { total: d.u64()? }))(),
             tag::NOTE => (|| Ok(Record::Note { text: d.str()? }))(),

@@ -94,6 +94,18 @@ fn sample_records() -> Vec<Record> {
             context: 1,
             stream: None,
         }),
+        Record::SyncCall {
+            correlation: 12,
+            sync_type: 3,
+            context: 1,
+            stream: Some(7),
+        },
+        Record::SyncCall {
+            correlation: 13,
+            sync_type: 4,
+            context: 1,
+            stream: None,
+        },
         Record::Dropped { total: 3 },
         Record::Note {
             text: "a warning ünïcode".into(),
@@ -164,7 +176,11 @@ fn a_cut_at_every_byte_keeps_the_whole_records_before_it() {
         let spool = parse_spool(&bytes[..cut]).unwrap();
         let whole = ends.iter().filter(|&&e| e <= cut).count();
         assert_eq!(spool.records, records[..whole], "cut at {cut}");
-        let last_end = if whole == 0 { HEADER_LEN } else { ends[whole - 1] };
+        let last_end = if whole == 0 {
+            HEADER_LEN
+        } else {
+            ends[whole - 1]
+        };
         if last_end == cut {
             assert_eq!(spool.tail, Tail::Clean);
         } else {
