@@ -1,6 +1,14 @@
 //! fikit simulator library: what `fikit-sim` runs.
 //!
-//! - [`inspect`]: per-job summaries of traces (kernel counts, GPU busy time,
-//!   inter-kernel idle gaps and their causes, top kernels).
+//! The data path: traces ([`fikit_trace`]) become closed-loop [`job::Job`]
+//! programs; the discrete-event [`engine`] replays them together on a modeled
+//! GPU ([`gpu::GpuModel`]) under a [`policy`]; [`simulate`] compares the
+//! policies (JCT, slowdown, speedup against time slicing, latency percentiles,
+//! utilization); [`report`] renders the comparison. [`inspect`] summarizes traces.
 
+pub mod engine;
+pub mod gpu;
 pub mod inspect;
+pub mod job;
+pub mod policy;
+pub mod simulate;

@@ -1,0 +1,643 @@
+//! The discrete-event engine: integer nanoseconds, events ordered by time with
+//! a FIFO tie-break (the order they were scheduled in), so a run is a pure
+//! function of its inputs.
+//!
+//! The engine replays every job's host program ([`crate::job`]), keeps each
+//! stream's operations in order, and asks the [`Policy`] which eligible
+//! kernels may start, which running ones to pause, and when to be asked again.
+//! Copies and memsets run on copy engines: they start when eligible and never
+//! wait for other jobs.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::job::{HostStep, Job};
+
+/// Decisions asked for in one instant: a policy that pauses work is asked again
+/// (to start what the pause made room for); this bounds a policy that keeps pausing.
+const MAX_DECISIONS_PER_INSTANT: usize = 4;
+
+/// Identifies an operation: `(job index, op index)`.
+pub type OpId = (usize, usize);
+
+/// What an operation is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Not issued, or issued behind earlier work on its stream.
+    Pending,
+    /// Issued, at the head of its stream, its start offset elapsed: waiting for the policy.
+    Eligible,
+    /// On the GPU.
+    Running,
+    /// Finished.
+    Done,
+}
+
+/// Run-time state of one operation.
+#[derive(Debug, Clone)]
+pub struct OpRt {
+    /// Status.
+    pub status: Status,
+    /// Work left, ns at full speed.
+    pub remaining: f64,
+    /// Current speed (1 = as recorded).
+    pub rate: f64,
+    /// When `remaining` was last brought up to date.
+    pub since: i64,
+    /// Bumped whenever the op's completion is rescheduled (stale events are dropped).
+    pub version: u32,
+    /// When it became eligible (last time).
+    pub eligible_at: i64,
+    /// When it first started.
+    pub first_start: Option<i64>,
+    /// When it ended.
+    pub end: i64,
+    /// When the host issued it.
+    pub issued_at: Option<i64>,
+}
+
+/// What the host thread of a job is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Host {
+    /// Its next step is due at an event already scheduled.
+    Busy,
+    /// Blocked until op finishes, then `wake_ns` more.
+    Waiting { op: usize, wake_ns: i64 },
+    /// Past its last step.
+    Finished,
+}
+
+/// Run-time state of one job, readable by policies.
+#[derive(Debug, Clone)]
+pub struct JobRt {
+    /// Priority, 0 highest.
+    pub priority: u8,
+    /// When the job arrives (its first host step may run), ns.
+    pub arrival_ns: i64,
+    /// Eligible kernels waiting for the policy, in the order they became eligible.
+    pub eligible: Vec<usize>,
+    /// Kernels on the GPU.
+    pub running: Vec<usize>,
+    /// Per-op state.
+    pub ops: Vec<OpRt>,
+    /// The last finished kernel: (kernel position in issue order, end time).
+    pub last_kernel_done: Option<(usize, i64)>,
+    /// When the job finished, once it has.
+    pub finish_ns: Option<i64>,
+    /// Host-side end of each iteration (each blocking wait's return), ns.
+    pub iteration_ends: Vec<i64>,
+    host: Host,
+    step: usize,
+    host_t: i64,
+    streams: Vec<VecDeque<usize>>,
+    stream_last_done: Vec<i64>,
+    outstanding: usize,
+}
+
+impl JobRt {
+    /// True when the job has kernels eligible or running.
+    pub fn has_kernel_work(&self) -> bool {
+        !self.eligible.is_empty() || !self.running.is_empty()
+    }
+
+    /// True once the job finished.
+    pub fn finished(&self) -> bool {
+        self.finish_ns.is_some()
+    }
+}
+
+/// Commands a policy gives the engine.
+#[derive(Debug, Default)]
+pub struct Commands {
+    /// Kernels to start now (must be eligible).
+    pub start: Vec<OpId>,
+    /// Running kernels to pause now; they become eligible again with their remaining work.
+    pub pause: Vec<OpId>,
+    /// Ask again at this time (the earliest one given wins).
+    pub wake_at: Option<i64>,
+}
+
+impl Commands {
+    /// Asks to be called again at `t`.
+    pub fn wake(&mut self, t: i64) {
+        self.wake_at = Some(self.wake_at.map_or(t, |w| w.min(t)));
+    }
+}
+
+/// A scheduling policy: decides which eligible kernels run.
+pub trait Policy {
+    /// Short name, as on the command line.
+    fn name(&self) -> &'static str;
+    /// Called after every change; pushes what to do into `cmds`.
+    fn decide(&mut self, now: i64, jobs: &[Job], state: &[JobRt], cmds: &mut Commands);
+    /// True when kernels of different jobs run at once and share SMs (MPS):
+    /// the engine then slows kernels down when their SM demand exceeds the device.
+    fn shares_sms(&self) -> bool {
+        false
+    }
+    /// Delay the high-priority job suffered from mispredictions, with the count (FIKIT only).
+    fn misprediction(&self) -> Option<(i64, usize)> {
+        None
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Event {
+    Host(usize),
+    Eligible(usize, usize),
+    Done(usize, usize, u32),
+    Wake,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct RunResult {
+    /// Per job: arrival, finish, iteration ends.
+    pub jobs: Vec<JobOutcome>,
+    /// Time at least one kernel ran, ns.
+    pub busy_ns: i64,
+    /// From the first arrival to the last finish, ns.
+    pub makespan_ns: i64,
+    /// Events processed.
+    pub events: u64,
+    /// Kernel start/end per job and op, for timelines: `(job, op, start, end)` per run segment.
+    pub segments: Vec<(usize, usize, i64, i64)>,
+    /// FIKIT's misprediction delay and count.
+    pub misprediction: Option<(i64, usize)>,
+}
+
+/// The outcome of one job in a run.
+#[derive(Debug, Clone)]
+pub struct JobOutcome {
+    /// Arrival, ns.
+    pub arrival_ns: i64,
+    /// Finish, ns.
+    pub finish_ns: i64,
+    /// Iteration latencies, ns: from the previous iteration's end (or the
+    /// arrival) to each blocking wait's return; the whole job when it never waits.
+    pub iterations_ns: Vec<i64>,
+}
+
+impl JobOutcome {
+    /// Job completion time: finish − arrival.
+    pub fn jct_ns(&self) -> i64 {
+        self.finish_ns - self.arrival_ns
+    }
+}
+
+/// A run that could not finish: the policy left work unscheduled.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(
+    "policy {policy} left job {job} unfinished at {at_ns} ns with nothing left to happen (a policy bug)"
+)]
+pub struct Stuck {
+    /// The policy.
+    pub policy: &'static str,
+    /// The job that never finished.
+    pub job: String,
+    /// When the run stopped.
+    pub at_ns: i64,
+}
+
+/// Options of one run.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Record kernel run segments (for timelines).
+    pub record_segments: bool,
+}
+
+/// The simulation of a set of jobs under one policy.
+pub struct Engine<'a> {
+    jobs: &'a [Job],
+    state: Vec<JobRt>,
+    queue: BinaryHeap<Reverse<(i64, u64, usize)>>,
+    events: Vec<Event>,
+    free_slots: Vec<usize>,
+    seq: u64,
+    now: i64,
+    wake_pending: Option<i64>,
+    running_kernels: usize,
+    busy_since: i64,
+    busy_ns: i64,
+    processed: u64,
+    segments: Vec<(usize, usize, i64, i64)>,
+    opts: RunOptions,
+    shares_sms: bool,
+}
+
+impl<'a> Engine<'a> {
+    /// Prepares a run of `jobs`, job `i` arriving at `arrivals[i]`.
+    pub fn new(jobs: &'a [Job], arrivals: &[i64], opts: RunOptions) -> Self {
+        let state = jobs
+            .iter()
+            .zip(arrivals)
+            .map(|(j, &arrival)| {
+                let nstreams = j
+                    .ops
+                    .iter()
+                    .map(|o| o.stream as usize + 1)
+                    .max()
+                    .unwrap_or(0);
+                JobRt {
+                    priority: j.priority,
+                    arrival_ns: arrival,
+                    eligible: Vec::new(),
+                    running: Vec::new(),
+                    ops: j
+                        .ops
+                        .iter()
+                        .map(|o| OpRt {
+                            status: Status::Pending,
+                            remaining: o.duration_ns as f64,
+                            rate: 1.0,
+                            since: 0,
+                            version: 0,
+                            eligible_at: 0,
+                            first_start: None,
+                            end: 0,
+                            issued_at: None,
+                        })
+                        .collect(),
+                    last_kernel_done: None,
+                    finish_ns: None,
+                    iteration_ends: Vec::new(),
+                    host: Host::Busy,
+                    step: 0,
+                    host_t: arrival,
+                    streams: vec![VecDeque::new(); nstreams],
+                    stream_last_done: vec![i64::MIN; nstreams],
+                    outstanding: 0,
+                }
+            })
+            .collect();
+        Engine {
+            jobs,
+            state,
+            queue: BinaryHeap::new(),
+            events: Vec::new(),
+            free_slots: Vec::new(),
+            seq: 0,
+            now: 0,
+            wake_pending: None,
+            running_kernels: 0,
+            busy_since: 0,
+            busy_ns: 0,
+            processed: 0,
+            segments: Vec::new(),
+            opts,
+            shares_sms: false,
+        }
+    }
+
+    fn schedule(&mut self, t: i64, e: Event) {
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.events[s] = e;
+                s
+            }
+            None => {
+                self.events.push(e);
+                self.events.len() - 1
+            }
+        };
+        self.queue.push(Reverse((t, self.seq, slot)));
+        self.seq += 1;
+    }
+
+    /// Runs to the end under `policy`. Fails only when the policy leaves
+    /// eligible work unscheduled with nothing left to happen (a policy bug).
+    pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, Stuck> {
+        self.shares_sms = policy.shares_sms();
+        for j in 0..self.jobs.len() {
+            let arrival = self.state[j].arrival_ns;
+            self.schedule(arrival, Event::Host(j));
+        }
+        let mut cmds = Commands::default();
+        while let Some(Reverse((t, _, slot))) = self.queue.pop() {
+            let event = self.events[slot];
+            self.free_slots.push(slot);
+            self.now = t;
+            self.processed += 1;
+            match event {
+                Event::Host(j) => self.host_step(j),
+                Event::Eligible(j, op) => self.make_eligible(j, op),
+                Event::Done(j, op, version) => {
+                    if self.state[j].ops[op].version != version
+                        || self.state[j].ops[op].status != Status::Running
+                    {
+                        continue; // stale: rescheduled or paused since
+                    }
+                    self.complete(j, op);
+                }
+                Event::Wake => {
+                    if self.wake_pending == Some(t) {
+                        self.wake_pending = None;
+                    }
+                }
+            }
+            // Same-time events first: the policy sees one consistent instant.
+            if self
+                .queue
+                .peek()
+                .is_some_and(|Reverse((nt, _, _))| *nt == t)
+            {
+                continue;
+            }
+            // Ask the policy; after it paused work, ask again so it can use the freed device.
+            for _ in 0..MAX_DECISIONS_PER_INSTANT {
+                cmds.start.clear();
+                cmds.pause.clear();
+                cmds.wake_at = None;
+                policy.decide(self.now, self.jobs, &self.state, &mut cmds);
+                let changed = !cmds.start.is_empty() || !cmds.pause.is_empty();
+                for &(j, op) in &cmds.pause {
+                    self.pause(j, op);
+                }
+                for &(j, op) in &cmds.start {
+                    self.start(j, op);
+                }
+                if changed && self.shares_sms {
+                    self.update_rates();
+                }
+                if let Some(w) = cmds.wake_at
+                    && w > self.now
+                    && self.wake_pending.is_none_or(|p| w < p)
+                {
+                    self.wake_pending = Some(w);
+                    self.schedule(w, Event::Wake);
+                }
+                if cmds.pause.is_empty() {
+                    break;
+                }
+            }
+        }
+        let mut jobs = Vec::with_capacity(self.state.len());
+        for (j, st) in self.state.iter().enumerate() {
+            let finish = st.finish_ns.ok_or_else(|| Stuck {
+                policy: policy.name(),
+                job: self.jobs[j].name.clone(),
+                at_ns: self.now,
+            })?;
+            let mut iterations = Vec::with_capacity(st.iteration_ends.len());
+            let mut prev = st.arrival_ns;
+            for &e in &st.iteration_ends {
+                iterations.push(e - prev);
+                prev = e;
+            }
+            if iterations.is_empty() {
+                iterations.push(finish - st.arrival_ns);
+            }
+            jobs.push(JobOutcome {
+                arrival_ns: st.arrival_ns,
+                finish_ns: finish,
+                iterations_ns: iterations,
+            });
+        }
+        let first = jobs.iter().map(|j| j.arrival_ns).min().unwrap_or(0);
+        let last = jobs.iter().map(|j| j.finish_ns).max().unwrap_or(0);
+        Ok(RunResult {
+            jobs,
+            busy_ns: self.busy_ns,
+            makespan_ns: last - first,
+            events: self.processed,
+            segments: self.segments,
+            misprediction: policy.misprediction(),
+        })
+    }
+
+    /// Runs host steps of job `j` that are due now, until one lies in the future or blocks.
+    fn host_step(&mut self, j: usize) {
+        let job = &self.jobs[j];
+        loop {
+            let st = &mut self.state[j];
+            let Some(&step) = job.steps.get(st.step) else {
+                st.host = Host::Finished;
+                self.maybe_finish(j);
+                return;
+            };
+            let delay = match step {
+                HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. } => delay_ns,
+            };
+            let due = st.host_t + delay;
+            if due > self.now {
+                st.host = Host::Busy;
+                self.schedule(due, Event::Host(j));
+                return;
+            }
+            st.step += 1;
+            st.host_t = self.now;
+            match step {
+                HostStep::Issue { op, .. } => self.issue(j, op),
+                HostStep::Wait { op, wake_ns, .. } => {
+                    let st = &mut self.state[j];
+                    match op {
+                        Some(op) if st.ops[op].status != Status::Done => {
+                            st.host = Host::Waiting { op, wake_ns };
+                            return;
+                        }
+                        _ => {
+                            let resume = self.now + wake_ns;
+                            st.iteration_ends.push(resume);
+                            st.host_t = resume;
+                            if resume > self.now {
+                                // Continue after the wake-up latency.
+                                st.host = Host::Busy;
+                                self.schedule(resume, Event::Host(j));
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn issue(&mut self, j: usize, op: usize) {
+        let stream = self.jobs[j].ops[op].stream as usize;
+        let st = &mut self.state[j];
+        st.ops[op].issued_at = Some(self.now);
+        st.outstanding += 1;
+        st.streams[stream].push_back(op);
+        if st.streams[stream].len() == 1 {
+            self.schedule_eligible(j, op);
+        }
+    }
+
+    fn schedule_eligible(&mut self, j: usize, op: usize) {
+        let o = &self.jobs[j].ops[op];
+        let st = &self.state[j];
+        let issued = st.ops[op]
+            .issued_at
+            .expect("only issued ops become eligible");
+        let ready = issued.max(st.stream_last_done[o.stream as usize]) + o.start_offset_ns;
+        if ready <= self.now {
+            self.make_eligible(j, op);
+        } else {
+            self.schedule(ready, Event::Eligible(j, op));
+        }
+    }
+
+    fn make_eligible(&mut self, j: usize, op: usize) {
+        let st = &mut self.state[j];
+        st.ops[op].status = Status::Eligible;
+        st.ops[op].eligible_at = self.now;
+        if self.jobs[j].ops[op].is_kernel() {
+            st.eligible.push(op);
+        } else {
+            self.start(j, op);
+        }
+    }
+
+    fn start(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        let is_kernel = self.jobs[j].ops[op].is_kernel();
+        let st = &mut self.state[j];
+        let o = &mut st.ops[op];
+        assert_eq!(
+            o.status,
+            Status::Eligible,
+            "policy started op {op} of job {j} that is not eligible"
+        );
+        o.status = Status::Running;
+        o.since = now;
+        o.rate = 1.0;
+        o.first_start.get_or_insert(now);
+        o.version += 1;
+        let finish = now + o.remaining.ceil() as i64;
+        let version = o.version;
+        if is_kernel {
+            if let Some(pos) = st.eligible.iter().position(|&x| x == op) {
+                st.eligible.remove(pos);
+            }
+            st.running.push(op);
+            if self.running_kernels == 0 {
+                self.busy_since = now;
+            }
+            self.running_kernels += 1;
+        }
+        self.schedule(finish, Event::Done(j, op, version));
+    }
+
+    fn stop_running(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        let st = &mut self.state[j];
+        if let Some(pos) = st.running.iter().position(|&x| x == op) {
+            st.running.remove(pos);
+            self.running_kernels -= 1;
+            if self.running_kernels == 0 {
+                self.busy_ns += now - self.busy_since;
+            }
+            if self.opts.record_segments {
+                let since = st.ops[op].since;
+                self.segments.push((j, op, since, now));
+            }
+        }
+    }
+
+    fn pause(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        {
+            let o = &mut self.state[j].ops[op];
+            assert_eq!(
+                o.status,
+                Status::Running,
+                "policy paused an op that is not running"
+            );
+            o.remaining = (o.remaining - (now - o.since) as f64 * o.rate).max(0.0);
+        }
+        self.stop_running(j, op);
+        let st = &mut self.state[j];
+        let o = &mut st.ops[op];
+        o.status = Status::Eligible;
+        o.eligible_at = now;
+        o.version += 1;
+        st.eligible.push(op);
+    }
+
+    fn complete(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        let is_kernel = self.jobs[j].ops[op].is_kernel();
+        if is_kernel {
+            self.stop_running(j, op);
+        }
+        let stream = self.jobs[j].ops[op].stream as usize;
+        let st = &mut self.state[j];
+        st.ops[op].status = Status::Done;
+        st.ops[op].end = now;
+        st.ops[op].remaining = 0.0;
+        st.outstanding -= 1;
+        st.stream_last_done[stream] = now;
+        let front = st.streams[stream].pop_front();
+        debug_assert_eq!(front, Some(op));
+        if is_kernel {
+            let pos = self.jobs[j].kernel_position[op];
+            st.last_kernel_done = Some((pos, now));
+        }
+        if let Some(&next) = st.streams[stream].front() {
+            self.schedule_eligible(j, next);
+        }
+        if let Host::Waiting { op: w, wake_ns } = self.state[j].host
+            && w == op
+        {
+            let st = &mut self.state[j];
+            let resume = now + wake_ns;
+            st.iteration_ends.push(resume);
+            st.host_t = resume;
+            st.host = Host::Busy;
+            if resume > now {
+                self.schedule(resume, Event::Host(j));
+            } else {
+                self.host_step(j);
+            }
+        }
+        if is_kernel && self.shares_sms {
+            self.update_rates();
+        }
+        self.maybe_finish(j);
+    }
+
+    fn maybe_finish(&mut self, j: usize) {
+        let st = &mut self.state[j];
+        if st.host == Host::Finished && st.outstanding == 0 && st.finish_ns.is_none() {
+            st.finish_ns = Some(self.now.max(st.host_t) + self.jobs[j].tail_ns);
+        }
+    }
+
+    /// MPS: when the jobs' SM demand exceeds the device, every running kernel
+    /// slows down by the same factor. A job's own demand counts at most 1 (its
+    /// recorded durations already include its own kernels' sharing), so a job
+    /// alone always runs at its recorded speed.
+    fn update_rates(&mut self) {
+        let now = self.now;
+        let total: f64 = self
+            .state
+            .iter()
+            .enumerate()
+            .map(|(j, st)| {
+                st.running
+                    .iter()
+                    .map(|&op| self.jobs[j].ops[op].sm_demand)
+                    .sum::<f64>()
+                    .min(1.0)
+            })
+            .sum();
+        let rate = if total > 1.0 { 1.0 / total } else { 1.0 };
+        let mut reschedule = Vec::new();
+        for (j, st) in self.state.iter_mut().enumerate() {
+            for &op in &st.running {
+                let o = &mut st.ops[op];
+                if o.rate == rate {
+                    continue;
+                }
+                o.remaining = (o.remaining - (now - o.since) as f64 * o.rate).max(0.0);
+                o.since = now;
+                o.rate = rate;
+                o.version += 1;
+                reschedule.push((j, op, now + (o.remaining / rate).ceil() as i64, o.version));
+            }
+        }
+        for (j, op, t, v) in reschedule {
+            self.schedule(t, Event::Done(j, op, v));
+        }
+    }
+}

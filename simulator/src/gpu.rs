@@ -1,0 +1,134 @@
+//! The modeled GPU's scheduling parameters: a JSON "GPU model file", every
+//! field with a documented default and where that default came from.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// When a policy may take the device away from running work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Granularity {
+    /// Running kernels finish; nothing new of the preempted job starts.
+    Kernel,
+    /// Running kernels stop after their current wave of thread blocks.
+    Block,
+    /// Running kernels stop at once, after a fixed cost (`preempt_cost_ns`).
+    Immediate,
+}
+
+/// The scheduling parameters of a GPU. Per-SM limits and SM counts are not
+/// here: they come from each trace's metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GpuModel {
+    /// Name of the model (e.g. the GPU it was calibrated on).
+    pub name: String,
+    /// Where these numbers came from.
+    pub source: String,
+    /// Time-slice length of one context under default sharing, ns.
+    pub timeslice_quantum_ns: i64,
+    /// Cost of switching the device between contexts, ns (nothing runs meanwhile).
+    pub context_switch_ns: i64,
+    /// Whether a kernel still running when its context's slice ends is
+    /// preempted (true) or runs to completion first (false).
+    pub timeslice_preempts: bool,
+    /// Preemption granularity of the preemptive-priority policy.
+    pub preempt_granularity: Granularity,
+    /// Cost of an immediate preemption, ns.
+    pub preempt_cost_ns: i64,
+    /// Waves per kernel assumed by block-granularity preemption when its
+    /// blocks fill the device: a kernel stops after `duration / waves`.
+    pub block_waves: i64,
+}
+
+impl Default for GpuModel {
+    /// Defaults, each with its reason:
+    /// - quantum 2 ms: NVIDIA publishes no value; the one public measurement
+    ///   (forum report, RTX 4090) saw about 2.3 ms; to be replaced by
+    ///   `fikit-sim calibrate` on the GPU;
+    /// - context switch 25 µs: order of magnitude of a compute-preemption
+    ///   context save/restore reported for Pascal+ GPUs; to be calibrated;
+    /// - time slices preempt running kernels: compute preemption exists since
+    ///   Pascal, and Hopper preempts at instruction level between contexts;
+    /// - preemptive policy at kernel granularity: what stream priorities and a
+    ///   launch-holding scheduler can do without kernel changes;
+    /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
+    /// - 4 waves: a typical large kernel runs a few waves of blocks.
+    fn default() -> Self {
+        GpuModel {
+            name: "default".to_string(),
+            source: "documented defaults (simulator/src/gpu.rs); not calibrated".to_string(),
+            timeslice_quantum_ns: 2_000_000,
+            context_switch_ns: 25_000,
+            timeslice_preempts: true,
+            preempt_granularity: Granularity::Kernel,
+            preempt_cost_ns: 40_000,
+            block_waves: 4,
+        }
+    }
+}
+
+/// Errors reading a GPU model file.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// Could not read it.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Not a valid model.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl GpuModel {
+    /// Reads a model file; fields it omits keep their defaults.
+    pub fn load(path: &Path) -> Result<GpuModel, ModelError> {
+        let p = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        let m: GpuModel = serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
+            path: p.clone(),
+            message: e.to_string(),
+        })?;
+        m.validate()
+            .map_err(|message| ModelError::Invalid { path: p, message })?;
+        Ok(m)
+    }
+
+    /// Checks the parameters are usable.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.timeslice_quantum_ns <= 0 {
+            return Err(format!(
+                "timeslice_quantum_ns must be positive, found {}",
+                self.timeslice_quantum_ns
+            ));
+        }
+        for (name, v) in [
+            ("context_switch_ns", self.context_switch_ns),
+            ("preempt_cost_ns", self.preempt_cost_ns),
+        ] {
+            if v < 0 {
+                return Err(format!("{name} must not be negative, found {v}"));
+            }
+        }
+        if self.block_waves < 1 {
+            return Err(format!(
+                "block_waves must be at least 1, found {}",
+                self.block_waves
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,359 @@
+//! A job as the simulator replays it: its host thread's program, closed loop.
+//!
+//! The host's recorded actions become a sequence of [`HostStep`]s, each after a
+//! host-side delay measured from the end of the previous step:
+//! - [`HostStep::Issue`] hands a GPU operation to its stream (the launch call);
+//! - [`HostStep::Wait`] blocks the host until a GPU operation is done (a
+//!   synchronization or a blocking copy), then resumes after the recorded
+//!   wake-up latency.
+//!
+//! So when another job delays a kernel, the host time behind a synchronization
+//! moves with it, and the gaps behind asynchronous launches shrink, as on a
+//! real GPU. Replayed alone, the program reproduces the recorded timeline: each
+//! operation starts at `max(issue time, previous op on its stream done)` plus its
+//! recorded start offset, and runs for its recorded duration.
+
+use std::collections::HashMap;
+
+use fikit_trace::Trace;
+
+/// One GPU operation of a job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuOp {
+    /// The job-local stream index (0, 1, … in order of first use).
+    pub stream: u32,
+    /// Recorded duration, ns.
+    pub duration_ns: i64,
+    /// Recorded time from `max(issue, previous op on the stream done)` to start, ns.
+    pub start_offset_ns: i64,
+    /// `Some(kernel_key)` for a kernel, `None` for a copy or memset (which
+    /// occupy a copy engine, not the SMs: they never wait for other jobs).
+    pub kernel_key: Option<u64>,
+    /// Fraction of the device's SMs the kernel occupies (0..=1), from its grid,
+    /// block, registers and shared memory against the per-SM limits.
+    pub sm_demand: f64,
+    /// Recorded start, ns since the job's first host action (for reports).
+    pub recorded_start_ns: i64,
+}
+
+impl GpuOp {
+    /// True when the op runs on the SMs (a kernel).
+    pub fn is_kernel(&self) -> bool {
+        self.kernel_key.is_some()
+    }
+}
+
+/// One step of the host program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostStep {
+    /// After `delay_ns` of host time, issue GPU operation `op`.
+    Issue {
+        /// Host time since the previous step ended, ns.
+        delay_ns: i64,
+        /// Index into [`Job::ops`].
+        op: usize,
+    },
+    /// After `delay_ns`, block until operation `op` is done, then `wake_ns` more.
+    Wait {
+        /// Host time since the previous step ended, ns.
+        delay_ns: i64,
+        /// The operation waited for; `None` when nothing was outstanding.
+        op: Option<usize>,
+        /// Recorded time from the op's end (or the wait's start, if later) to the wait's return, ns.
+        wake_ns: i64,
+        /// True when the wait ends an iteration (a blocking host synchronization).
+        ends_iteration: bool,
+    },
+}
+
+/// A job ready to replay.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Name.
+    pub name: String,
+    /// Priority: 0 is the highest.
+    pub priority: u8,
+    /// GPU operations, in issue order.
+    pub ops: Vec<GpuOp>,
+    /// The host program.
+    pub steps: Vec<HostStep>,
+    /// Host time after the last step until the job ends, ns (0: it ends with its last step or op).
+    pub tail_ns: i64,
+    /// Recorded span: first host action to the later of last op end and last host action end, ns.
+    pub recorded_span_ns: i64,
+    /// Recorded idle gap after each kernel, by kernel position (issue order of
+    /// kernels): the profiled gap FIKIT predicts with. 0 when the next kernel
+    /// followed at once or overlapped; the last kernel's is 0.
+    pub gap_after_kernel_ns: Vec<i64>,
+    /// Profiled mean duration per kernel key, ns: FIKIT's duration prediction.
+    pub mean_duration_ns: HashMap<u64, i64>,
+    /// For each op, its position among the job's kernels in issue order
+    /// (`usize::MAX` for copies and memsets).
+    pub kernel_position: Vec<usize>,
+}
+
+/// A host action in recorded time, before it becomes a [`HostStep`].
+enum Action {
+    Issue {
+        at: i64,
+        op: usize,
+    },
+    Wait {
+        start: i64,
+        end: i64,
+        stream: Option<(u32, u32, u32)>,
+        blocking: bool,
+    },
+}
+
+impl Action {
+    fn at(&self) -> i64 {
+        match self {
+            Action::Issue { at, .. } => *at,
+            Action::Wait { start, .. } => *start,
+        }
+    }
+}
+
+/// How many blocks of a kernel fit on one SM, from the per-SM limits.
+pub fn blocks_per_sm(
+    device: &fikit_trace::DeviceInfo,
+    threads_per_block: u64,
+    registers_per_thread: u32,
+    shared_bytes: u64,
+) -> u64 {
+    let threads = threads_per_block.max(1);
+    let by_threads = u64::from(device.max_threads_per_sm) / threads;
+    // Registers are allocated per warp in practice; per thread is close enough here.
+    let regs = u64::from(registers_per_thread).max(1) * threads;
+    let by_regs = u64::from(device.max_registers_per_sm) / regs;
+    let by_shared = if shared_bytes == 0 {
+        u64::MAX
+    } else {
+        u64::from(device.max_shared_memory_per_sm) / shared_bytes
+    };
+    let by_blocks = u64::from(device.max_blocks_per_sm);
+    by_threads.min(by_regs).min(by_shared).min(by_blocks).max(1)
+}
+
+impl Job {
+    /// Builds the replayable program of a trace.
+    ///
+    /// GPU operations without a recorded launch are issued at their recorded
+    /// start. Blocking waits are the `sync` rows that block the host and the
+    /// blocking API calls (`cudaMemcpy`, `cudaStreamSynchronize`, …); each waits
+    /// for the operation, issued before it (on its stream, when it names one),
+    /// that ended last before the wait returned.
+    pub fn from_trace(trace: &Trace) -> Job {
+        let dev = &trace.meta.device;
+        let mut streams: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        struct Raw {
+            issue: i64,
+            start: i64,
+            end: i64,
+            place: (u32, u32, u32),
+            key: Option<u64>,
+            demand: f64,
+        }
+        let mut raw: Vec<Raw> = Vec::with_capacity(trace.kernels.len() + trace.memops.len());
+        for k in &trace.kernels {
+            let per_sm = blocks_per_sm(
+                dev,
+                k.threads_per_block(),
+                k.registers_per_thread,
+                u64::from(k.static_shared_bytes) + u64::from(k.dynamic_shared_bytes),
+            );
+            let capacity = (per_sm * u64::from(dev.sm_count.max(1))) as f64;
+            raw.push(Raw {
+                issue: k.launch.map_or(k.start_ns, |l| l.start_ns.min(k.start_ns)),
+                start: k.start_ns,
+                end: k.end_ns,
+                place: (k.placement.device, k.placement.context, k.placement.stream),
+                key: Some(k.kernel_key),
+                demand: (k.blocks() as f64 / capacity).min(1.0),
+            });
+        }
+        for m in &trace.memops {
+            raw.push(Raw {
+                issue: m.launch.map_or(m.start_ns, |l| l.start_ns.min(m.start_ns)),
+                start: m.start_ns,
+                end: m.end_ns,
+                place: (m.placement.device, m.placement.context, m.placement.stream),
+                key: None,
+                demand: 0.0,
+            });
+        }
+        // Issue order: by issue time, then start.
+        raw.sort_by_key(|r| (r.issue, r.start, r.end));
+
+        let origin = raw
+            .iter()
+            .map(|r| r.issue)
+            .chain(trace.syncs.iter().map(|s| s.start_ns))
+            .chain(
+                trace
+                    .api_calls
+                    .iter()
+                    .filter(|a| a.is_blocking())
+                    .map(|a| a.start_ns),
+            )
+            .min()
+            .unwrap_or(0);
+
+        // Start offsets: from max(issue, previous op on the stream ended) to start.
+        let mut prev_end: HashMap<(u32, u32, u32), i64> = HashMap::new();
+        let mut ops = Vec::with_capacity(raw.len());
+        for r in &raw {
+            let next = streams.len() as u32;
+            let stream = *streams.entry(r.place).or_insert(next);
+            let ready = r
+                .issue
+                .max(prev_end.get(&r.place).copied().unwrap_or(i64::MIN));
+            prev_end.insert(r.place, r.end);
+            ops.push(GpuOp {
+                stream,
+                duration_ns: r.end - r.start,
+                start_offset_ns: (r.start - ready).max(0),
+                kernel_key: r.key,
+                sm_demand: r.demand,
+                recorded_start_ns: r.start - origin,
+            });
+        }
+
+        // Host actions in recorded order.
+        let mut actions: Vec<Action> = raw
+            .iter()
+            .enumerate()
+            .map(|(i, r)| Action::Issue { at: r.issue, op: i })
+            .collect();
+        for s in &trace.syncs {
+            actions.push(Action::Wait {
+                start: s.start_ns,
+                end: s.end_ns,
+                stream: s.stream.map(|st| (0, s.context, st)),
+                blocking: s.kind.blocks_host(),
+            });
+        }
+        // Blocking API calls that a sync row does not already describe.
+        let synced: std::collections::HashSet<u32> =
+            trace.syncs.iter().map(|s| s.correlation_id).collect();
+        for a in trace.api_calls.iter().filter(|a| a.is_blocking()) {
+            if !synced.contains(&a.correlation_id) {
+                actions.push(Action::Wait {
+                    start: a.start_ns,
+                    end: a.end_ns,
+                    stream: None,
+                    blocking: true,
+                });
+            }
+        }
+        actions.sort_by_key(|a| (a.at(), matches!(a, Action::Wait { .. })));
+
+        let mut steps = Vec::with_capacity(actions.len());
+        let mut host_time = origin;
+        let mut issued = 0usize; // ops issued so far (a prefix of `raw`, in issue order)
+        for a in &actions {
+            match *a {
+                Action::Issue { at, op } => {
+                    steps.push(HostStep::Issue {
+                        delay_ns: (at - host_time).max(0),
+                        op,
+                    });
+                    host_time = host_time.max(at);
+                    issued = issued.max(op + 1);
+                }
+                Action::Wait {
+                    start,
+                    end,
+                    stream,
+                    blocking,
+                } => {
+                    if !blocking {
+                        continue; // a device-side wait: the GPU ops carry its effect in their offsets
+                    }
+                    // The op issued before the wait, on its stream if named, that ended last by its end.
+                    let target = (0..issued)
+                        .filter(|&i| {
+                            raw[i].end <= end
+                                && stream.is_none_or(|(_, c, s)| {
+                                    raw[i].place.1 == c && raw[i].place.2 == s
+                                })
+                        })
+                        .max_by_key(|&i| (raw[i].end, i));
+                    let resume_from = target.map_or(start, |i| start.max(raw[i].end));
+                    steps.push(HostStep::Wait {
+                        delay_ns: (start - host_time).max(0),
+                        op: target,
+                        wake_ns: (end - resume_from).max(0),
+                        ends_iteration: true,
+                    });
+                    host_time = host_time.max(end);
+                }
+            }
+        }
+        let last_end = raw.iter().map(|r| r.end).max().unwrap_or(origin);
+        let recorded_span_ns = last_end.max(host_time) - origin;
+
+        // Profiled gaps after each kernel, by kernel position in issue order.
+        let kernel_spans: Vec<(i64, i64)> = raw
+            .iter()
+            .filter(|r| r.key.is_some())
+            .map(|r| (r.start, r.end))
+            .collect();
+        let gap_after_kernel_ns = profiled_gaps(&kernel_spans);
+
+        let mut sums: HashMap<u64, (i64, i64)> = HashMap::new();
+        for k in &trace.kernels {
+            let e = sums.entry(k.kernel_key).or_default();
+            e.0 += k.duration_ns();
+            e.1 += 1;
+        }
+        let mean_duration_ns = sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect();
+        let mut next_pos = 0;
+        let kernel_position = ops
+            .iter()
+            .map(|o| {
+                if o.is_kernel() {
+                    next_pos += 1;
+                    next_pos - 1
+                } else {
+                    usize::MAX
+                }
+            })
+            .collect();
+        Job {
+            kernel_position,
+            name: trace.meta.job_name.clone(),
+            priority: trace.meta.priority,
+            ops,
+            steps,
+            tail_ns: 0,
+            recorded_span_ns,
+            gap_after_kernel_ns,
+            mean_duration_ns,
+        }
+    }
+
+    /// Number of kernels.
+    pub fn kernel_count(&self) -> usize {
+        self.ops.iter().filter(|o| o.is_kernel()).count()
+    }
+}
+
+/// For kernels in issue order as `(start, end)`, the idle time between the end
+/// of each kernel and the start of the next one that begins after every kernel
+/// issued so far has ended: the gap FIKIT can fill after that kernel. 0 when
+/// the next kernel overlaps or follows at once, and for the last kernel.
+pub fn profiled_gaps(kernels: &[(i64, i64)]) -> Vec<i64> {
+    let mut out = vec![0; kernels.len()];
+    let mut busy_until = i64::MIN;
+    for i in 0..kernels.len() {
+        busy_until = busy_until.max(kernels[i].1);
+        if let Some(&(next_start, _)) = kernels.get(i + 1)
+            && next_start > busy_until
+        {
+            out[i] = next_start - busy_until;
+        }
+    }
+    out
+}

@@ -1,0 +1,201 @@
+//! Running jobs under policies and comparing them: JCT, slowdown, speedup
+//! against default sharing, iteration latency percentiles, utilization.
+
+use serde::Serialize;
+
+use fikit_trace::gaps::nearest_rank;
+
+use crate::engine::{Engine, RunOptions, RunResult, Stuck};
+use crate::gpu::GpuModel;
+use crate::job::Job;
+use crate::policy::PolicyKind;
+
+/// What to simulate.
+#[derive(Debug, Clone)]
+pub struct SimOptions {
+    /// Policies to report, in order.
+    pub policies: Vec<PolicyKind>,
+    /// The GPU model.
+    pub model: GpuModel,
+    /// Keep kernel run segments (for timelines).
+    pub record_segments: bool,
+}
+
+/// One job under one policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobRow {
+    /// Policy.
+    pub policy: PolicyKind,
+    /// Job name.
+    pub job: String,
+    /// Priority, 0 highest.
+    pub priority: u8,
+    /// JCT alone on the GPU, ns.
+    pub isolated_jct_ns: i64,
+    /// JCT under the policy, ns.
+    pub jct_ns: i64,
+    /// `jct / isolated_jct`.
+    pub slowdown: f64,
+    /// `JCT under timeslice / JCT under this policy`: FIKIT's headline speedup
+    /// for the high-priority job, and the low-priority ratio for the others.
+    pub vs_timeslice: f64,
+    /// Iterations (spans between the host's blocking synchronizations).
+    pub iterations: usize,
+    /// Median iteration latency, ns (nearest rank).
+    pub p50_ns: i64,
+    /// 99th-percentile iteration latency, ns (nearest rank).
+    pub p99_ns: i64,
+}
+
+/// One policy over all jobs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PolicyRow {
+    /// Policy.
+    pub policy: PolicyKind,
+    /// First arrival to last finish, ns (exclusive: the jobs' JCTs summed, as if run one after another).
+    pub makespan_ns: i64,
+    /// Time at least one kernel ran, ns.
+    pub busy_ns: i64,
+    /// `busy / makespan`.
+    pub utilization: f64,
+    /// Delay FIKIT's mispredictions caused the top job, ns (FIKIT only).
+    pub misprediction_delay_ns: Option<i64>,
+    /// Top-job kernels that waited for a fill (FIKIT only).
+    pub mispredicted_kernels: Option<usize>,
+    /// Events the engine processed.
+    pub events: u64,
+}
+
+/// Everything a simulation produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// GPU model name and source.
+    pub model: String,
+    /// Per job and policy.
+    pub jobs: Vec<JobRow>,
+    /// Per policy.
+    pub policies: Vec<PolicyRow>,
+    /// Kernel run segments per policy, when recorded: `(job, op, start, end)`.
+    #[serde(skip)]
+    pub segments: Vec<(PolicyKind, Vec<(usize, usize, i64, i64)>)>,
+}
+
+/// Runs `jobs` together under one policy (job `i` arriving at `arrivals[i]`).
+pub fn run_policy(
+    jobs: &[Job],
+    arrivals: &[i64],
+    kind: PolicyKind,
+    model: &GpuModel,
+    record_segments: bool,
+) -> Result<RunResult, Stuck> {
+    let mut policy = kind.build(model);
+    Engine::new(jobs, arrivals, RunOptions { record_segments }).run(policy.as_mut())
+}
+
+/// Each job alone, as the exclusive policy runs it.
+pub fn run_isolated(jobs: &[Job], model: &GpuModel) -> Result<Vec<RunResult>, Stuck> {
+    jobs.iter()
+        .map(|j| {
+            run_policy(
+                std::slice::from_ref(j),
+                &[0],
+                PolicyKind::Exclusive,
+                model,
+                false,
+            )
+        })
+        .collect()
+}
+
+fn percentiles(iterations: &[i64]) -> (i64, i64) {
+    let mut v = iterations.to_vec();
+    v.sort_unstable();
+    (
+        nearest_rank(&v, 0.5).unwrap_or(0),
+        nearest_rank(&v, 0.99).unwrap_or(0),
+    )
+}
+
+/// Simulates the jobs under every requested policy. The isolated runs and
+/// time slicing (the baseline of `vs_timeslice`) always run.
+pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Report, Stuck> {
+    let isolated = run_isolated(jobs, &opts.model)?;
+    let iso_jct: Vec<i64> = isolated.iter().map(|r| r.jobs[0].jct_ns()).collect();
+    let baseline = run_policy(jobs, arrivals, PolicyKind::Timeslice, &opts.model, false)?;
+
+    let mut report = Report {
+        model: format!("{} ({})", opts.model.name, opts.model.source),
+        jobs: Vec::new(),
+        policies: Vec::new(),
+        segments: Vec::new(),
+    };
+    for &kind in &opts.policies {
+        if kind == PolicyKind::Exclusive {
+            for (i, (job, r)) in jobs.iter().zip(&isolated).enumerate() {
+                let (p50, p99) = percentiles(&r.jobs[0].iterations_ns);
+                report.jobs.push(JobRow {
+                    policy: kind,
+                    job: job.name.clone(),
+                    priority: job.priority,
+                    isolated_jct_ns: iso_jct[i],
+                    jct_ns: iso_jct[i],
+                    slowdown: 1.0,
+                    vs_timeslice: ratio(baseline.jobs[i].jct_ns(), iso_jct[i]),
+                    iterations: r.jobs[0].iterations_ns.len(),
+                    p50_ns: p50,
+                    p99_ns: p99,
+                });
+            }
+            let makespan: i64 = iso_jct.iter().sum();
+            let busy: i64 = isolated.iter().map(|r| r.busy_ns).sum();
+            report.policies.push(PolicyRow {
+                policy: kind,
+                makespan_ns: makespan,
+                busy_ns: busy,
+                utilization: ratio(busy, makespan),
+                misprediction_delay_ns: None,
+                mispredicted_kernels: None,
+                events: isolated.iter().map(|r| r.events).sum(),
+            });
+            continue;
+        }
+        let run = if kind == PolicyKind::Timeslice && !opts.record_segments {
+            baseline.clone()
+        } else {
+            run_policy(jobs, arrivals, kind, &opts.model, opts.record_segments)?
+        };
+        for (i, job) in jobs.iter().enumerate() {
+            let o = &run.jobs[i];
+            let (p50, p99) = percentiles(&o.iterations_ns);
+            report.jobs.push(JobRow {
+                policy: kind,
+                job: job.name.clone(),
+                priority: job.priority,
+                isolated_jct_ns: iso_jct[i],
+                jct_ns: o.jct_ns(),
+                slowdown: ratio(o.jct_ns(), iso_jct[i]),
+                vs_timeslice: ratio(baseline.jobs[i].jct_ns(), o.jct_ns()),
+                iterations: o.iterations_ns.len(),
+                p50_ns: p50,
+                p99_ns: p99,
+            });
+        }
+        report.policies.push(PolicyRow {
+            policy: kind,
+            makespan_ns: run.makespan_ns,
+            busy_ns: run.busy_ns,
+            utilization: ratio(run.busy_ns, run.makespan_ns),
+            misprediction_delay_ns: run.misprediction.map(|m| m.0),
+            mispredicted_kernels: run.misprediction.map(|m| m.1),
+            events: run.events,
+        });
+        if opts.record_segments {
+            report.segments.push((kind, run.segments));
+        }
+    }
+    Ok(report)
+}
+
+fn ratio(a: i64, b: i64) -> f64 {
+    if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}

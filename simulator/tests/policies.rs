@@ -1,0 +1,218 @@
+//! Each policy on tiny hand-built scenarios, JCTs checked against values worked
+//! out by hand (every step is written next to the expected numbers).
+
+use fikit_sim::gpu::{GpuModel, Granularity};
+use fikit_sim::job::Job;
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::simulate::run_policy;
+use fikit_trace::{Kernel, Trace, fixture};
+
+/// A kernel launched at `start` (so it starts as soon as it is issued).
+fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
+    let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
+    k.launch.as_mut().unwrap().end_ns = start;
+    k
+}
+
+/// A kernel that fills the fixture device (132 SMs × 2 blocks of 1024 threads): SM demand 1.
+fn big(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
+    let mut k = k(name, corr, start, end);
+    k.grid = [264, 1, 1];
+    k.block = [1024, 1, 1];
+    k
+}
+
+fn job(name: &str, priority: u8, kernels: Vec<Kernel>) -> Trace {
+    let mut t = fixture::empty(name, priority);
+    t.kernels = kernels;
+    t
+}
+
+/// H (priority 0): k1 [0,100), host gap, k2 issued at 300 runs [300,400). Isolated JCT 400.
+fn high() -> Trace {
+    job("high", 0, vec![k("h1", 1, 0, 100), k("h2", 2, 300, 400)])
+}
+
+/// L (priority 9): one kernel of `len` ns issued at 0.
+fn low(len: i64) -> Trace {
+    job("low", 9, vec![k("l1", 1, 0, len)])
+}
+
+fn jcts(traces: &[Trace], kind: PolicyKind, model: &GpuModel) -> Vec<i64> {
+    let jobs: Vec<Job> = traces.iter().map(Job::from_trace).collect();
+    let arrivals = vec![0; jobs.len()];
+    let r = run_policy(&jobs, &arrivals, kind, model, false).unwrap();
+    r.jobs.iter().map(|j| j.jct_ns()).collect()
+}
+
+fn model() -> GpuModel {
+    GpuModel {
+        timeslice_quantum_ns: 50,
+        context_switch_ns: 10,
+        timeslice_preempts: true,
+        preempt_granularity: Granularity::Kernel,
+        preempt_cost_ns: 40,
+        block_waves: 4,
+        ..GpuModel::default()
+    }
+}
+
+#[test]
+fn exclusive_reproduces_the_recorded_spans() {
+    assert_eq!(jcts(&[high()], PolicyKind::Exclusive, &model()), [400]);
+    assert_eq!(jcts(&[low(150)], PolicyKind::Exclusive, &model()), [150]);
+}
+
+#[test]
+fn fikit_fills_a_gap_with_a_kernel_that_fits() {
+    // t=0 both eligible: H goes (L waits). t=100 H in its gap; the profiled gap
+    // after h1 is 300-100 = 200, L's predicted 150 fits: L runs [100,250).
+    // t=300 h2 runs [300,400).
+    assert_eq!(
+        jcts(&[high(), low(150)], PolicyKind::Fikit, &model()),
+        [400, 250]
+    );
+}
+
+#[test]
+fn fikit_leaves_the_gap_idle_when_nothing_fits() {
+    // L's 250 does not fit the 200 gap: it waits until H finishes at 400, runs [400,650).
+    assert_eq!(
+        jcts(&[high(), low(250)], PolicyKind::Fikit, &model()),
+        [400, 650]
+    );
+}
+
+#[test]
+fn fikit_counts_the_delay_of_a_wrong_prediction() {
+    // L's kernel key was profiled at 150 ns but this launch runs 250 ns: it is
+    // started in the 200 ns gap at 100 and runs to 350, so h2 (eligible at 300)
+    // waits 50 ns: [350, 450).
+    let mut l = low(250);
+    let mut short = l.kernels[0].clone();
+    short.start_ns = 1_000;
+    short.end_ns = 1_000; // a second launch of the same key, 0 ns: the mean is (250+0)/2 = 125
+    short.launch.as_mut().unwrap().start_ns = 1_000;
+    short.launch.as_mut().unwrap().end_ns = 1_000;
+    l.kernels.push(short);
+    let jobs: Vec<Job> = [high(), l].iter().map(Job::from_trace).collect();
+    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+    assert_eq!(r.jobs[0].jct_ns(), 450);
+    assert_eq!(r.misprediction, Some((50, 1)));
+}
+
+#[test]
+fn timeslice_takes_turns_with_switch_costs_and_preemption() {
+    // quantum 50, switch 10, preempting:
+    // t=0 H owns (first with work), h1 runs. t=50 slice ends, L waits: pause h1
+    // (50 left), switch to L until 60. L runs [60,110), 100 left; switch to H
+    // until 120; h1 finishes 170. H has no work: yield, switch until 180; L runs
+    // its 100 to 280. t=300 h2 issued: L idle, switch until 310; h2 [310,410).
+    assert_eq!(
+        jcts(&[high(), low(150)], PolicyKind::Timeslice, &model()),
+        [410, 280]
+    );
+}
+
+#[test]
+fn timeslice_without_preemption_lets_the_kernel_finish() {
+    // quantum 50, switch 10, run to completion: H owns, h1 [0,100) finishes past
+    // its slice. Then switch to L until 110; L [110,260). h2 issued at 300:
+    // switch until 310, h2 [310,410).
+    let m = GpuModel {
+        timeslice_preempts: false,
+        ..model()
+    };
+    assert_eq!(
+        jcts(&[high(), low(150)], PolicyKind::Timeslice, &m),
+        [410, 260]
+    );
+}
+
+#[test]
+fn preemptive_at_kernel_granularity_waits_for_the_running_kernel() {
+    // h1 [0,100); L starts at 100 and runs to 350; h2 eligible at 300 waits: [350,450).
+    assert_eq!(
+        jcts(&[high(), low(250)], PolicyKind::Preemptive, &model()),
+        [450, 350]
+    );
+}
+
+#[test]
+fn preemptive_immediate_pays_the_preemption_cost() {
+    // L starts at 100; at 300 it is paused (50 left) and the device is blocked
+    // 40 ns: h2 [340,440); L resumes [440,490).
+    let m = GpuModel {
+        preempt_granularity: Granularity::Immediate,
+        ..model()
+    };
+    assert_eq!(
+        jcts(&[high(), low(250)], PolicyKind::Preemptive, &m),
+        [440, 490]
+    );
+}
+
+#[test]
+fn preemptive_at_block_granularity_stops_after_the_current_wave() {
+    // L 400 ns from 100: a wave is 400/4 = 100 ns. At 300 (200 done, 200 left)
+    // it stops at 300+min(200,100) = 400 with 100 left; h2 [400,500); L resumes
+    // [500,600).
+    let m = GpuModel {
+        preempt_granularity: Granularity::Block,
+        ..model()
+    };
+    assert_eq!(
+        jcts(&[high(), low(400)], PolicyKind::Preemptive, &m),
+        [500, 600]
+    );
+}
+
+#[test]
+fn mps_runs_jobs_together_and_slows_them_when_demand_exceeds_the_device() {
+    // Small kernels: no slowdown, both run as if alone.
+    assert_eq!(
+        jcts(&[high(), low(250)], PolicyKind::Mps, &model()),
+        [400, 250]
+    );
+    // Full-device kernels: demand 2, rate 1/2 while both run.
+    // h1 and l1 from 0 at 1/2: h1 (100) ends 200, l1 has 150 left. Alone to 300
+    // (50 left). h2 from 300 at 1/2: l1 ends 400; h2 has 50 left at full speed: 450.
+    let h = job(
+        "high",
+        0,
+        vec![big("h1", 1, 0, 100), big("h2", 2, 300, 400)],
+    );
+    let l = job("low", 9, vec![big("l1", 1, 0, 250)]);
+    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &model()), [450, 400]);
+}
+
+#[test]
+fn the_host_waits_closed_loop_behind_a_delayed_kernel() {
+    // H: h1 [0,100); the host syncs [10,110) (wakes 10 after h1 ends), then 40 ns
+    // of host work, issues h2 at 150: [150,250). Isolated JCT 250.
+    let mut h = job("high", 0, vec![k("h1", 1, 0, 100), k("h2", 3, 150, 250)]);
+    h.syncs = vec![fixture::stream_sync(7, 2, 10, 110)];
+    assert_eq!(jcts(&[h.clone()], PolicyKind::Exclusive, &model()), [250]);
+    // Under time slicing with L (job 0, 250 ns) owning the device first
+    // (quantum 1000, no switch cost): h1 runs [250,350), the host wakes at 360,
+    // issues h2 at 400: [400,500). An open-loop replay would have run h2 at 350.
+    let m = GpuModel {
+        timeslice_quantum_ns: 1000,
+        context_switch_ns: 0,
+        ..model()
+    };
+    assert_eq!(jcts(&[low(250), h], PolicyKind::Timeslice, &m), [250, 500]);
+}
+
+#[test]
+fn iterations_are_the_spans_between_blocking_syncs() {
+    let mut h = job("high", 0, vec![k("h1", 1, 0, 100), k("h2", 3, 150, 250)]);
+    h.syncs = vec![
+        fixture::stream_sync(7, 2, 10, 110),
+        fixture::stream_sync(7, 4, 160, 260),
+    ];
+    let jobs = vec![Job::from_trace(&h)];
+    let r = run_policy(&jobs, &[0], PolicyKind::Exclusive, &model(), false).unwrap();
+    assert_eq!(r.jobs[0].iterations_ns, [110, 150]);
+    assert_eq!(r.jobs[0].jct_ns(), 260);
+}
