@@ -149,6 +149,19 @@ enum Event {
     Wake,
 }
 
+/// A kernel's stay on the GPU from a start (or resume) to its end (or pause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Job index.
+    pub job: usize,
+    /// Op index in the job.
+    pub op: usize,
+    /// Start, ns.
+    pub start_ns: i64,
+    /// End, ns.
+    pub end_ns: i64,
+}
+
 /// What a run produced.
 #[derive(Debug, Clone)]
 pub struct RunResult {
@@ -160,8 +173,8 @@ pub struct RunResult {
     pub makespan_ns: i64,
     /// Events processed.
     pub events: u64,
-    /// Kernel start/end per job and op, for timelines: `(job, op, start, end)` per run segment.
-    pub segments: Vec<(usize, usize, i64, i64)>,
+    /// Kernel run segments, for timelines (when asked for).
+    pub segments: Vec<Segment>,
     /// FIKIT's misprediction delay and count.
     pub misprediction: Option<(i64, usize)>,
 }
@@ -220,7 +233,7 @@ pub struct Engine<'a> {
     busy_since: i64,
     busy_ns: i64,
     processed: u64,
-    segments: Vec<(usize, usize, i64, i64)>,
+    segments: Vec<Segment>,
     opts: RunOptions,
     shares_sms: bool,
 }
@@ -529,7 +542,12 @@ impl<'a> Engine<'a> {
             }
             if self.opts.record_segments {
                 let since = st.ops[op].since;
-                self.segments.push((j, op, since, now));
+                self.segments.push(Segment {
+                    job: j,
+                    op,
+                    start_ns: since,
+                    end_ns: now,
+                });
             }
         }
     }

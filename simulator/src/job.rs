@@ -127,11 +127,9 @@ pub fn blocks_per_sm(
     // Registers are allocated per warp in practice; per thread is close enough here.
     let regs = u64::from(registers_per_thread).max(1) * threads;
     let by_regs = u64::from(device.max_registers_per_sm) / regs;
-    let by_shared = if shared_bytes == 0 {
-        u64::MAX
-    } else {
-        u64::from(device.max_shared_memory_per_sm) / shared_bytes
-    };
+    let by_shared = u64::from(device.max_shared_memory_per_sm)
+        .checked_div(shared_bytes)
+        .unwrap_or(u64::MAX);
     let by_blocks = u64::from(device.max_blocks_per_sm);
     by_threads.min(by_regs).min(by_shared).min(by_blocks).max(1)
 }

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use fikit_trace::gaps::nearest_rank;
 
-use crate::engine::{Engine, RunOptions, RunResult, Stuck};
+use crate::engine::{Engine, RunOptions, RunResult, Segment, Stuck};
 use crate::gpu::GpuModel;
 use crate::job::Job;
 use crate::policy::PolicyKind;
@@ -45,6 +45,9 @@ pub struct JobRow {
     pub p50_ns: i64,
     /// 99th-percentile iteration latency, ns (nearest rank).
     pub p99_ns: i64,
+    /// Every iteration's latency, ns, in order (for CDF plots; not in JSON).
+    #[serde(skip)]
+    pub iterations_ns: Vec<i64>,
 }
 
 /// One policy over all jobs.
@@ -66,6 +69,15 @@ pub struct PolicyRow {
     pub events: u64,
 }
 
+/// The kernel run segments of one policy's run.
+#[derive(Debug, Clone)]
+pub struct PolicySegments {
+    /// Policy.
+    pub policy: PolicyKind,
+    /// Segments.
+    pub segments: Vec<Segment>,
+}
+
 /// Everything a simulation produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -75,9 +87,9 @@ pub struct Report {
     pub jobs: Vec<JobRow>,
     /// Per policy.
     pub policies: Vec<PolicyRow>,
-    /// Kernel run segments per policy, when recorded: `(job, op, start, end)`.
+    /// Kernel run segments per policy, when recorded.
     #[serde(skip)]
-    pub segments: Vec<(PolicyKind, Vec<(usize, usize, i64, i64)>)>,
+    pub segments: Vec<PolicySegments>,
 }
 
 /// Runs `jobs` together under one policy (job `i` arriving at `arrivals[i]`).
@@ -144,6 +156,7 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
                     iterations: r.jobs[0].iterations_ns.len(),
                     p50_ns: p50,
                     p99_ns: p99,
+                    iterations_ns: r.jobs[0].iterations_ns.clone(),
                 });
             }
             let makespan: i64 = iso_jct.iter().sum();
@@ -178,6 +191,7 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
                 iterations: o.iterations_ns.len(),
                 p50_ns: p50,
                 p99_ns: p99,
+                iterations_ns: o.iterations_ns.clone(),
             });
         }
         report.policies.push(PolicyRow {
@@ -190,7 +204,10 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
             events: run.events,
         });
         if opts.record_segments {
-            report.segments.push((kind, run.segments));
+            report.segments.push(PolicySegments {
+                policy: kind,
+                segments: run.segments,
+            });
         }
     }
     Ok(report)
