@@ -128,6 +128,9 @@ fn this_process() -> Option<&'static Collector> {
 
 thread_local! {
     static TID: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Inside a recorded runtime call: the driver calls it makes share its
+    /// correlation id and are not recorded (as with CUPTI's API activity).
+    static IN_RUNTIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 fn thread_id() -> u64 {
@@ -535,6 +538,11 @@ unsafe extern "C" fn api_callback(
                 std::ptr::addr_of!((*d).correlationData).read(),
             )
         };
+        match domain {
+            Domain::Driver if IN_RUNTIME.with(|f| f.get()) => return,
+            Domain::Runtime => IN_RUNTIME.with(|f| f.set(site == 0)),
+            Domain::Driver => {}
+        }
         if scratch.is_null() {
             return;
         }

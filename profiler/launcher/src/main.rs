@@ -1,2 +1,85 @@
-//! placeholder
-fn main() {}
+//! `fikit-profile`: records every CUDA kernel, memory operation, launch call
+//! and synchronization of a command's CUDA processes into fikit traces.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use fikit_profile::options::{Options, default_job, parse_priority};
+
+/// Run a command under the fikit CUPTI collector and write one fikit trace
+/// (format v1, Parquet) per CUDA process it starts.
+///
+/// The collector is injected with CUDA_INJECTION64_PATH, so the program is
+/// neither modified nor relinked. fikit-profile exits with the command's
+/// status (128+signal when it was killed) and forwards SIGINT, SIGTERM, SIGHUP
+/// and SIGQUIT to it. Traces are named DIR/<job>-<pid>.parquet; a summary of
+/// each is printed at the end.
+///
+/// Environment: FIKIT_COLLECTOR (the collector library; default
+/// libfikit_collector.so beside this program), FIKIT_CUPTI_PATH (libcupti or
+/// its folder), FIKIT_API (selected | activity | all | none | latency: how API
+/// calls are recorded, for experiments).
+#[derive(Debug, Parser)]
+#[command(name = "fikit-profile", version, about, long_about)]
+struct Cli {
+    /// Job name, used in the trace and its file name [default: the command's file name].
+    #[arg(long, short = 'n', value_name = "JOB")]
+    name: Option<String>,
+
+    /// Scheduling priority of the job: high (= 0), low (= 9) or 0 (highest) to 9 (lowest).
+    #[arg(long, short = 'p', value_name = "high|low|N", default_value = "low", value_parser = parse_priority)]
+    priority: u8,
+
+    /// Folder for the traces.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "traces")]
+    output: PathBuf,
+
+    /// Record every CUDA runtime and driver API call (slower: adds 40-90% to
+    /// launch-bound programs); by default only the calls that launch GPU work,
+    /// copy, set memory or synchronize are recorded.
+    #[arg(long)]
+    all_api: bool,
+
+    /// Keep the raw spool files (DIR/.fikit-spool-<pid>/) after conversion.
+    #[arg(long)]
+    keep_spools: bool,
+
+    /// Do not print the summary table.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+
+    /// The command to run, after `--`.
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+impl From<Cli> for Options {
+    fn from(c: Cli) -> Self {
+        let job = c
+            .name
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| default_job(&c.command));
+        Options {
+            job,
+            priority: c.priority,
+            out_dir: c.output,
+            all_api: c.all_api,
+            keep_spools: c.keep_spools,
+            quiet: c.quiet,
+            command: c.command,
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let opts: Options = Cli::parse().into();
+    match fikit_profile::run::profile(&opts) {
+        Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("fikit-profile: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

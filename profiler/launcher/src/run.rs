@@ -1,0 +1,268 @@
+//! Running the command under the collector and converting what it recorded.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+use fikit_collector::locate::{CUPTI_PATH_ENV, Located, locate_cupti};
+use fikit_trace::summary::{render_table, summarize};
+
+use crate::convert::{ConvertOptions, file_stem, has_gpu_work, spool_to_trace, start_record};
+use crate::options::Options;
+
+/// File name of the collector library.
+pub const COLLECTOR_FILE: &str = "libfikit_collector.so";
+/// Environment variable naming the collector library.
+pub const COLLECTOR_ENV: &str = "FIKIT_COLLECTOR";
+
+/// Where the collector library is: `FIKIT_COLLECTOR`, else beside this binary.
+pub fn find_collector() -> std::result::Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os(COLLECTOR_ENV).filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("{COLLECTOR_ENV}={} is not a file", p.display()))
+        };
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+    let beside = exe
+        .parent()
+        .map(|d| d.join(COLLECTOR_FILE))
+        .unwrap_or_else(|| PathBuf::from(COLLECTOR_FILE));
+    if beside.is_file() {
+        Ok(beside)
+    } else {
+        Err(format!(
+            "the collector library {} is missing (build it with `cargo build -p fikit-collector`, or set {COLLECTOR_ENV})",
+            beside.display()
+        ))
+    }
+}
+
+/// The exit code that reports a child's status: its code, or 128 + the signal that killed it.
+pub fn exit_code(status: std::process::ExitStatus) -> i32 {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        _ => 1,
+    }
+}
+
+fn say(msg: &str) {
+    eprintln!("fikit-profile: {msg}");
+}
+
+/// Why nothing may be recorded, found before the command runs.
+#[derive(Debug, Default)]
+struct Preflight {
+    collector: Option<PathBuf>,
+    cupti: Option<PathBuf>,
+    problems: Vec<String>,
+}
+
+fn preflight() -> Preflight {
+    let mut p = Preflight::default();
+    match find_collector() {
+        Ok(c) => p.collector = Some(c),
+        Err(e) => p.problems.push(e),
+    }
+    let env = |k: &str| std::env::var(k).ok();
+    match locate_cupti(&env, "") {
+        Located::Found(f) => p.cupti = Some(f),
+        Located::NotFound(tried) => {
+            let list: Vec<String> = tried.iter().map(|t| t.display().to_string()).collect();
+            p.problems.push(format!(
+                "libcupti was not found (set {CUPTI_PATH_ENV}); looked in: {}",
+                list.join(", ")
+            ));
+        }
+    }
+    if !Path::new("/dev/nvidiactl").exists() {
+        p.problems
+            .push("no NVIDIA GPU driver on this machine (/dev/nvidiactl is missing)".into());
+    }
+    p
+}
+
+/// Runs the command, converts the spools, prints the summary; returns the exit code.
+pub fn profile(opts: &Options) -> Result<i32> {
+    std::fs::create_dir_all(&opts.out_dir)
+        .with_context(|| format!("cannot create the output folder {}", opts.out_dir.display()))?;
+    let spool_dir = opts
+        .out_dir
+        .join(format!(".fikit-spool-{}", std::process::id()));
+    std::fs::create_dir_all(&spool_dir)
+        .with_context(|| format!("cannot create {}", spool_dir.display()))?;
+
+    let pre = preflight();
+    let mut cmd = Command::new(&opts.command[0]);
+    cmd.args(&opts.command[1..]);
+    if let Some(c) = &pre.collector {
+        if std::env::var_os("CUDA_INJECTION64_PATH").is_some_and(|v| !v.is_empty()) {
+            say("CUDA_INJECTION64_PATH was set; it is replaced by the fikit collector");
+        }
+        cmd.env("CUDA_INJECTION64_PATH", c);
+    }
+    cmd.env("FIKIT_SPOOL_DIR", &spool_dir)
+        .env("FIKIT_JOB", &opts.job)
+        .env("FIKIT_PRIORITY", opts.priority.to_string());
+    if opts.all_api {
+        cmd.env("FIKIT_API", "all");
+    }
+    if let Some(c) = &pre.cupti
+        && std::env::var_os(CUPTI_PATH_ENV).is_none()
+    {
+        cmd.env(CUPTI_PATH_ENV, c);
+    }
+
+    if let Err(e) = crate::signals::install() {
+        say(&format!("signals will not be forwarded: {e}"));
+    }
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&spool_dir);
+            let prog = PathBuf::from(&opts.command[0]);
+            // Like a shell: 127 when the command is missing, 126 when it cannot run.
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            say(&format!("cannot run {}: {e}", prog.display()));
+            return Ok(code);
+        }
+    };
+    crate::signals::forward_to(child.id());
+    let status = child.wait().context("waiting for the command")?;
+    crate::signals::stop();
+    let code = exit_code(status);
+
+    let converted = convert_dir(&spool_dir, opts, &pre);
+    if !opts.keep_spools && converted.as_ref().is_ok_and(|c| c.failures == 0) {
+        let _ = std::fs::remove_dir_all(&spool_dir);
+    }
+    match converted {
+        Ok(c) if c.failures > 0 && code == 0 => Ok(1),
+        Ok(_) => Ok(code),
+        Err(e) => {
+            say(&format!("{e:#}"));
+            Ok(if code == 0 { 1 } else { code })
+        }
+    }
+}
+
+/// What the conversion of a spool folder produced.
+#[derive(Debug, Default)]
+pub struct ConvertReport {
+    /// Traces written.
+    pub written: Vec<PathBuf>,
+    /// Spools that could not be converted.
+    pub failures: usize,
+}
+
+fn spool_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "spool"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<ConvertReport> {
+    let mut report = ConvertReport::default();
+    let spools = spool_files(spool_dir)?;
+    let mut summaries = Vec::new();
+    let mut idle_processes = 0;
+    for path in &spools {
+        let spool = match fikit_spool::read_spool(path) {
+            Ok(s) => s,
+            Err(e) => {
+                say(&format!("{}: {e}", path.display()));
+                report.failures += 1;
+                continue;
+            }
+        };
+        if !has_gpu_work(&spool) {
+            idle_processes += 1;
+            let pid = start_record(&spool).map(|s| s.pid.to_string());
+            say(&format!(
+                "process {} initialized CUDA but ran no GPU work; no trace written",
+                pid.unwrap_or_else(|| "?".into())
+            ));
+            for r in &spool.records {
+                if let fikit_spool::Record::Note { text } = r {
+                    say(&format!("collector: {text}"));
+                }
+            }
+            continue;
+        }
+        let copts = ConvertOptions {
+            job: Some(opts.job.clone()),
+            priority: Some(opts.priority),
+            producer: format!("fikit-profile {}", env!("CARGO_PKG_VERSION")),
+        };
+        let converted = match spool_to_trace(&spool, &copts) {
+            Ok(c) => c,
+            Err(e) => {
+                say(&format!("{}: {e}", path.display()));
+                report.failures += 1;
+                continue;
+            }
+        };
+        let out = opts.out_dir.join(format!(
+            "{}-{}.parquet",
+            file_stem(&opts.job),
+            converted.trace.meta.pid
+        ));
+        for n in &converted.notes {
+            say(&format!("{}: {n}", out.display()));
+        }
+        if let Err(e) = fikit_trace::write_trace(&out, &converted.trace) {
+            say(&format!("cannot write {}: {e}", out.display()));
+            report.failures += 1;
+            continue;
+        }
+        summaries.push(summarize(&converted.trace, &out.display().to_string(), 10));
+        report.written.push(out);
+    }
+    if spools.is_empty() || (report.written.is_empty() && report.failures == 0) {
+        if spools.is_empty() && !pre.problems.is_empty() {
+            say("nothing was recorded:");
+            for p in &pre.problems {
+                say(&format!("  {p}"));
+            }
+        } else {
+            say("no CUDA activity: the command ran no GPU work; no trace written");
+        }
+        let _ = idle_processes;
+        return Ok(report);
+    }
+    if !opts.quiet && !summaries.is_empty() {
+        println!("{}", render_table(&summaries));
+    }
+    for w in &report.written {
+        say(&format!("wrote {}", w.display()));
+    }
+    Ok(report)
+}
+
+/// Converts the spools in `spool_dir` as `fikit-profile` does after a run
+/// (for spools kept with `--keep-spools`, or written by a collector injected by hand).
+pub fn convert_spools(spool_dir: &Path, opts: &Options) -> Result<ConvertReport> {
+    let pre = Preflight::default();
+    convert_dir(spool_dir, opts, &pre)
+}
+
+/// The command line as one string, for messages.
+pub fn display_command(cmd: &[OsString]) -> String {
+    cmd.iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}

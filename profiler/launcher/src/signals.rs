@@ -1,0 +1,69 @@
+//! Forwarding SIGINT, SIGTERM, SIGHUP and SIGQUIT to the child.
+//!
+//! A signal another process sends to fikit-profile (`kill`) is passed on to
+//! the child. A signal the terminal sends (Ctrl-C) already reaches the child,
+//! which is in the same process group, so it is not sent a second time.
+
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The child's pid, 0 while there is none, -1 once it has exited.
+static CHILD: AtomicI32 = AtomicI32::new(0);
+/// A signal that arrived before the child existed; sent to it once it does.
+static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// The signals forwarded.
+pub const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    let pid = CHILD.load(Ordering::SeqCst);
+    if pid == 0 {
+        PENDING.store(sig, Ordering::SeqCst);
+        return;
+    }
+    if pid < 0 {
+        return;
+    }
+    // si_code > 0 means the kernel generated it (e.g. the terminal's Ctrl-C),
+    // and the child's process group got it too.
+    // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
+    let from_kernel = !info.is_null() && unsafe { (*info).si_code } > 0;
+    if !from_kernel {
+        // SAFETY: kill is async-signal-safe.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// Installs the forwarding handlers; call before starting the child, so that
+/// a signal arriving in between is kept for it rather than killing fikit-profile.
+pub fn install() -> std::io::Result<()> {
+    for sig in FORWARDED {
+        // SAFETY: a zeroed sigaction is a valid starting point; the handler only
+        // reads an atomic and calls kill, both async-signal-safe.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = forward as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Forwards to `child` from now on, and sends it a signal that arrived before it started.
+pub fn forward_to(child: u32) {
+    CHILD.store(child as i32, Ordering::SeqCst);
+    let sig = PENDING.swap(0, Ordering::SeqCst);
+    if sig != 0 {
+        // SAFETY: sending a signal to our own child.
+        unsafe { libc::kill(child as i32, sig) };
+    }
+}
+
+/// Stops forwarding (the child has exited); the signals are ignored from now
+/// on so the conversion can finish.
+pub fn stop() {
+    CHILD.store(-1, Ordering::SeqCst);
+}

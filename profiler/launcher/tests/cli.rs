@@ -1,0 +1,262 @@
+//! The fikit-profile binary with commands that are not CUDA programs: exit
+//! status, signal forwarding, the no-GPU / no-libcupti messages, bad input,
+//! and the whole spool → trace path (a child that drops a spool where the
+//! collector would).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_fikit-profile");
+
+fn profile(out: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("-o").arg(out);
+    // Keep the machine's CUDA toolkit (if any) out of the way.
+    c.env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test");
+    c
+}
+
+#[test]
+fn exits_with_the_commands_status() {
+    let dir = tempfile::tempdir().unwrap();
+    profile(dir.path())
+        .args(["--", "sh", "-c", "exit 3"])
+        .assert()
+        .code(3);
+    profile(dir.path())
+        .args(["--", "true"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("fikit-profile:"));
+    // Nothing was recorded, so nothing is written.
+    let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert!(files.is_empty(), "{files:?}");
+}
+
+#[test]
+fn a_command_killed_by_a_signal_gives_128_plus_the_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    profile(dir.path())
+        .args(["--", "sh", "-c", "kill -TERM $$"])
+        .assert()
+        .code(128 + 15);
+    profile(dir.path())
+        .args(["--", "sh", "-c", "kill -KILL $$"])
+        .assert()
+        .code(128 + 9);
+}
+
+fn wait_for(path: &Path) {
+    let t = Instant::now();
+    while !path.exists() {
+        assert!(t.elapsed() < Duration::from_secs(20), "child never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn send(pid: u32, sig: libc::c_int) {
+    // SAFETY: sending a signal to a child we started.
+    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+}
+
+#[test]
+fn sigint_and_sigterm_are_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    for (sig, script, want) in [
+        // A child that traps SIGINT and exits with its own status.
+        (
+            libc::SIGINT,
+            "trap 'exit 42' INT; touch \"$READY\"; while true; do sleep 0.05; done",
+            42,
+        ),
+        // A child that does not handle SIGTERM dies of it.
+        (
+            libc::SIGTERM,
+            "touch \"$READY\"; exec sleep 30",
+            128 + libc::SIGTERM,
+        ),
+    ] {
+        let ready = dir.path().join(format!("ready-{sig}"));
+        let mut child = StdCommand::new(BIN)
+            .arg("-o")
+            .arg(dir.path())
+            .args(["--", "sh", "-c", script])
+            .env("READY", &ready)
+            .env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for(&ready);
+        let t = Instant::now();
+        send(child.id(), sig);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(want), "signal {sig}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn says_why_nothing_was_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = profile(dir.path())
+        .env("CUDA_HOME", "/nonexistent/cuda")
+        .args(["--", "sh", "-c", "echo ran; exit 5"])
+        .assert()
+        .code(5)
+        .stdout(predicate::str::contains("ran"))
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    // This machine may or may not have a GPU or a CUDA toolkit; either way
+    // the command ran and fikit-profile said why there is no trace.
+    assert!(
+        err.contains("nothing was recorded") || err.contains("no CUDA activity"),
+        "{err}"
+    );
+    let env = |k: &str| match k {
+        "FIKIT_CUPTI_PATH" => Some("/nonexistent/fikit-test".to_string()),
+        "CUDA_HOME" => Some("/nonexistent/cuda".to_string()),
+        _ => None,
+    };
+    if matches!(
+        fikit_collector::locate::locate_cupti(&env, ""),
+        fikit_collector::locate::Located::NotFound(_)
+    ) {
+        assert!(err.contains("libcupti was not found"), "{err}");
+        assert!(err.contains("/nonexistent/fikit-test"), "{err}");
+        assert!(err.contains("/usr/local/cuda/extras/CUPTI/lib64"), "{err}");
+    }
+}
+
+#[test]
+fn a_missing_collector_library_is_reported_and_the_command_still_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    profile(dir.path())
+        .env("FIKIT_COLLECTOR", "/nonexistent/libfikit_collector.so")
+        .args(["--", "sh", "-c", "exit 4"])
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains(
+            "FIKIT_COLLECTOR=/nonexistent/libfikit_collector.so is not a file",
+        ));
+}
+
+#[test]
+fn bad_input_exits_with_2() {
+    let dir = tempfile::tempdir().unwrap();
+    profile(dir.path())
+        .args(["--priority", "medium", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid priority"));
+    profile(dir.path())
+        .args(["--priority", "12", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("0 (highest) to 9 (lowest)"));
+    profile(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("COMMAND"));
+    // A command that does not exist: like a shell, 127.
+    profile(dir.path())
+        .args(["--", "/nonexistent/fikit-no-such-program"])
+        .assert()
+        .code(127)
+        .stderr(predicate::str::contains("cannot run"));
+    // An output folder that cannot be created.
+    Command::new(BIN)
+        .args(["-o", "/proc/fikit-cannot-create", "--", "true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot create the output folder"));
+}
+
+#[test]
+fn help_documents_every_option() {
+    let out = Command::new(BIN).arg("--help").assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for opt in [
+        "--name",
+        "--priority",
+        "--output",
+        "--all-api",
+        "--keep-spools",
+        "--quiet",
+        "COMMAND",
+        "128+signal",
+        "FIKIT_COLLECTOR",
+    ] {
+        assert!(text.contains(opt), "--help lacks {opt}:\n{text}");
+    }
+}
+
+#[test]
+fn spools_left_by_the_command_become_traces() {
+    // The command plays the collector: it drops a finished spool and a
+    // killed one (no end record) into FIKIT_SPOOL_DIR, plus the spool of a
+    // process that initialized CUDA but ran nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    common::write_spool(&src.join("fikit-4242.spool"), &common::records(true));
+    let mut killed = common::records(false);
+    if let fikit_spool::Record::Start(s) = &mut killed[0] {
+        s.pid = 4343;
+    }
+    common::write_spool(&src.join("fikit-4343.spool"), &killed);
+    let idle: Vec<_> = common::records(true)
+        .into_iter()
+        .filter(|r| {
+            !matches!(
+                r,
+                fikit_spool::Record::Kernel(_) | fikit_spool::Record::MemOp(_)
+            )
+        })
+        .map(|mut r| {
+            if let fikit_spool::Record::Start(s) = &mut r {
+                s.pid = 4444;
+            }
+            r
+        })
+        .collect();
+    common::write_spool(&src.join("fikit-4444.spool"), &idle);
+
+    let out = dir.path().join("traces");
+    let script = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
+    let assert = profile(&out)
+        .args(["--name", "resnet50 bs1", "--priority", "high", "--"])
+        .args(["sh", "-c", &script])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stdout.contains("resnet50 bs1"), "{stdout}");
+    assert!(stderr.contains("did not end cleanly"), "{stderr}");
+    assert!(
+        stderr.contains("process 4444 initialized CUDA but ran no GPU work"),
+        "{stderr}"
+    );
+
+    let a = fikit_trace::read_trace(&out.join("resnet50_bs1-4242.parquet")).unwrap();
+    assert!(a.meta.capture_complete);
+    assert_eq!(a.meta.priority, 0);
+    assert_eq!(a.meta.job_name, "resnet50 bs1");
+    assert_eq!(a.kernels.len(), 3);
+    let b = fikit_trace::read_trace(&out.join("resnet50_bs1-4343.parquet")).unwrap();
+    assert!(!b.meta.capture_complete);
+    assert!(!out.join("resnet50_bs1-4444.parquet").exists());
+    // The spool folder is removed after a clean conversion.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+}

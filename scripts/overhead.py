@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Profiler overhead on a GPU: resnet50 batch-1 inference (launch-bound) and
+batch-64 inference (GPU-bound), with no tracer, under fikit-profile and under
+torch.profiler (CUDA activity), alternating the tracers round by round and
+reporting the median ms/iteration over the rounds.
+
+    python3 scripts/overhead.py --fikit-profile target/release/fikit-profile --rounds 5
+
+Extra fikit variants at batch 1 (environment FIKIT_API of the collector):
+`fikit-bare` records only kernels, copies and memsets (no API calls, no
+synchronizations): the bare CUPTI collector the issue compares against.
+
+Prints a Markdown table last; --json writes every run.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOAD = os.path.join(HERE, "workloads", "workload.py")
+
+
+def run_once(tracer, batch, iters, warmup, fikit, tmp):
+    args = [sys.executable, WORKLOAD, "--model", "resnet50", "--batch", str(batch),
+            "--mode", "eval", "--iters", str(iters), "--warmup", str(warmup)]
+    env = dict(os.environ)
+    if tracer == "torch.profiler":
+        args.append("--torch-profiler")
+    elif tracer.startswith("fikit"):
+        if tracer == "fikit-bare":
+            env["FIKIT_API"] = "none"
+            env["FIKIT_SYNC_ACTIVITY"] = "0"
+        out = tempfile.mkdtemp(dir=tmp)
+        args = [fikit, "-q", "-o", out, "--name", f"ovh-bs{batch}", "--"] + args
+    p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        raise SystemExit(f"{tracer} bs{batch} failed ({p.returncode}):\n{p.stderr[-3000:]}")
+    last = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
+    return json.loads(last)["ms_per_iter"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fikit-profile", required=True, help="path of the fikit-profile binary")
+    ap.add_argument("--rounds", type=int, default=5, help="runs of each tracer (>= 3)")
+    ap.add_argument("--json", help="write every run here")
+    a = ap.parse_args()
+    plans = [
+        (1, 500, 100, ["none", "fikit-profile", "fikit-bare", "torch.profiler"]),
+        (64, 100, 20, ["none", "fikit-profile", "torch.profiler"]),
+    ]
+    runs = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for batch, iters, warmup, tracers in plans:
+            for r in range(a.rounds):
+                for t in tracers:
+                    ms = run_once(t, batch, iters, warmup, a.fikit_profile, tmp)
+                    runs.append({"batch": batch, "tracer": t, "round": r, "ms_per_iter": ms})
+                    print(f"bs{batch} round {r} {t:15s} {ms:.3f} ms/iter", flush=True)
+    import torch
+
+    result = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "gpu": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "command": " ".join(sys.argv),
+        "runs": runs,
+    }
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result, f, indent=1)
+    print(f"\n{result['gpu']}, torch {result['torch']}, {result['date']}, {a.rounds} alternating rounds\n")
+    print("| workload | tracer | median ms/iter | overhead | runs (ms/iter) |")
+    print("|---|---|---|---|---|")
+    for batch, iters, _, tracers in plans:
+        base = None
+        for t in tracers:
+            v = [x["ms_per_iter"] for x in runs if x["batch"] == batch and x["tracer"] == t]
+            med = statistics.median(v)
+            if base is None:
+                base = med
+            ov = "—" if t == "none" else f"{(med / base - 1) * 100:+.1f}%"
+            runs_s = ", ".join(f"{x:.2f}" for x in v)
+            print(f"| resnet50 bs{batch} eval, {iters} iters | {t} | {med:.3f} | {ov} | {runs_s} |")
+
+
+if __name__ == "__main__":
+    main()
