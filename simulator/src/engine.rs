@@ -50,6 +50,8 @@ pub struct OpRt {
     pub eligible_at: i64,
     /// When it first started.
     pub first_start: Option<i64>,
+    /// When it last started or resumed.
+    pub resumed_at: i64,
     /// When it ended.
     pub end: i64,
     /// When the host issued it.
@@ -84,8 +86,12 @@ pub struct JobRt {
     pub last_kernel_done: Option<(usize, i64)>,
     /// When the job finished, once it has.
     pub finish_ns: Option<i64>,
-    /// Host-side end of each iteration (each blocking wait's return), ns.
-    pub iteration_ends: Vec<i64>,
+    /// Latency of each finished iteration, ns: from its start (the previous
+    /// iteration's end, the job's arrival, or the request's arrival) to the
+    /// return of the blocking wait that ends it.
+    pub iterations_ns: Vec<i64>,
+    /// When the current iteration started, ns.
+    pub iteration_start: i64,
     host: Host,
     step: usize,
     host_t: i64,
@@ -95,6 +101,11 @@ pub struct JobRt {
 }
 
 impl JobRt {
+    fn end_iteration(&mut self, at: i64) {
+        self.iterations_ns.push(at - self.iteration_start);
+        self.iteration_start = at;
+    }
+
     /// True when the job has kernels eligible or running.
     pub fn has_kernel_work(&self) -> bool {
         !self.eligible.is_empty() || !self.running.is_empty()
@@ -267,13 +278,15 @@ impl<'a> Engine<'a> {
                             version: 0,
                             eligible_at: 0,
                             first_start: None,
+                            resumed_at: 0,
                             end: 0,
                             issued_at: None,
                         })
                         .collect(),
                     last_kernel_done: None,
                     finish_ns: None,
-                    iteration_ends: Vec::new(),
+                    iterations_ns: Vec::new(),
+                    iteration_start: arrival,
                     host: Host::Busy,
                     step: 0,
                     host_t: arrival,
@@ -335,12 +348,13 @@ impl<'a> Engine<'a> {
                 Event::Host(j) => self.host_step(j),
                 Event::Eligible(j, op) => self.make_eligible(j, op),
                 Event::Done(j, op, version) => {
-                    if self.state[j].ops[op].version != version
-                        || self.state[j].ops[op].status != Status::Running
+                    // A stale completion (rescheduled or paused since) changes nothing,
+                    // but may still be the last event of this instant: fall through.
+                    if self.state[j].ops[op].version == version
+                        && self.state[j].ops[op].status == Status::Running
                     {
-                        continue; // stale: rescheduled or paused since
+                        self.complete(j, op);
                     }
-                    self.complete(j, op);
                 }
                 Event::Wake => {
                     if self.wake_pending == Some(t) {
@@ -391,12 +405,7 @@ impl<'a> Engine<'a> {
                 job: self.jobs[j].name.clone(),
                 at_ns: self.now,
             })?;
-            let mut iterations = Vec::with_capacity(st.iteration_ends.len());
-            let mut prev = st.arrival_ns;
-            for &e in &st.iteration_ends {
-                iterations.push(e - prev);
-                prev = e;
-            }
+            let mut iterations = st.iterations_ns.clone();
             if iterations.is_empty() {
                 iterations.push(finish - st.arrival_ns);
             }
@@ -430,6 +439,7 @@ impl<'a> Engine<'a> {
             };
             let delay = match step {
                 HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. } => delay_ns,
+                HostStep::Arrive { at_ns } => (st.arrival_ns + at_ns - st.host_t).max(0),
             };
             let due = st.host_t + delay;
             if due > self.now {
@@ -440,6 +450,10 @@ impl<'a> Engine<'a> {
             st.step += 1;
             st.host_t = self.now;
             match step {
+                HostStep::Arrive { at_ns } => {
+                    let st = &mut self.state[j];
+                    st.iteration_start = st.arrival_ns + at_ns;
+                }
                 HostStep::Issue { op, .. } => self.issue(j, op),
                 HostStep::Wait { op, wake_ns, .. } => {
                     let st = &mut self.state[j];
@@ -450,7 +464,7 @@ impl<'a> Engine<'a> {
                         }
                         _ => {
                             let resume = self.now + wake_ns;
-                            st.iteration_ends.push(resume);
+                            st.end_iteration(resume);
                             st.host_t = resume;
                             if resume > self.now {
                                 // Continue after the wake-up latency.
@@ -515,6 +529,7 @@ impl<'a> Engine<'a> {
         o.since = now;
         o.rate = 1.0;
         o.first_start.get_or_insert(now);
+        o.resumed_at = now;
         o.version += 1;
         let finish = now + o.remaining.ceil() as i64;
         let version = o.version;
@@ -541,11 +556,10 @@ impl<'a> Engine<'a> {
                 self.busy_ns += now - self.busy_since;
             }
             if self.opts.record_segments {
-                let since = st.ops[op].since;
                 self.segments.push(Segment {
                     job: j,
                     op,
-                    start_ns: since,
+                    start_ns: st.ops[op].resumed_at,
                     end_ns: now,
                 });
             }
@@ -599,7 +613,7 @@ impl<'a> Engine<'a> {
         {
             let st = &mut self.state[j];
             let resume = now + wake_ns;
-            st.iteration_ends.push(resume);
+            st.end_iteration(resume);
             st.host_t = resume;
             st.host = Host::Busy;
             if resume > now {

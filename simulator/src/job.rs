@@ -64,6 +64,12 @@ pub enum HostStep {
         /// True when the wait ends an iteration (a blocking host synchronization).
         ends_iteration: bool,
     },
+    /// Wait until `at_ns` after the job's arrival: a request arrives; the
+    /// iteration that follows is measured from this time (queueing included).
+    Arrive {
+        /// Arrival time relative to the job's arrival, ns.
+        at_ns: i64,
+    },
 }
 
 /// A job ready to replay.
@@ -336,6 +342,148 @@ impl Job {
     pub fn kernel_count(&self) -> usize {
         self.ops.iter().filter(|o| o.is_kernel()).count()
     }
+
+    /// The host program cut into iterations (each ends with a blocking wait),
+    /// and the steps after the last one.
+    fn iterations(&self) -> (Vec<&[HostStep]>, &[HostStep]) {
+        let mut out = Vec::new();
+        let mut from = 0;
+        for (i, s) in self.steps.iter().enumerate() {
+            if let HostStep::Wait {
+                ends_iteration: true,
+                ..
+            } = s
+            {
+                out.push(&self.steps[from..=i]);
+                from = i + 1;
+            }
+        }
+        (out, &self.steps[from..])
+    }
+
+    /// The job with its whole program played `times` times back to back.
+    pub fn repeated(&self, times: usize) -> Job {
+        let parts: Vec<(Option<i64>, &[HostStep])> =
+            (0..times).map(|_| (None, self.steps.as_slice())).collect();
+        self.rebuilt(&parts)
+    }
+
+    /// The job serving requests that arrive at `arrivals` (ns after the job's
+    /// arrival, ascending): request `k` replays recorded iteration `k mod n`,
+    /// starting when it has arrived and the previous request is done; its
+    /// latency runs from its arrival. The steps after the last recorded
+    /// iteration run once at the end. A job without iterations serves each
+    /// request with its whole program.
+    pub fn serving(&self, arrivals: &[i64]) -> Job {
+        let (iters, tail) = self.iterations();
+        let parts: Vec<(Option<i64>, &[HostStep])> = if iters.is_empty() {
+            arrivals
+                .iter()
+                .map(|&a| (Some(a), self.steps.as_slice()))
+                .collect()
+        } else {
+            let requests = arrivals
+                .iter()
+                .enumerate()
+                .map(|(k, &a)| (Some(a), iters[k % iters.len()]));
+            requests
+                .chain((!tail.is_empty()).then_some((None, tail)))
+                .collect()
+        };
+        self.rebuilt(&parts)
+    }
+
+    /// A job whose program is `parts` in order, each optionally preceded by an
+    /// arrival. Ops are copied per part; a wait for an op issued outside its
+    /// part waits for nothing.
+    fn rebuilt(&self, parts: &[(Option<i64>, &[HostStep])]) -> Job {
+        let mut ops = Vec::new();
+        let mut steps = Vec::new();
+        let mut kernel_position = Vec::new();
+        let mut next_pos = 0;
+        for (arrival, part) in parts {
+            if let Some(at_ns) = arrival {
+                steps.push(HostStep::Arrive { at_ns: *at_ns });
+            }
+            let mut map: HashMap<usize, usize> = HashMap::new();
+            for step in part.iter() {
+                match *step {
+                    HostStep::Issue { delay_ns, op } => {
+                        map.insert(op, ops.len());
+                        ops.push(self.ops[op].clone());
+                        if self.ops[op].is_kernel() {
+                            kernel_position.push(next_pos);
+                            next_pos += 1;
+                        } else {
+                            kernel_position.push(usize::MAX);
+                        }
+                        steps.push(HostStep::Issue {
+                            delay_ns,
+                            op: ops.len() - 1,
+                        });
+                    }
+                    HostStep::Wait {
+                        delay_ns,
+                        op,
+                        wake_ns,
+                        ends_iteration,
+                    } => steps.push(HostStep::Wait {
+                        delay_ns,
+                        op: op.and_then(|o| map.get(&o).copied()),
+                        wake_ns,
+                        ends_iteration,
+                    }),
+                    HostStep::Arrive { at_ns } => steps.push(HostStep::Arrive { at_ns }),
+                }
+            }
+        }
+        // Profiled gaps follow the copied kernels, by their original positions.
+        let mut gaps = Vec::with_capacity(next_pos);
+        for (_, part) in parts {
+            for step in part.iter() {
+                if let HostStep::Issue { op, .. } = *step
+                    && self.ops[op].is_kernel()
+                {
+                    gaps.push(self.gap_after_kernel_ns[self.kernel_position[op]]);
+                }
+            }
+        }
+        Job {
+            name: self.name.clone(),
+            priority: self.priority,
+            ops,
+            steps,
+            tail_ns: self.tail_ns,
+            recorded_span_ns: self.recorded_span_ns,
+            gap_after_kernel_ns: gaps,
+            mean_duration_ns: self.mean_duration_ns.clone(),
+            kernel_position,
+        }
+    }
+}
+
+/// `count` Poisson arrivals at `rate_per_s`, ns from 0, from `seed`: the
+/// inter-arrival times are exponential, drawn with SplitMix64 (a fixed
+/// algorithm, so a seed gives the same arrivals on every machine and version).
+pub fn poisson_arrivals(count: usize, rate_per_s: f64, seed: u64) -> Vec<i64> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mean_ns = 1e9 / rate_per_s;
+    let mut t = 0.0f64;
+    (0..count)
+        .map(|_| {
+            // Uniform in (0, 1]: 53 random bits.
+            let u = ((next() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+            t += -u.ln() * mean_ns;
+            t.round() as i64
+        })
+        .collect()
 }
 
 /// For kernels in issue order as `(start, end)`, the idle time between the end

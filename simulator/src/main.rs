@@ -1,12 +1,18 @@
 //! `fikit-sim`: replays traces of GPU jobs under GPU-sharing policies.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use fikit_sim::gpu::GpuModel;
 use fikit_sim::inspect::{self, InspectOptions};
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::report::{self, Format};
+use fikit_sim::scenario::Scenario;
+use fikit_sim::simulate::{SimOptions, simulate};
+use fikit_sim::sweep::{self, SweepOptions};
 
 /// Exit code for bad input (a bad trace, file or argument), as clap uses for bad arguments.
 const EXIT_BAD_INPUT: u8 = 2;
@@ -15,34 +21,97 @@ const EXIT_BAD_INPUT: u8 = 2;
 #[command(
     name = "fikit-sim",
     version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
     about = "Replay GPU job traces under GPU-sharing policies (FIKIT, time slicing, MPS, preemption)",
     long_about = "Replay GPU job traces under GPU-sharing policies (FIKIT, time slicing, MPS, \
-                  preemption).\n\nTraces are the Parquet files fikit-profile writes, one per \
-                  job; folders are searched recursively for *.parquet.\n\nExit codes: 0 success, \
-                  2 bad input (a file, trace or argument), 1 anything else."
+                  preemption) and compare job completion times, latency and utilization.\n\n\
+                  With trace files or folders (searched recursively for *.parquet), the jobs \
+                  they hold share one modeled GPU, each with the priority it was profiled \
+                  with. --scenario chooses jobs, priorities, start times, repetitions and \
+                  request arrivals instead.\n\nExit codes: 0 success, 2 bad input (a file, \
+                  trace or argument), 1 anything else."
 )]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    sim: SimArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Summarize traces: kernels, GPU busy time, inter-kernel idle gaps and their causes, top kernels.
     Inspect(InspectArgs),
+    /// Simulate every ordered pair of jobs (first high priority, second low) in parallel.
+    Sweep(SweepArgs),
 }
 
-#[derive(clap::Args)]
+#[derive(Args)]
+struct SimArgs {
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(value_name = "FILE_OR_DIR", required_unless_present = "scenario")]
+    inputs: Vec<PathBuf>,
+    /// A scenario file (JSON): jobs, priorities, start offsets, repetitions, request arrivals.
+    #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
+    scenario: Option<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+    /// Folder for the plots (PNG and SVG).
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    plots: PathBuf,
+    /// Write no plots.
+    #[arg(long)]
+    no_plots: bool,
+}
+
+#[derive(Args)]
+struct CommonArgs {
+    /// Policies to compare, comma-separated.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "all")]
+    policy: Vec<PolicyArg>,
+    /// GPU model file (JSON); fields it omits keep their documented defaults.
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(required = true, value_name = "FILE_OR_DIR")]
+    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Output format (table or csv; json prints the rows).
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
 struct InspectArgs {
     /// Trace files, or folders searched recursively for *.parquet.
     #[arg(required = true, value_name = "FILE_OR_DIR")]
     inputs: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
-    format: FormatArg,
+    /// Output format (table or json).
+    #[arg(long, value_enum, default_value_t = InspectFormatArg::Table)]
+    format: InspectFormatArg,
     /// Kernels to list per job, by total time.
     #[arg(long, default_value_t = 10, value_name = "N")]
     top: usize,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum InspectFormatArg {
+    /// Text tables.
+    Table,
+    /// JSON.
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -51,6 +120,64 @@ enum FormatArg {
     Table,
     /// JSON.
     Json,
+    /// CSV.
+    Csv,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+            FormatArg::Csv => Format::Csv,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum PolicyArg {
+    /// Every policy, side by side.
+    All,
+    /// Each job alone on the GPU.
+    Exclusive,
+    /// Default time slicing between processes (the baseline).
+    Timeslice,
+    /// NVIDIA MPS: kernels of all jobs share the SMs.
+    Mps,
+    /// Preemptive priority.
+    Preemptive,
+    /// FIKIT: fill the high-priority job's idle gaps with kernels that fit.
+    Fikit,
+}
+
+impl CommonArgs {
+    fn policies(&self) -> Vec<PolicyKind> {
+        let mut out: Vec<PolicyKind> = Vec::new();
+        for p in &self.policy {
+            let add: &[PolicyKind] = match p {
+                PolicyArg::All => &PolicyKind::ALL,
+                PolicyArg::Exclusive => &[PolicyKind::Exclusive],
+                PolicyArg::Timeslice => &[PolicyKind::Timeslice],
+                PolicyArg::Mps => &[PolicyKind::Mps],
+                PolicyArg::Preemptive => &[PolicyKind::Preemptive],
+                PolicyArg::Fikit => &[PolicyKind::Fikit],
+            };
+            for k in add {
+                if !out.contains(k) {
+                    out.push(*k);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    fn model(&self) -> Result<GpuModel, Failure> {
+        match &self.model {
+            Some(p) => GpuModel::load(p).map_err(bad_input),
+            None => Ok(GpuModel::default()),
+        }
+    }
 }
 
 impl From<InspectArgs> for InspectOptions {
@@ -58,8 +185,8 @@ impl From<InspectArgs> for InspectOptions {
         InspectOptions {
             inputs: a.inputs,
             format: match a.format {
-                FormatArg::Table => inspect::Format::Table,
-                FormatArg::Json => inspect::Format::Json,
+                InspectFormatArg::Table => inspect::Format::Table,
+                InspectFormatArg::Json => inspect::Format::Json,
             },
             top: a.top,
         }
@@ -83,18 +210,96 @@ fn other(e: anyhow::Error) -> Failure {
     Failure { code: 1, error: e }
 }
 
+fn print(text: &str) -> Result<(), Failure> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing to standard output")
+        .map_err(other)
+}
+
+fn traces(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    let files = fikit_trace::discover(inputs).map_err(bad_input)?;
+    if files.is_empty() {
+        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        return Err(bad_input(anyhow::anyhow!(
+            "no trace files (*.parquet) found in {}",
+            names.join(", ")
+        )));
+    }
+    Ok(files)
+}
+
+fn run_simulation(args: SimArgs) -> Result<(), Failure> {
+    let model = args.common.model()?;
+    let policies = args.common.policies();
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::load(path).map_err(bad_input)?,
+        None => Scenario::from_traces(&traces(&args.inputs)?).map_err(bad_input)?,
+    };
+    let opts = SimOptions {
+        policies,
+        model,
+        record_segments: !args.no_plots,
+    };
+    let report = simulate(&scenario.jobs, &scenario.arrivals, &opts)
+        .context("simulating")
+        .map_err(other)?;
+    print(&report::render(&report, args.format.into()))?;
+    if !args.no_plots {
+        std::fs::create_dir_all(&args.plots)
+            .with_context(|| format!("creating the plot folder {}", args.plots.display()))
+            .map_err(other)?;
+        let written = fikit_sim::plots::write_plots(&report, &scenario.jobs, &args.plots, "sim")
+            .context("writing plots")
+            .map_err(other)?;
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("fikit-sim: plots: {}", names.join(", "));
+    }
+    Ok(())
+}
+
+fn run_sweep(args: SweepArgs) -> Result<(), Failure> {
+    let model = args.common.model()?;
+    let scenario = Scenario::from_traces(&traces(&args.inputs)?).map_err(bad_input)?;
+    if scenario.jobs.len() < 2 {
+        return Err(bad_input(anyhow::anyhow!(
+            "a sweep needs at least 2 traces, found {}",
+            scenario.jobs.len()
+        )));
+    }
+    let opts = SweepOptions {
+        policies: args.common.policies(),
+        model,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = args.threads {
+        if n == 0 {
+            return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
+        }
+        builder = builder.num_threads(n);
+    }
+    let pool = builder
+        .build()
+        .context("starting worker threads")
+        .map_err(other)?;
+    let rows = pool
+        .install(|| sweep::pairs(&scenario.jobs, &opts))
+        .context("simulating")
+        .map_err(other)?;
+    print(&sweep::render(&rows, args.format.into()))
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Inspect(args) => {
+        Some(Command::Inspect(args)) => {
             let opts = InspectOptions::from(args);
             let jobs = inspect::summaries(&opts).map_err(bad_input)?;
-            let text = inspect::render(&jobs, opts.format);
-            std::io::stdout()
-                .lock()
-                .write_all(text.as_bytes())
-                .context("writing to standard output")
-                .map_err(other)
+            print(&inspect::render(&jobs, opts.format))
         }
+        Some(Command::Sweep(args)) => run_sweep(args),
+        None => run_simulation(cli.sim),
     }
 }
 

@@ -336,6 +336,9 @@ impl Policy for Preemptive {
 pub struct Fikit {
     delay_ns: i64,
     delayed: usize,
+    /// The current top job and since when it is the top: a kernel that became
+    /// eligible before its job was the top waited as a filler, not for a fill.
+    top: Option<(usize, i64)>,
 }
 
 impl Policy for Fikit {
@@ -350,11 +353,15 @@ impl Policy for Fikit {
         let Some(h) = top else {
             return;
         };
+        if self.top.is_none_or(|(t, _)| t != h) {
+            self.top = Some((h, now));
+        }
+        let top_since = self.top.map_or(now, |(_, since)| since);
         let filler_running = (0..state.len()).any(|j| j != h && !state[j].running.is_empty());
         if !state[h].eligible.is_empty() {
             if !filler_running {
                 for &op in &state[h].eligible {
-                    let waited = now - state[h].ops[op].eligible_at;
+                    let waited = now - state[h].ops[op].eligible_at.max(top_since);
                     if waited > 0 {
                         self.delay_ns += waited;
                         self.delayed += 1;

@@ -1,0 +1,131 @@
+//! Rendering a simulation report as a table, JSON or CSV.
+
+use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use fikit_trace::summary::human_ns;
+
+use crate::simulate::Report;
+
+/// Output format of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Text tables.
+    Table,
+    /// One JSON document.
+    Json,
+    /// CSV: one row per job and policy.
+    Csv,
+}
+
+fn right(s: String) -> Cell {
+    Cell::new(s).set_alignment(CellAlignment::Right)
+}
+
+/// Renders the report.
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => table(report),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(report).expect("reports serialize");
+            s.push('\n');
+            s
+        }
+        Format::Csv => csv(report),
+    }
+}
+
+fn table(report: &Report) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "policy",
+        "job",
+        "prio",
+        "isolated JCT",
+        "JCT",
+        "slowdown",
+        "vs timeslice",
+        "iters",
+        "p50",
+        "p99",
+    ]);
+    for r in &report.jobs {
+        t.add_row(vec![
+            Cell::new(r.policy.as_str()),
+            Cell::new(&r.job),
+            right(r.priority.to_string()),
+            right(human_ns(r.isolated_jct_ns)),
+            right(human_ns(r.jct_ns)),
+            right(format!("{:.3}x", r.slowdown)),
+            right(format!("{:.3}x", r.vs_timeslice)),
+            right(r.iterations.to_string()),
+            right(human_ns(r.p50_ns)),
+            right(human_ns(r.p99_ns)),
+        ]);
+    }
+    let mut p = Table::new();
+    p.load_preset(UTF8_FULL_CONDENSED);
+    p.set_header(vec![
+        "policy",
+        "makespan",
+        "GPU busy",
+        "utilization",
+        "misprediction delay",
+    ]);
+    for r in &report.policies {
+        p.add_row(vec![
+            Cell::new(r.policy.as_str()),
+            right(human_ns(r.makespan_ns)),
+            right(human_ns(r.busy_ns)),
+            right(format!("{:.1}%", 100.0 * r.utilization)),
+            right(match (r.misprediction_delay_ns, r.mispredicted_kernels) {
+                (Some(d), Some(n)) => format!("{} over {n} kernels", human_ns(d)),
+                _ => "-".to_string(),
+            }),
+        ]);
+    }
+    format!(
+        "GPU model: {}\n{t}\nslowdown = JCT / isolated JCT; vs timeslice = JCT under timeslice / JCT under the policy \
+         (the high-priority job's speedup over default sharing; below 1 = slower)\n\n{p}\n",
+        report.model
+    )
+}
+
+fn csv(report: &Report) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let header = [
+        "policy",
+        "job",
+        "priority",
+        "isolated_jct_ns",
+        "jct_ns",
+        "slowdown",
+        "vs_timeslice",
+        "iterations",
+        "p50_ns",
+        "p99_ns",
+        "utilization",
+    ];
+    w.write_record(header).expect("writing to memory");
+    for r in &report.jobs {
+        let util = report
+            .policies
+            .iter()
+            .find(|p| p.policy == r.policy)
+            .map_or(0.0, |p| p.utilization);
+        w.write_record([
+            r.policy.as_str().to_string(),
+            r.job.clone(),
+            r.priority.to_string(),
+            r.isolated_jct_ns.to_string(),
+            r.jct_ns.to_string(),
+            format!("{:.6}", r.slowdown),
+            format!("{:.6}", r.vs_timeslice),
+            r.iterations.to_string(),
+            r.p50_ns.to_string(),
+            r.p99_ns.to_string(),
+            format!("{util:.6}"),
+        ])
+        .expect("writing to memory");
+    }
+    String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 fields")
+}

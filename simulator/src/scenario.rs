@@ -1,0 +1,219 @@
+//! Scenarios: which jobs share the GPU, with what priority, when they start,
+//! how often they repeat and, for inference jobs, when requests arrive.
+//!
+//! A scenario file is JSON:
+//!
+//! ```json
+//! {
+//!   "name": "resnet50 b1 serving beside training",
+//!   "seed": 1,
+//!   "jobs": [
+//!     { "trace": "h100/resnet50-b1.parquet", "priority": 0,
+//!       "requests": { "count": 200, "rate_per_s": 150 } },
+//!     { "trace": "h100/resnet50-train.parquet", "priority": 9, "start_ns": 0, "repeat": 3 }
+//!   ]
+//! }
+//! ```
+//!
+//! Trace paths are relative to the scenario file. `priority` (0 highest … 9)
+//! and `name` default to the trace's metadata; `start_ns` to 0; `repeat` to 1.
+//! `requests` makes the job a server of Poisson arrivals (see
+//! [`Job::serving`]); its iterations' latencies then include queueing.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::job::{Job, poisson_arrivals};
+
+/// A scenario file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// A name for reports.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Seed of every random draw (request arrivals); default 1.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// The jobs.
+    pub jobs: Vec<JobSpec>,
+}
+
+/// One job of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobSpec {
+    /// The job's trace.
+    pub trace: PathBuf,
+    /// Name in reports (default: the trace's job name).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Priority, 0 highest … 9 lowest (default: the trace's).
+    #[serde(default)]
+    pub priority: Option<u8>,
+    /// When the job arrives, ns (default 0).
+    #[serde(default)]
+    pub start_ns: i64,
+    /// How many times the whole program runs back to back (default 1).
+    #[serde(default)]
+    pub repeat: Option<usize>,
+    /// Poisson request arrivals, for serving jobs.
+    #[serde(default)]
+    pub requests: Option<Requests>,
+}
+
+/// Poisson request arrivals.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requests {
+    /// Number of requests.
+    pub count: usize,
+    /// Mean arrival rate, requests per second.
+    pub rate_per_s: f64,
+}
+
+/// Jobs ready to simulate, with their arrival times.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Name.
+    pub name: String,
+    /// Jobs.
+    pub jobs: Vec<Job>,
+    /// Arrival of each job, ns.
+    pub arrivals: Vec<i64>,
+}
+
+/// Errors building a scenario.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The scenario file could not be read.
+    #[error("{path}: {source}")]
+    Io {
+        /// File.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The scenario file is not valid.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// File.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] fikit_trace::TraceError),
+}
+
+impl Scenario {
+    /// One job per trace, as recorded: priorities from the traces, all arriving at 0.
+    pub fn from_traces(files: &[PathBuf]) -> Result<Scenario, ScenarioError> {
+        let mut jobs = Vec::with_capacity(files.len());
+        for f in files {
+            jobs.push(Job::from_trace(&fikit_trace::read_trace(f)?));
+        }
+        dedup_names(&mut jobs);
+        Ok(Scenario {
+            name: "traces".to_string(),
+            arrivals: vec![0; jobs.len()],
+            jobs,
+        })
+    }
+
+    /// Reads a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let p = path.display().to_string();
+        let invalid = |message: String| ScenarioError::Invalid {
+            path: p.clone(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: p.clone(),
+            source,
+        })?;
+        let file: ScenarioFile = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        if file.jobs.is_empty() {
+            return Err(invalid(
+                "`jobs` is empty: a scenario needs at least one job".into(),
+            ));
+        }
+        let base = path.parent().unwrap_or(Path::new("."));
+        let seed = file.seed.unwrap_or(1);
+        let mut jobs = Vec::with_capacity(file.jobs.len());
+        let mut arrivals = Vec::with_capacity(file.jobs.len());
+        for (i, spec) in file.jobs.iter().enumerate() {
+            let at = |field: &str, what: String| invalid(format!("jobs[{i}].{field}: {what}"));
+            if let Some(p) = spec.priority
+                && p > 9
+            {
+                return Err(at(
+                    "priority",
+                    format!("must be 0 (highest) to 9, found {p}"),
+                ));
+            }
+            if spec.start_ns < 0 {
+                return Err(at(
+                    "start_ns",
+                    format!("must not be negative, found {}", spec.start_ns),
+                ));
+            }
+            if spec.repeat == Some(0) {
+                return Err(at("repeat", "must be at least 1".into()));
+            }
+            let trace = fikit_trace::read_trace(&base.join(&spec.trace))?;
+            let mut job = Job::from_trace(&trace);
+            if let Some(n) = spec.repeat
+                && n > 1
+            {
+                job = job.repeated(n);
+            }
+            if let Some(r) = &spec.requests {
+                if r.count == 0 {
+                    return Err(at("requests.count", "must be at least 1".into()));
+                }
+                if !(r.rate_per_s.is_finite() && r.rate_per_s > 0.0) {
+                    return Err(at(
+                        "requests.rate_per_s",
+                        format!("must be a positive number, found {}", r.rate_per_s),
+                    ));
+                }
+                // Each job draws from its own stream: seed mixed with its index.
+                let arrivals = poisson_arrivals(
+                    r.count,
+                    r.rate_per_s,
+                    seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
+                );
+                job = job.serving(&arrivals);
+            }
+            if let Some(name) = &spec.name {
+                job.name = name.clone();
+            }
+            if let Some(p) = spec.priority {
+                job.priority = p;
+            }
+            jobs.push(job);
+            arrivals.push(spec.start_ns);
+        }
+        dedup_names(&mut jobs);
+        Ok(Scenario {
+            name: file.name.unwrap_or_else(|| p.clone()),
+            jobs,
+            arrivals,
+        })
+    }
+}
+
+/// Makes job names unique by suffixing `#2`, `#3`, … to repeats.
+fn dedup_names(jobs: &mut [Job]) {
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for j in jobs.iter_mut() {
+        let n = seen.entry(j.name.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            j.name = format!("{}#{}", j.name, n);
+        }
+    }
+}

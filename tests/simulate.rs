@@ -1,0 +1,240 @@
+//! `fikit-sim` simulation end to end: traces built here, the binary run as a user would.
+
+use std::path::Path;
+
+use fikit_e2e::cmd;
+use fikit_trace::{Kernel, Trace, fixture, write_trace};
+use predicates::prelude::*;
+
+fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
+    let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
+    k.launch.as_mut().unwrap().end_ns = start;
+    k
+}
+
+/// A latency-critical job: 3 iterations of two short kernels, a sync, host work.
+fn serving() -> Trace {
+    let mut t = fixture::empty("serving", 0);
+    let mut c = 0;
+    for i in 0..3i64 {
+        let base = i * 100_000;
+        t.kernels.push(k("conv", c + 1, base, base + 10_000));
+        t.kernels.push(k("fc", c + 2, base + 40_000, base + 45_000));
+        t.syncs
+            .push(fixture::stream_sync(7, c + 3, base + 41_000, base + 46_000));
+        c += 3;
+    }
+    t
+}
+
+/// A throughput job: back-to-back long kernels.
+fn training() -> Trace {
+    let mut t = fixture::empty("training", 9);
+    for i in 0..12i64 {
+        t.kernels
+            .push(k("gemm", i as u32 + 1, i * 20_000, (i + 1) * 20_000));
+    }
+    t
+}
+
+fn setup(dir: &Path) {
+    write_trace(&dir.join("serving.parquet"), &serving()).unwrap();
+    write_trace(&dir.join("training.parquet"), &training()).unwrap();
+}
+
+fn stdout_of(dir: &Path, args: &[&str]) -> String {
+    let out = cmd("fikit-sim")
+        .current_dir(dir)
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn table_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    insta::assert_snapshot!(stdout_of(dir.path(), &["--no-plots", "."]));
+}
+
+#[test]
+fn json_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let out = stdout_of(dir.path(), &["--no-plots", "--format", "json", "."]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    insta::assert_json_snapshot!(v);
+}
+
+#[test]
+fn csv_has_a_row_per_job_and_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let out = stdout_of(
+        dir.path(),
+        &[
+            "--no-plots",
+            "--format",
+            "csv",
+            "--policy",
+            "fikit,timeslice",
+            ".",
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1 + 2 * 2, "{out}");
+    assert!(lines[0].starts_with("policy,job,priority,isolated_jct_ns,jct_ns"));
+    assert!(lines[1].starts_with("timeslice,serving,0,"));
+}
+
+#[test]
+fn writes_the_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    cmd("fikit-sim")
+        .current_dir(dir.path())
+        .args(["--plots", "out", "."])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("plots:"));
+    for stem in ["sim-jct", "sim-latency-cdf", "sim-timeline"] {
+        for ext in ["png", "svg"] {
+            let p = dir.path().join("out").join(format!("{stem}.{ext}"));
+            assert!(
+                std::fs::metadata(&p)
+                    .map(|m| m.len() > 1000)
+                    .unwrap_or(false),
+                "{}",
+                p.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn scenario_file_sets_priorities_and_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    std::fs::write(
+        dir.path().join("s.json"),
+        r#"{"seed": 3, "jobs": [
+            {"trace": "training.parquet", "name": "bg", "priority": 9},
+            {"trace": "serving.parquet", "name": "api", "priority": 0,
+             "requests": {"count": 30, "rate_per_s": 20000}}]}"#,
+    )
+    .unwrap();
+    let out = stdout_of(
+        dir.path(),
+        &[
+            "--no-plots",
+            "--format",
+            "json",
+            "--policy",
+            "fikit",
+            "--scenario",
+            "s.json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let api = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job"] == "api")
+        .unwrap();
+    assert_eq!(api["priority"], 0);
+    assert_eq!(api["iterations"], 30);
+}
+
+#[test]
+fn bad_scenarios_exit_2_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let cases = [
+        (r#"{"jobs": []}"#, "`jobs` is empty"),
+        (
+            r#"{"jobs": [{"trace": "serving.parquet", "priority": 12}]}"#,
+            "jobs[0].priority: must be 0 (highest) to 9, found 12",
+        ),
+        (
+            r#"{"jobs": [{"trace": "serving.parquet", "requests": {"count": 3, "rate_per_s": -1}}]}"#,
+            "jobs[0].requests.rate_per_s: must be a positive number",
+        ),
+        (
+            r#"{"jobs": [{"trace": "missing.parquet"}]}"#,
+            "missing.parquet",
+        ),
+        (
+            r#"{"jobs": [{"trace": "serving.parquet", "prio": 1}]}"#,
+            "unknown field `prio`",
+        ),
+        ("not json", "s.json: expected"),
+    ];
+    for (text, what) in cases {
+        std::fs::write(dir.path().join("s.json"), text).unwrap();
+        cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args(["--no-plots", "--scenario", "s.json"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(what))
+            .stderr(predicate::str::contains("panicked").not());
+    }
+}
+
+#[test]
+fn a_bad_model_file_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    std::fs::write(dir.path().join("m.json"), r#"{"timeslice_quantum_ns": 0}"#).unwrap();
+    cmd("fikit-sim")
+        .current_dir(dir.path())
+        .args(["--no-plots", "--model", "m.json", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "m.json: timeslice_quantum_ns must be positive, found 0",
+        ));
+}
+
+#[test]
+fn sweep_runs_every_ordered_pair() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let out = stdout_of(
+        dir.path(),
+        &[
+            "sweep",
+            "--format",
+            "csv",
+            "--policy",
+            "fikit",
+            "--threads",
+            "2",
+            ".",
+        ],
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(lines[1].starts_with("serving,training,fikit,"));
+    assert!(lines[2].starts_with("training,serving,fikit,"));
+    // Same rows with one thread.
+    let one = stdout_of(
+        dir.path(),
+        &[
+            "sweep",
+            "--format",
+            "csv",
+            "--policy",
+            "fikit",
+            "--threads",
+            "1",
+            ".",
+        ],
+    );
+    assert_eq!(one, out);
+}
