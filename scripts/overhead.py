@@ -6,9 +6,12 @@ reporting the median ms/iteration over the rounds.
 
     python3 scripts/overhead.py --fikit-profile target/release/fikit-profile --rounds 5
 
-Extra fikit variants at batch 1 (environment FIKIT_API of the collector):
+Extra fikit variants at batch 1 (collector settings through the environment):
 `fikit-bare` records only kernels, copies and memsets (no API calls, no
-synchronizations): the bare CUPTI collector the issue compares against.
+synchronizations): the bare CUPTI collector the issue compares against;
+`fikit-activity` records the launch/copy/sync calls as CUPTI API activity
+records instead of callbacks; `fikit-period` lets CUPTI's worker deliver
+buffers (cuptiActivityFlushPeriod) instead of calling cuptiActivityFlushAll.
 
 Prints a Markdown table last; --json writes every run.
 """
@@ -36,6 +39,11 @@ def run_once(tracer, batch, iters, warmup, fikit, tmp):
         if tracer == "fikit-bare":
             env["FIKIT_API"] = "none"
             env["FIKIT_SYNC_ACTIVITY"] = "0"
+        elif tracer == "fikit-period":
+            env["FIKIT_FLUSH_MODE"] = "period"
+        elif tracer == "fikit-activity":
+            env["FIKIT_API"] = "activity"
+            env["FIKIT_SYNC_ACTIVITY"] = "0"
         out = tempfile.mkdtemp(dir=tmp)
         args = [fikit, "-q", "-o", out, "--name", f"ovh-bs{batch}", "--"] + args
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
@@ -50,11 +58,17 @@ def main():
     ap.add_argument("--fikit-profile", required=True, help="path of the fikit-profile binary")
     ap.add_argument("--rounds", type=int, default=5, help="runs of each tracer (>= 3)")
     ap.add_argument("--json", help="write every run here")
+    ap.add_argument("--batches", default="1,64", help="which of the two workloads to run")
+    ap.add_argument("--variants", default="fikit-bare,fikit-activity,fikit-period",
+                    help="extra fikit variants at batch 1, comma-separated ('' for none)")
     a = ap.parse_args()
     plans = [
-        (1, 500, 100, ["none", "fikit-profile", "fikit-bare", "torch.profiler"]),
+        (1, 500, 100, ["none", "fikit-profile"] + [v for v in a.variants.split(",") if v]
+         + ["torch.profiler"]),
         (64, 100, 20, ["none", "fikit-profile", "torch.profiler"]),
     ]
+    wanted = {int(b) for b in a.batches.split(",")}
+    plans = [p for p in plans if p[0] in wanted]
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         for batch, iters, warmup, tracers in plans:

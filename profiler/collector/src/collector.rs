@@ -69,6 +69,11 @@ impl ApiSource {
 }
 /// Environment variable: flush period in milliseconds (default 100).
 pub const FLUSH_MS_ENV: &str = "FIKIT_FLUSH_MS";
+/// Environment variable: how completed CUPTI buffers are collected every
+/// period: `flushall` (default; the flushing thread calls
+/// `cuptiActivityFlushAll(0)`) or `period` (CUPTI's own worker delivers them,
+/// `cuptiActivityFlushPeriod`; the thread only writes).
+pub const FLUSH_MODE_ENV: &str = "FIKIT_FLUSH_MODE";
 
 /// Size of each buffer handed to CUPTI.
 const BUFFER_SIZE: usize = 4 << 20;
@@ -97,6 +102,8 @@ pub struct Collector {
     /// driver ids at `MAX_CBID + cbid`); 0 for calls that do not synchronize.
     sync_types: Vec<u8>,
     flush_period: Duration,
+    /// The flushing thread calls `cuptiActivityFlushAll(0)` itself.
+    flush_all: bool,
 }
 
 #[derive(Default)]
@@ -273,6 +280,7 @@ pub fn start() -> Result<(), String> {
         devices_written: AtomicBool::new(false),
         sync_types,
         flush_period: Duration::from_millis(flush_ms),
+        flush_all: env_var(FLUSH_MODE_ENV).as_deref() != Some("period"),
     };
     if COLLECTOR.set(collector).is_err() {
         return Err("collector started twice".into());
@@ -350,6 +358,11 @@ pub fn start() -> Result<(), String> {
         }
         ApiSource::None | ApiSource::Latency => {}
     }
+    if !c.flush_all
+        && let Err(e) = cupti::flush_period(u32::try_from(flush_ms / 2).unwrap_or(50).max(1))
+    {
+        c.note(e.to_string());
+    }
     if source == ApiSource::Latency
         && let Err(e) = cupti::enable_latency_timestamps()
     {
@@ -409,7 +422,8 @@ impl Collector {
             return;
         }
         self.write_devices();
-        if let Err(e) = cupti::flush_all(forced)
+        if (forced || self.flush_all)
+            && let Err(e) = cupti::flush_all(forced)
             && forced
         {
             warn(&e.to_string());
@@ -610,7 +624,11 @@ unsafe extern "C" fn api_callback(
 fn flush_loop() {
     let Some(c) = COLLECTOR.get() else { return };
     loop {
-        std::thread::sleep(c.flush_period);
+        std::thread::sleep(if c.flush_all {
+            c.flush_period
+        } else {
+            c.flush_period / 2
+        });
         if c.pid != getpid() || c.finished.load(Ordering::Acquire) {
             return;
         }

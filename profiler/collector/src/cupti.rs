@@ -171,6 +171,11 @@ pub fn enable_api(runtime: bool, cbid: u32) -> Result<(), Failure> {
     }
 }
 
+/// `cuptiActivityFlushPeriod(ms)`: CUPTI's worker delivers completed buffers every `ms`.
+pub fn flush_period(ms: u32) -> Result<(), Failure> {
+    check_result("cuptiActivityFlushPeriod", cr::activity::flush_period(ms))
+}
+
 /// `cuptiActivityEnableLatencyTimestamps(1)`.
 pub fn enable_latency_timestamps() -> Result<(), Failure> {
     check_result(
