@@ -183,3 +183,172 @@ pub unsafe fn decode<'a>(rec: *const sys::CUpti_Activity) -> Activity<'a> {
     }
     Activity::Other(kind)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ptr::addr_of_mut;
+
+    /// An 8-byte aligned, zeroed buffer big enough for any record; fields are
+    /// written through raw pointers so no enum value is ever materialized.
+    fn buffer() -> Vec<u64> {
+        vec![0u64; 64]
+    }
+
+    /// Decodes the record at the start of `buf`.
+    fn decode_buf(buf: &[u64]) -> Activity<'_> {
+        // SAFETY: every test writes a whole record of the kind it sets into a
+        // zeroed buffer larger than any record.
+        unsafe { decode(buf.as_ptr().cast()) }
+    }
+
+    fn set_kind(buf: &mut [u64], kind: sys::CUpti_ActivityKind) {
+        // SAFETY: the buffer is at least 4 bytes long and 8-byte aligned.
+        unsafe { buf.as_mut_ptr().cast::<u32>().write(kind as u32) };
+    }
+
+    macro_rules! put {
+        ($p:expr, $f:ident, $v:expr) => {
+            // SAFETY: `$p` points into a zeroed buffer larger than the record.
+            unsafe { addr_of_mut!((*$p).$f).write_unaligned($v) }
+        };
+    }
+
+    #[test]
+    fn kernel_record() {
+        let mut buf = buffer();
+        set_kind(
+            &mut buf,
+            sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        );
+        let name = std::ffi::CString::new("_Z3fooPf").unwrap();
+        let p = buf.as_mut_ptr().cast::<sys::CUpti_ActivityKernel10>();
+        put!(p, registersPerThread, 40u16);
+        put!(p, start, 100u64);
+        put!(p, end, 250u64);
+        put!(p, deviceId, 1u32);
+        put!(p, contextId, 2u32);
+        put!(p, streamId, 7u32);
+        put!(p, gridX, 64i32);
+        put!(p, gridY, 2i32);
+        put!(p, gridZ, 1i32);
+        put!(p, blockX, 128i32);
+        put!(p, blockY, 1i32);
+        put!(p, blockZ, 1i32);
+        put!(p, staticSharedMemory, 1024i32);
+        put!(p, dynamicSharedMemory, 2048i32);
+        put!(p, correlationId, 99u32);
+        put!(p, name, name.as_ptr());
+        match decode_buf(&buf) {
+            Activity::Kernel { kernel, name } => {
+                assert_eq!(name, b"_Z3fooPf");
+                assert_eq!((kernel.start, kernel.end), (100, 250));
+                assert_eq!((kernel.device, kernel.context, kernel.stream), (1, 2, 7));
+                assert_eq!(kernel.grid, [64, 2, 1]);
+                assert_eq!(kernel.block, [128, 1, 1]);
+                assert_eq!(kernel.registers, 40);
+                assert_eq!((kernel.static_shared, kernel.dynamic_shared), (1024, 2048));
+                assert_eq!(kernel.correlation, 99);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A kernel still running at a forced flush has end = 0.
+        put!(p, end, 0u64);
+        assert!(matches!(decode_buf(&buf), Activity::Incomplete));
+    }
+
+    #[test]
+    fn memory_records() {
+        let mut buf = buffer();
+        set_kind(
+            &mut buf,
+            sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMCPY,
+        );
+        let p = buf.as_mut_ptr().cast::<sys::CUpti_ActivityMemcpy6>();
+        put!(p, copyKind, 2u8);
+        put!(p, bytes, 4096u64);
+        put!(p, start, 10u64);
+        put!(p, end, 20u64);
+        put!(p, streamId, 7u32);
+        put!(p, correlationId, 5u32);
+        match decode_buf(&buf) {
+            Activity::MemOp(m) => {
+                assert_eq!(m.copy_kind, Some(2));
+                assert_eq!(
+                    (m.bytes, m.start, m.end, m.stream, m.correlation),
+                    (4096, 10, 20, 7, 5)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut buf = buffer();
+        set_kind(
+            &mut buf,
+            sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_MEMSET,
+        );
+        let p = buf.as_mut_ptr().cast::<sys::CUpti_ActivityMemset4>();
+        put!(p, bytes, 512u64);
+        put!(p, start, 30u64);
+        put!(p, end, 31u64);
+        match decode_buf(&buf) {
+            Activity::MemOp(m) => {
+                assert_eq!(m.copy_kind, None);
+                assert_eq!(m.bytes, 512);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn api_and_sync_records() {
+        let mut buf = buffer();
+        set_kind(
+            &mut buf,
+            sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_DRIVER,
+        );
+        let p = buf.as_mut_ptr().cast::<sys::CUpti_ActivityAPI>();
+        put!(p, cbid, 307u32);
+        put!(p, start, 1u64);
+        put!(p, end, 3u64);
+        put!(p, threadId, 4243u32);
+        put!(p, correlationId, 8u32);
+        match decode_buf(&buf) {
+            Activity::Api(a) => {
+                assert_eq!(a.domain, Domain::Driver);
+                assert_eq!(
+                    (a.cbid, a.start, a.end, a.thread_id, a.correlation),
+                    (307, 1, 3, 4243, 8)
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut buf = buffer();
+        set_kind(
+            &mut buf,
+            sys::CUpti_ActivityKind::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+        );
+        let p = buf
+            .as_mut_ptr()
+            .cast::<sys::CUpti_ActivitySynchronization>();
+        // SAFETY: the type field is a 4-byte enum; written as its raw value.
+        unsafe { addr_of_mut!((*p).type_).cast::<u32>().write_unaligned(4) };
+        put!(p, start, 5u64);
+        put!(p, end, 9u64);
+        put!(p, contextId, 1u32);
+        put!(p, streamId, u32::MAX);
+        put!(p, correlationId, 11u32);
+        match decode_buf(&buf) {
+            Activity::Sync(s) => {
+                assert_eq!(s.sync_type, 4);
+                assert_eq!(s.stream, None);
+                assert_eq!((s.start, s.end, s.context, s.correlation), (5, 9, 1, 11));
+            }
+            other => panic!("{other:?}"),
+        }
+        // Unknown kinds are reported, not misread.
+        let mut buf = buffer();
+        // SAFETY: writes the 4-byte kind.
+        unsafe { buf.as_mut_ptr().cast::<u32>().write(4242) };
+        assert!(matches!(decode_buf(&buf), Activity::Other(4242)));
+    }
+}
