@@ -3,7 +3,7 @@
 //! and the whole spool → trace path (a child that drops a spool where the
 //! collector would).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};

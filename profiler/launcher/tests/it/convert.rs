@@ -1,6 +1,6 @@
 //! Spool → trace conversion, checked field by field, through Parquet and back.
 
-mod common;
+use crate::common;
 
 use fikit_profile::convert::{ConvertOptions, spool_to_trace};
 use fikit_spool::{Record, parse_spool, read_spool};
