@@ -52,7 +52,8 @@ pub fn exit_code(status: std::process::ExitStatus) -> i32 {
 }
 
 fn say(msg: &str) {
-    eprintln!("fikit-profile: {msg}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "fikit-profile: {msg}");
 }
 
 /// Why nothing may be recorded, found before the command runs.
@@ -244,7 +245,9 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
         return Ok(report);
     }
     if !opts.quiet && !summaries.is_empty() {
-        println!("{}", render_table(&summaries));
+        // A closed stdout (`| head`) must not turn a finished capture into a panic.
+        use std::io::Write;
+        let _ = writeln!(std::io::stdout(), "{}", render_table(&summaries));
     }
     for w in &report.written {
         say(&format!("wrote {}", w.display()));
