@@ -64,7 +64,11 @@ enum Host {
     /// Its next step is due at an event already scheduled.
     Busy,
     /// Blocked until op finishes, then `wake_ns` more.
-    Waiting { op: usize, wake_ns: i64 },
+    Waiting {
+        op: usize,
+        wake_ns: i64,
+        ends_iteration: bool,
+    },
     /// Past its last step.
     Finished,
 }
@@ -455,16 +459,27 @@ impl<'a> Engine<'a> {
                     st.iteration_start = st.arrival_ns + at_ns;
                 }
                 HostStep::Issue { op, .. } => self.issue(j, op),
-                HostStep::Wait { op, wake_ns, .. } => {
+                HostStep::Wait {
+                    op,
+                    wake_ns,
+                    ends_iteration,
+                    ..
+                } => {
                     let st = &mut self.state[j];
                     match op {
                         Some(op) if st.ops[op].status != Status::Done => {
-                            st.host = Host::Waiting { op, wake_ns };
+                            st.host = Host::Waiting {
+                                op,
+                                wake_ns,
+                                ends_iteration,
+                            };
                             return;
                         }
                         _ => {
                             let resume = self.now + wake_ns;
-                            st.end_iteration(resume);
+                            if ends_iteration {
+                                st.end_iteration(resume);
+                            }
                             st.host_t = resume;
                             if resume > self.now {
                                 // Continue after the wake-up latency.
@@ -608,12 +623,18 @@ impl<'a> Engine<'a> {
         if let Some(&next) = st.streams[stream].front() {
             self.schedule_eligible(j, next);
         }
-        if let Host::Waiting { op: w, wake_ns } = self.state[j].host
+        if let Host::Waiting {
+            op: w,
+            wake_ns,
+            ends_iteration,
+        } = self.state[j].host
             && w == op
         {
             let st = &mut self.state[j];
             let resume = now + wake_ns;
-            st.end_iteration(resume);
+            if ends_iteration {
+                st.end_iteration(resume);
+            }
             st.host_t = resume;
             st.host = Host::Busy;
             if resume > now {

@@ -256,6 +256,7 @@ impl Job {
         let mut steps = Vec::with_capacity(actions.len());
         let mut host_time = origin;
         let mut issued = 0usize; // ops issued so far (a prefix of `raw`, in issue order)
+        let mut kernels_in_iteration = 0usize;
         for a in &actions {
             match *a {
                 Action::Issue { at, op } => {
@@ -265,6 +266,9 @@ impl Job {
                     });
                     host_time = host_time.max(at);
                     issued = issued.max(op + 1);
+                    if raw[op].key.is_some() {
+                        kernels_in_iteration += 1;
+                    }
                 }
                 Action::Wait {
                     start,
@@ -285,12 +289,17 @@ impl Job {
                         })
                         .max_by_key(|&i| (raw[i].end, i));
                     let resume_from = target.map_or(start, |i| start.max(raw[i].end));
+                    // An iteration holds at least one kernel: waits between
+                    // copies alone (e.g. uploading weights) do not end one.
                     steps.push(HostStep::Wait {
                         delay_ns: (start - host_time).max(0),
                         op: target,
                         wake_ns: (end - resume_from).max(0),
-                        ends_iteration: true,
+                        ends_iteration: kernels_in_iteration > 0,
                     });
+                    if kernels_in_iteration > 0 {
+                        kernels_in_iteration = 0;
+                    }
                     host_time = host_time.max(end);
                 }
             }
@@ -369,27 +378,41 @@ impl Job {
     }
 
     /// The job serving requests that arrive at `arrivals` (ns after the job's
-    /// arrival, ascending): request `k` replays recorded iteration `k mod n`,
-    /// starting when it has arrived and the previous request is done; its
-    /// latency runs from its arrival. The steps after the last recorded
-    /// iteration run once at the end. A job without iterations serves each
-    /// request with its whole program.
+    /// arrival, ascending). The first recorded iteration (setup: weight
+    /// uploads, warm-up, autotuning) runs once before the first request (which
+    /// waits for it; it is no iteration of its own), and
+    /// request `k` replays recorded iteration `1 + k mod (n - 1)`, starting
+    /// when it has arrived and the previous request is done; its latency runs
+    /// from its arrival. The steps after the last recorded iteration run once
+    /// at the end. A job with one iteration or none serves each request with
+    /// its whole program.
     pub fn serving(&self, arrivals: &[i64]) -> Job {
         let (iters, tail) = self.iterations();
-        let parts: Vec<(Option<i64>, &[HostStep])> = if iters.is_empty() {
-            arrivals
-                .iter()
-                .map(|&a| (Some(a), self.steps.as_slice()))
-                .collect()
-        } else {
+        if iters.len() >= 2 {
             let requests = arrivals
                 .iter()
                 .enumerate()
-                .map(|(k, &a)| (Some(a), iters[k % iters.len()]));
-            requests
+                .map(|(k, &a)| (Some(a), iters[1 + k % (iters.len() - 1)]));
+            let parts: Vec<(Option<i64>, &[HostStep])> = std::iter::once((None, iters[0]))
+                .chain(requests)
                 .chain((!tail.is_empty()).then_some((None, tail)))
-                .collect()
-        };
+                .collect();
+            let mut job = self.rebuilt(&parts);
+            // The setup is no request: its time counts in the first request's
+            // latency (which waits for it), not as an iteration of its own.
+            for step in job.steps.iter_mut() {
+                match step {
+                    HostStep::Arrive { .. } => break,
+                    HostStep::Wait { ends_iteration, .. } => *ends_iteration = false,
+                    HostStep::Issue { .. } => {}
+                }
+            }
+            return job;
+        }
+        let parts: Vec<(Option<i64>, &[HostStep])> = arrivals
+            .iter()
+            .map(|&a| (Some(a), self.steps.as_slice()))
+            .collect();
         self.rebuilt(&parts)
     }
 
