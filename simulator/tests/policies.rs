@@ -216,3 +216,63 @@ fn iterations_are_the_spans_between_blocking_syncs() {
     assert_eq!(r.jobs[0].iterations_ns, [110, 150]);
     assert_eq!(r.jobs[0].jct_ns(), 260);
 }
+
+#[test]
+fn a_serving_job_runs_its_setup_once_then_one_recorded_iteration_per_request() {
+    // Recorded: setup a [0,100), then iterations b [100,150) and c [150,170),
+    // each followed by a sync that returns as the kernel ends.
+    let mut t = job(
+        "srv",
+        0,
+        vec![k("a", 1, 0, 100), k("b", 3, 100, 150), k("c", 5, 150, 170)],
+    );
+    t.syncs = vec![
+        fixture::stream_sync(7, 2, 0, 100),
+        fixture::stream_sync(7, 4, 100, 150),
+        fixture::stream_sync(7, 6, 150, 170),
+    ];
+    // Requests at 0, 1000 and 1010 replay b, c, b. Request 0 waits for the
+    // setup: b [100,150), latency 150. Request 1: c [1000,1020), latency 20.
+    // Request 2 arrives while c runs: b [1020,1070), latency 1070-1010 = 60.
+    let jobs = vec![Job::from_trace(&t).serving(&[0, 1000, 1010])];
+    let r = run_policy(&jobs, &[0], PolicyKind::Exclusive, &model(), false).unwrap();
+    assert_eq!(r.jobs[0].iterations_ns, [150, 20, 60]);
+    assert_eq!(r.jobs[0].jct_ns(), 1070);
+}
+
+#[test]
+fn waits_between_copies_alone_end_no_iteration() {
+    // Two blocking copies (weight uploads) before the first kernel: one iteration.
+    let mut t = job("up", 0, vec![k("a", 3, 500, 600)]);
+    for (i, (s, e)) in [(0, 100), (200, 300)].into_iter().enumerate() {
+        t.memops.push(fikit_trace::MemOp {
+            start_ns: s,
+            end_ns: e,
+            placement: fikit_trace::Placement {
+                device: 0,
+                context: 1,
+                stream: 7,
+            },
+            correlation_id: 10 + i as u32,
+            copy_kind: Some(fikit_trace::CopyKind::HtoD),
+            bytes: 1 << 20,
+            launch: Some(fikit_trace::HostCall {
+                start_ns: s,
+                end_ns: e,
+                thread_id: 7,
+            }),
+        });
+        t.api_calls.push(fikit_trace::ApiCall {
+            domain: fikit_trace::ApiDomain::Runtime,
+            name: "cudaMemcpy".into(),
+            start_ns: s,
+            end_ns: e,
+            thread_id: 7,
+            correlation_id: 10 + i as u32,
+        });
+    }
+    t.syncs = vec![fixture::stream_sync(7, 4, 500, 600)];
+    let jobs = vec![Job::from_trace(&t)];
+    let r = run_policy(&jobs, &[0], PolicyKind::Exclusive, &model(), false).unwrap();
+    assert_eq!(r.jobs[0].iterations_ns, [600]);
+}
