@@ -10,5 +10,6 @@ pub mod engine;
 pub mod gpu;
 pub mod inspect;
 pub mod job;
+pub mod plots;
 pub mod policy;
 pub mod simulate;
