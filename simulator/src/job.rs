@@ -96,6 +96,11 @@ pub struct Job {
     /// For each op, its position among the job's kernels in issue order
     /// (`usize::MAX` for copies and memsets).
     pub kernel_position: Vec<usize>,
+    /// True when the first iteration is the process's setup (weight upload,
+    /// warm-up, autotuning) rather than work to measure: latency statistics
+    /// leave it out. True for a job made from a trace; false for a serving job,
+    /// whose setup is no iteration.
+    pub first_iteration_is_setup: bool,
 }
 
 /// A host action in recorded time, before it becomes a [`HostStep`].
@@ -255,7 +260,10 @@ impl Job {
 
         let mut steps = Vec::with_capacity(actions.len());
         let mut host_time = origin;
-        let mut issued = 0usize; // ops issued so far (a prefix of `raw`, in issue order)
+        // Per (context, stream): the issued ops as (end, index), sorted; ends
+        // arrive nearly in order, so inserting is cheap and each wait's lookup
+        // is a binary search.
+        let mut ended_by_stream: HashMap<(u32, u32), Vec<(i64, usize)>> = HashMap::new();
         let mut kernels_in_iteration = 0usize;
         for a in &actions {
             match *a {
@@ -265,7 +273,11 @@ impl Job {
                         op,
                     });
                     host_time = host_time.max(at);
-                    issued = issued.max(op + 1);
+                    let ended = ended_by_stream
+                        .entry((raw[op].place.1, raw[op].place.2))
+                        .or_default();
+                    let pos = ended.partition_point(|&x| x <= (raw[op].end, op));
+                    ended.insert(pos, (raw[op].end, op));
                     if raw[op].key.is_some() {
                         kernels_in_iteration += 1;
                     }
@@ -280,14 +292,15 @@ impl Job {
                         continue; // a device-side wait: the GPU ops carry its effect in their offsets
                     }
                     // The op issued before the wait, on its stream if named, that ended last by its end.
-                    let target = (0..issued)
-                        .filter(|&i| {
-                            raw[i].end <= end
-                                && stream.is_none_or(|(_, c, s)| {
-                                    raw[i].place.1 == c && raw[i].place.2 == s
-                                })
-                        })
-                        .max_by_key(|&i| (raw[i].end, i));
+                    let last_on = |ops: &Vec<(i64, usize)>| {
+                        let n = ops.partition_point(|&(e, _)| e <= end);
+                        n.checked_sub(1).map(|k| ops[k])
+                    };
+                    let target = match stream {
+                        Some((_, c, s)) => ended_by_stream.get(&(c, s)).and_then(last_on),
+                        None => ended_by_stream.values().filter_map(last_on).max(),
+                    }
+                    .map(|(_, i)| i);
                     let resume_from = target.map_or(start, |i| start.max(raw[i].end));
                     // An iteration holds at least one kernel: waits between
                     // copies alone (e.g. uploading weights) do not end one.
@@ -336,6 +349,7 @@ impl Job {
             .collect();
         Job {
             kernel_position,
+            first_iteration_is_setup: true,
             name: trace.meta.job_name.clone(),
             priority: trace.meta.priority,
             ops,
@@ -398,6 +412,7 @@ impl Job {
                 .chain((!tail.is_empty()).then_some((None, tail)))
                 .collect();
             let mut job = self.rebuilt(&parts);
+            job.first_iteration_is_setup = false;
             // The setup is no request: its time counts in the first request's
             // latency (which waits for it), not as an iteration of its own.
             for step in job.steps.iter_mut() {
@@ -413,7 +428,9 @@ impl Job {
             .iter()
             .map(|&a| (Some(a), self.steps.as_slice()))
             .collect();
-        self.rebuilt(&parts)
+        let mut job = self.rebuilt(&parts);
+        job.first_iteration_is_setup = false;
+        job
     }
 
     /// A job whose program is `parts` in order, each optionally preceded by an
@@ -481,6 +498,7 @@ impl Job {
             gap_after_kernel_ns: gaps,
             mean_duration_ns: self.mean_duration_ns.clone(),
             kernel_position,
+            first_iteration_is_setup: self.first_iteration_is_setup,
         }
     }
 }

@@ -12,4 +12,7 @@ pub mod inspect;
 pub mod job;
 pub mod plots;
 pub mod policy;
+pub mod report;
+pub mod scenario;
 pub mod simulate;
+pub mod sweep;

@@ -39,7 +39,8 @@ pub struct JobRow {
     /// `JCT under timeslice / JCT under this policy`: FIKIT's headline speedup
     /// for the high-priority job, and the low-priority ratio for the others.
     pub vs_timeslice: f64,
-    /// Iterations (spans between the host's blocking synchronizations).
+    /// Iterations measured (spans between the host's blocking
+    /// synchronizations that hold a kernel; a trace's first, its setup, left out).
     pub iterations: usize,
     /// Median iteration latency, ns (nearest rank).
     pub p50_ns: i64,
@@ -119,6 +120,16 @@ pub fn run_isolated(jobs: &[Job], model: &GpuModel) -> Result<Vec<RunResult>, St
         .collect()
 }
 
+/// The iterations latency statistics describe: all of them, but for a job
+/// whose first iteration is its setup (and that has more than one).
+pub fn measured_iterations<'a>(job: &Job, iterations: &'a [i64]) -> &'a [i64] {
+    if job.first_iteration_is_setup && iterations.len() > 1 {
+        &iterations[1..]
+    } else {
+        iterations
+    }
+}
+
 fn percentiles(iterations: &[i64]) -> (i64, i64) {
     let mut v = iterations.to_vec();
     v.sort_unstable();
@@ -144,7 +155,8 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
     for &kind in &opts.policies {
         if kind == PolicyKind::Exclusive {
             for (i, (job, r)) in jobs.iter().zip(&isolated).enumerate() {
-                let (p50, p99) = percentiles(&r.jobs[0].iterations_ns);
+                let measured = measured_iterations(job, &r.jobs[0].iterations_ns);
+                let (p50, p99) = percentiles(measured);
                 report.jobs.push(JobRow {
                     policy: kind,
                     job: job.name.clone(),
@@ -153,10 +165,10 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
                     jct_ns: iso_jct[i],
                     slowdown: 1.0,
                     vs_timeslice: ratio(baseline.jobs[i].jct_ns(), iso_jct[i]),
-                    iterations: r.jobs[0].iterations_ns.len(),
+                    iterations: measured.len(),
                     p50_ns: p50,
                     p99_ns: p99,
-                    iterations_ns: r.jobs[0].iterations_ns.clone(),
+                    iterations_ns: measured.to_vec(),
                 });
             }
             let makespan: i64 = iso_jct.iter().sum();
@@ -179,7 +191,8 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
         };
         for (i, job) in jobs.iter().enumerate() {
             let o = &run.jobs[i];
-            let (p50, p99) = percentiles(&o.iterations_ns);
+            let measured = measured_iterations(job, &o.iterations_ns);
+            let (p50, p99) = percentiles(measured);
             report.jobs.push(JobRow {
                 policy: kind,
                 job: job.name.clone(),
@@ -188,10 +201,10 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
                 jct_ns: o.jct_ns(),
                 slowdown: ratio(o.jct_ns(), iso_jct[i]),
                 vs_timeslice: ratio(baseline.jobs[i].jct_ns(), o.jct_ns()),
-                iterations: o.iterations_ns.len(),
+                iterations: measured.len(),
                 p50_ns: p50,
                 p99_ns: p99,
-                iterations_ns: o.iterations_ns.clone(),
+                iterations_ns: measured.to_vec(),
             });
         }
         report.policies.push(PolicyRow {

@@ -215,7 +215,7 @@ fn a_fikit_misprediction_can_invert_priorities() {
     let mut ta = trace("a", 5, a);
     ta.kernels[3].kernel_key = ta.kernels[0].kernel_key;
     ta.kernels[4].kernel_key = ta.kernels[1].kernel_key;
-    let jct = |ts: &[Trace], who: usize| {
+    let run = |ts: &[Trace]| {
         let jobs: Vec<Job> = ts.iter().map(Job::from_trace).collect();
         run_policy(
             &jobs,
@@ -226,9 +226,9 @@ fn a_fikit_misprediction_can_invert_priorities() {
         )
         .unwrap()
     };
-    let low = jct(&[ta.clone(), trace("b", 9, b)], 1);
+    let low = run(&[ta.clone(), trace("b", 9, b)]);
     assert_eq!(low.jobs[1].jct_ns(), 727);
-    let high = jct(&[trace("b", 0, b), ta], 0);
+    let high = run(&[trace("b", 0, b), ta]);
     assert_eq!(high.jobs[0].jct_ns(), 739);
     // b's second kernel waited 258 - 135 = 123 for a's first (filled at 12);
     // its third, issued at 636, waited 738 - 636 = 102 for a's second
