@@ -21,6 +21,7 @@ use fikit_sim::gpu::GpuModel;
 use fikit_sim::job::Job;
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::simulate::run_policy;
+use fikit_sim::sweep::{self, SweepOptions};
 use fikit_trace::{Kernel, Trace, fixture};
 
 fn main() {
@@ -185,4 +186,42 @@ fn shipped_traces(bencher: Bencher, kind: PolicyKind) {
 #[divan::bench(args = POLICIES, sample_count = 10)]
 fn synthetic_100k(bencher: Bencher, kind: PolicyKind) {
     bench_pair(bencher, synthetic_pair(), kind);
+}
+
+/// Every shipped trace, loaded once (the synthetic pair when none ship).
+fn all_shipped() -> &'static Vec<Job> {
+    static W: OnceLock<Vec<Job>> = OnceLock::new();
+    W.get_or_init(|| {
+        let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../traces"));
+        let files = fikit_trace::discover(&[dir]).unwrap_or_default();
+        let jobs: Vec<Job> = files
+            .iter()
+            .filter_map(|f| fikit_trace::read_trace(f).ok())
+            .map(|t| Job::from_trace(&t))
+            .collect();
+        if jobs.len() >= 2 {
+            jobs
+        } else {
+            synthetic_pair().jobs.clone()
+        }
+    })
+}
+
+/// The pair sweep (`fikit-sim sweep`: every ordered pair of the shipped
+/// traces, every policy) on a pool of 1 and of 2 worker threads, traces
+/// already loaded: the ratio of the two medians is the sweep's scaling. The
+/// issue's target is at least 1.8x on 2 cores.
+#[divan::bench(args = [1, 2], sample_count = 10)]
+fn sweep_all_pairs(bencher: Bencher, threads: usize) {
+    let jobs = all_shipped();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("a thread pool");
+    let opts = SweepOptions {
+        policies: PolicyKind::ALL.to_vec(),
+        model: GpuModel::default(),
+        progress: false,
+    };
+    bencher.bench(|| pool.install(|| sweep::pairs(divan::black_box(jobs), &opts).expect("runs")));
 }

@@ -14,6 +14,7 @@
 //! recorded start offset, and runs for its recorded duration.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use fikit_trace::Trace;
 
@@ -80,9 +81,9 @@ pub struct Job {
     /// Priority: 0 is the highest.
     pub priority: u8,
     /// GPU operations, in issue order.
-    pub ops: Vec<GpuOp>,
+    pub ops: Arc<[GpuOp]>,
     /// The host program.
-    pub steps: Vec<HostStep>,
+    pub steps: Arc<[HostStep]>,
     /// Host time after the last step until the job ends, ns (0: it ends with its last step or op).
     pub tail_ns: i64,
     /// Recorded span: first host action to the later of last op end and last host action end, ns.
@@ -90,12 +91,12 @@ pub struct Job {
     /// Recorded idle gap after each kernel, by kernel position (issue order of
     /// kernels): the profiled gap FIKIT predicts with. 0 when the next kernel
     /// followed at once or overlapped; the last kernel's is 0.
-    pub gap_after_kernel_ns: Vec<i64>,
+    pub gap_after_kernel_ns: Arc<[i64]>,
     /// Profiled mean duration per kernel key, ns: FIKIT's duration prediction.
-    pub mean_duration_ns: HashMap<u64, i64>,
+    pub mean_duration_ns: Arc<HashMap<u64, i64>>,
     /// For each op, its position among the job's kernels in issue order
     /// (`usize::MAX` for copies and memsets).
-    pub kernel_position: Vec<usize>,
+    pub kernel_position: Arc<[usize]>,
     /// True when the first iteration is the process's setup (weight upload,
     /// warm-up, autotuning) rather than work to measure: latency statistics
     /// leave it out. True for a job made from a trace; false for a serving job,
@@ -336,7 +337,7 @@ impl Job {
         }
         let mean_duration_ns = sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect();
         let mut next_pos = 0;
-        let kernel_position = ops
+        let kernel_position: Vec<usize> = ops
             .iter()
             .map(|o| {
                 if o.is_kernel() {
@@ -348,16 +349,16 @@ impl Job {
             })
             .collect();
         Job {
-            kernel_position,
+            kernel_position: kernel_position.into(),
             first_iteration_is_setup: true,
             name: trace.meta.job_name.clone(),
             priority: trace.meta.priority,
-            ops,
-            steps,
+            ops: ops.into(),
+            steps: steps.into(),
             tail_ns: 0,
             recorded_span_ns,
-            gap_after_kernel_ns,
-            mean_duration_ns,
+            gap_after_kernel_ns: gap_after_kernel_ns.into(),
+            mean_duration_ns: Arc::new(mean_duration_ns),
         }
     }
 
@@ -387,7 +388,7 @@ impl Job {
     /// The job with its whole program played `times` times back to back.
     pub fn repeated(&self, times: usize) -> Job {
         let parts: Vec<(Option<i64>, &[HostStep])> =
-            (0..times).map(|_| (None, self.steps.as_slice())).collect();
+            (0..times).map(|_| (None, &self.steps[..])).collect();
         self.rebuilt(&parts)
     }
 
@@ -415,18 +416,20 @@ impl Job {
             job.first_iteration_is_setup = false;
             // The setup is no request: its time counts in the first request's
             // latency (which waits for it), not as an iteration of its own.
-            for step in job.steps.iter_mut() {
+            let mut steps = job.steps.to_vec();
+            for step in steps.iter_mut() {
                 match step {
                     HostStep::Arrive { .. } => break,
                     HostStep::Wait { ends_iteration, .. } => *ends_iteration = false,
                     HostStep::Issue { .. } => {}
                 }
             }
+            job.steps = steps.into();
             return job;
         }
         let parts: Vec<(Option<i64>, &[HostStep])> = arrivals
             .iter()
-            .map(|&a| (Some(a), self.steps.as_slice()))
+            .map(|&a| (Some(a), &self.steps[..]))
             .collect();
         let mut job = self.rebuilt(&parts);
         job.first_iteration_is_setup = false;
@@ -491,13 +494,13 @@ impl Job {
         Job {
             name: self.name.clone(),
             priority: self.priority,
-            ops,
-            steps,
+            ops: ops.into(),
+            steps: steps.into(),
             tail_ns: self.tail_ns,
             recorded_span_ns: self.recorded_span_ns,
-            gap_after_kernel_ns: gaps,
-            mean_duration_ns: self.mean_duration_ns.clone(),
-            kernel_position,
+            gap_after_kernel_ns: gaps.into(),
+            mean_duration_ns: Arc::clone(&self.mean_duration_ns),
+            kernel_position: kernel_position.into(),
             first_iteration_is_setup: self.first_iteration_is_setup,
         }
     }

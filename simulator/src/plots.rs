@@ -490,7 +490,7 @@ const MERGE_RESOLUTION: i64 = 4000;
 fn iteration_first_kernels(job: &Job) -> Vec<usize> {
     let mut out = Vec::new();
     let mut open = true; // looking for the current iteration's first kernel
-    for step in &job.steps {
+    for step in job.steps.iter() {
         match *step {
             HostStep::Issue { op, .. } if open && job.ops[op].is_kernel() => {
                 out.push(op);

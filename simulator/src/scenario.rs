@@ -111,10 +111,12 @@ pub enum ScenarioError {
 impl Scenario {
     /// One job per trace, as recorded: priorities from the traces, all arriving at 0.
     pub fn from_traces(files: &[PathBuf]) -> Result<Scenario, ScenarioError> {
-        let mut jobs = Vec::with_capacity(files.len());
-        for f in files {
-            jobs.push(Job::from_trace(&fikit_trace::read_trace(f)?));
-        }
+        use rayon::prelude::*;
+        // Traces are independent: read and convert them in parallel, keeping their order.
+        let mut jobs = files
+            .par_iter()
+            .map(|f| Ok(Job::from_trace(&fikit_trace::read_trace(f)?)))
+            .collect::<Result<Vec<Job>, ScenarioError>>()?;
         dedup_names(&mut jobs);
         Ok(Scenario {
             name: "traces".to_string(),

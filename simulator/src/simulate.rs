@@ -143,6 +143,18 @@ fn percentiles(iterations: &[i64]) -> (i64, i64) {
 /// time slicing (the baseline of `vs_timeslice`) always run.
 pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Report, Stuck> {
     let isolated = run_isolated(jobs, &opts.model)?;
+    simulate_with_isolated(jobs, arrivals, opts, &isolated)
+}
+
+/// [`simulate`] with each job's isolated run already done (`isolated[i]` is
+/// job `i` alone, as [`run_isolated`] makes it): a sweep reuses them across
+/// the combinations a job takes part in.
+pub fn simulate_with_isolated(
+    jobs: &[Job],
+    arrivals: &[i64],
+    opts: &SimOptions,
+    isolated: &[RunResult],
+) -> Result<Report, Stuck> {
     let iso_jct: Vec<i64> = isolated.iter().map(|r| r.jobs[0].jct_ns()).collect();
     let baseline = run_policy(jobs, arrivals, PolicyKind::Timeslice, &opts.model, false)?;
 
@@ -154,7 +166,7 @@ pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Rep
     };
     for &kind in &opts.policies {
         if kind == PolicyKind::Exclusive {
-            for (i, (job, r)) in jobs.iter().zip(&isolated).enumerate() {
+            for (i, (job, r)) in jobs.iter().zip(isolated).enumerate() {
                 let measured = measured_iterations(job, &r.jobs[0].iterations_ns);
                 let (p50, p99) = percentiles(measured);
                 report.jobs.push(JobRow {

@@ -4,11 +4,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::Stuck;
+use crate::engine::{RunResult, Stuck};
 use crate::gpu::GpuModel;
 use crate::job::Job;
 use crate::policy::PolicyKind;
-use crate::simulate::{SimOptions, simulate};
+use crate::simulate::{SimOptions, run_policy, simulate_with_isolated};
 
 /// One high/low pair under one policy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -68,6 +68,19 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, Stuck> {
         model: opts.model.clone(),
         record_segments: false,
     };
+    // Each job alone once (priorities do not matter alone), shared by its pairs.
+    let isolated: Vec<RunResult> = jobs
+        .par_iter()
+        .map(|j| {
+            run_policy(
+                std::slice::from_ref(j),
+                &[0],
+                PolicyKind::Exclusive,
+                &opts.model,
+                false,
+            )
+        })
+        .collect::<Result<_, Stuck>>()?;
     let results: Result<Vec<Vec<PairRow>>, Stuck> = pairs
         .par_iter()
         .map(|&(h, l)| {
@@ -75,7 +88,8 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, Stuck> {
             let mut low = jobs[l].clone();
             high.priority = 0;
             low.priority = 9;
-            let report = simulate(&[high, low], &[0, 0], &sim)?;
+            let iso = [isolated[h].clone(), isolated[l].clone()];
+            let report = simulate_with_isolated(&[high, low], &[0, 0], &sim, &iso)?;
             bar.inc(1);
             Ok(opts
                 .policies
