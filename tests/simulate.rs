@@ -238,3 +238,44 @@ fn sweep_runs_every_ordered_pair() {
     );
     assert_eq!(one, out);
 }
+
+#[test]
+fn priority_flag_overrides_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let out = stdout_of(
+        dir.path(),
+        &[
+            "--no-plots",
+            "--format",
+            "csv",
+            "--policy",
+            "fikit",
+            "--priority",
+            "training=0",
+            "--priority",
+            "serving=9",
+            ".",
+        ],
+    );
+    assert!(out.contains("\nfikit,serving,9,"), "{out}");
+    assert!(out.contains("\nfikit,training,0,"), "{out}");
+    for (flag, what) in [
+        (
+            "nobody=1",
+            "no job named \"nobody\" (jobs: serving, training)",
+        ),
+        (
+            "serving=12",
+            "the priority must be 0 (highest) to 9, found \"12\"",
+        ),
+        ("serving", "expected JOB=N"),
+    ] {
+        cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args(["--no-plots", "--priority", flag, "."])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(what));
+    }
+}

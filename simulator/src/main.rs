@@ -57,6 +57,10 @@ struct SimArgs {
     scenario: Option<PathBuf>,
     #[command(flatten)]
     common: CommonArgs,
+    /// Set a job's priority (0 highest … 9 lowest), overriding its trace or
+    /// scenario; repeatable, e.g. `--priority resnet50-bs1-eval=0`.
+    #[arg(long = "priority", value_name = "JOB=N")]
+    priorities: Vec<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     format: FormatArg,
@@ -233,10 +237,13 @@ fn traces(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
 fn run_simulation(args: SimArgs) -> Result<(), Failure> {
     let model = args.common.model()?;
     let policies = args.common.policies();
-    let scenario = match &args.scenario {
+    let mut scenario = match &args.scenario {
         Some(path) => Scenario::load(path).map_err(bad_input)?,
         None => Scenario::from_traces(&traces(&args.inputs)?).map_err(bad_input)?,
     };
+    for spec in &args.priorities {
+        set_priority(&mut scenario, spec).map_err(bad_input)?;
+    }
     let opts = SimOptions {
         policies,
         model,
@@ -256,6 +263,29 @@ fn run_simulation(args: SimArgs) -> Result<(), Failure> {
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         eprintln!("fikit-sim: plots: {}", names.join(", "));
     }
+    Ok(())
+}
+
+/// Applies `--priority JOB=N`.
+fn set_priority(scenario: &mut Scenario, spec: &str) -> anyhow::Result<()> {
+    let (name, value) = spec.rsplit_once('=').with_context(|| {
+        format!("--priority {spec:?}: expected JOB=N, e.g. resnet50-bs1-eval=0")
+    })?;
+    let priority: u8 = value.parse().ok().filter(|p| *p <= 9).with_context(|| {
+        format!("--priority {spec:?}: the priority must be 0 (highest) to 9, found {value:?}")
+    })?;
+    let names: Vec<String> = scenario.jobs.iter().map(|j| j.name.clone()).collect();
+    let job = scenario
+        .jobs
+        .iter_mut()
+        .find(|j| j.name == name)
+        .with_context(|| {
+            format!(
+                "--priority {spec:?}: no job named {name:?} (jobs: {})",
+                names.join(", ")
+            )
+        })?;
+    job.priority = priority;
     Ok(())
 }
 
