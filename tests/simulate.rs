@@ -42,6 +42,17 @@ fn setup(dir: &Path) {
     write_trace(&dir.join("training.parquet"), &training()).unwrap();
 }
 
+/// Runs fikit-sim in `dir` and checks it fails as bad input (exit 2) saying `what`, without a panic.
+fn rejects(dir: &Path, args: &[&str], what: &str) {
+    cmd("fikit-sim")
+        .current_dir(dir)
+        .args(args)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(what))
+        .stderr(predicate::str::contains("panicked").not());
+}
+
 fn stdout_of(dir: &Path, args: &[&str]) -> String {
     let out = cmd("fikit-sim")
         .current_dir(dir)
@@ -176,13 +187,7 @@ fn bad_scenarios_exit_2_naming_the_problem() {
     ];
     for (text, what) in cases {
         std::fs::write(dir.path().join("s.json"), text).unwrap();
-        cmd("fikit-sim")
-            .current_dir(dir.path())
-            .args(["--no-plots", "--scenario", "s.json"])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(what))
-            .stderr(predicate::str::contains("panicked").not());
+        rejects(dir.path(), &["--no-plots", "--scenario", "s.json"], what);
     }
 }
 
@@ -191,14 +196,11 @@ fn a_bad_model_file_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
     std::fs::write(dir.path().join("m.json"), r#"{"timeslice_quantum_ns": 0}"#).unwrap();
-    cmd("fikit-sim")
-        .current_dir(dir.path())
-        .args(["--no-plots", "--model", "m.json", "."])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains(
-            "m.json: timeslice_quantum_ns must be positive, found 0",
-        ));
+    rejects(
+        dir.path(),
+        &["--no-plots", "--model", "m.json", "."],
+        "m.json: timeslice_quantum_ns must be positive, found 0",
+    );
 }
 
 #[test]
@@ -271,11 +273,6 @@ fn priority_flag_overrides_the_trace() {
         ),
         ("serving", "expected JOB=N"),
     ] {
-        cmd("fikit-sim")
-            .current_dir(dir.path())
-            .args(["--no-plots", "--priority", flag, "."])
-            .assert()
-            .code(2)
-            .stderr(predicate::str::contains(what));
+        rejects(dir.path(), &["--no-plots", "--priority", flag, "."], what);
     }
 }
