@@ -240,8 +240,30 @@ pub fn start() -> Result<(), String> {
         }
     }
 
-    let path = dir.join(format!("fikit-{pid}.spool"));
-    let file = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    // A new file, never an existing one: a process that execs another CUDA
+    // program keeps its pid, and the first program's spool must survive.
+    let (path, file) = (0u32..1000)
+        .map(|n| match n {
+            0 => dir.join(format!("fikit-{pid}.spool")),
+            n => dir.join(format!("fikit-{pid}-{n}.spool")),
+        })
+        .find_map(|path| {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(f) => Some(Ok((path, f))),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                Err(e) => Some(Err(format!("cannot create {}: {e}", path.display()))),
+            }
+        })
+        .unwrap_or_else(|| {
+            Err(format!(
+                "cannot create a spool in {}: 1000 exist for pid {pid}",
+                dir.display()
+            ))
+        })?;
     let mut writer =
         SpoolWriter::new(file).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
 

@@ -90,8 +90,8 @@ pub fn candidate_dirs(env: &dyn Fn(&str) -> Option<String>, maps: &str) -> Vec<P
             .filter(|e| e.file_name().to_string_lossy().starts_with("cuda-"))
             .map(|e| e.path())
             .collect();
-        more.sort();
-        more.reverse();
+        // Newest toolkit first, by version number (cuda-13.0 before cuda-9.2).
+        more.sort_by_key(|p| std::cmp::Reverse(toolkit_version(p)));
         roots.extend(more);
     }
     roots.push(PathBuf::from("/opt/cuda"));
@@ -221,5 +221,37 @@ mod tests {
                 assert!(tried.contains(&PathBuf::from("/usr/local/cuda/extras/CUPTI/lib64")));
             }
         }
+    }
+}
+
+/// The version numbers in a toolkit folder's name (`cuda-12.4` → `[12, 4]`);
+/// names without numbers sort first in reverse (last in search order).
+fn toolkit_version(dir: &Path) -> Vec<u32> {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+        .trim_start_matches("cuda-")
+        .split('.')
+        .map_while(|part| part.parse().ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod toolkit_order {
+    use super::toolkit_version;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn newest_toolkit_first_by_number_not_by_text() {
+        let mut dirs: Vec<PathBuf> = ["cuda-9.2", "cuda-13.0", "cuda-12.4", "cuda-12.10"]
+            .iter()
+            .map(|n| Path::new("/usr/local").join(n))
+            .collect();
+        dirs.sort_by_key(|p| std::cmp::Reverse(toolkit_version(p)));
+        let names: Vec<String> = dirs
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["cuda-13.0", "cuda-12.10", "cuda-12.4", "cuda-9.2"]);
     }
 }

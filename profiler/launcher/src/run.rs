@@ -97,6 +97,11 @@ pub fn profile(opts: &Options) -> Result<i32> {
         .join(format!(".fikit-spool-{}", std::process::id()));
     std::fs::create_dir_all(&spool_dir)
         .with_context(|| format!("cannot create {}", spool_dir.display()))?;
+    // Absolute, so a command that changes its working folder before it
+    // initializes CUDA still finds the spool folder.
+    let spool_dir = spool_dir
+        .canonicalize()
+        .with_context(|| format!("cannot resolve {}", spool_dir.display()))?;
 
     let pre = preflight();
     let mut cmd = Command::new(&opts.command[0]);
@@ -216,11 +221,10 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
                 continue;
             }
         };
-        let out = opts.out_dir.join(format!(
-            "{}-{}.parquet",
-            file_stem(&opts.job),
-            converted.trace.meta.pid
-        ));
+        let out = unused_path(
+            &opts.out_dir,
+            &format!("{}-{}", file_stem(&opts.job), converted.trace.meta.pid),
+        );
         for n in &converted.notes {
             say(&format!("{}: {n}", out.display()));
         }
@@ -268,4 +272,37 @@ pub fn display_command(cmd: &[OsString]) -> String {
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `DIR/BASE.parquet`, or `DIR/BASE-2.parquet`, `-3`, … when that exists: a
+/// trace never replaces another (a process that execs keeps its pid; pids are
+/// reused across runs that share an output folder).
+fn unused_path(dir: &Path, base: &str) -> PathBuf {
+    (1u32..)
+        .map(|n| match n {
+            1 => dir.join(format!("{base}.parquet")),
+            n => dir.join(format!("{base}-{n}.parquet")),
+        })
+        .find(|p| !p.exists())
+        .expect("some numbered name is free")
+}
+
+#[cfg(test)]
+mod naming {
+    use super::unused_path;
+
+    #[test]
+    fn a_trace_never_replaces_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = unused_path(dir.path(), "job-42");
+        assert_eq!(first, dir.path().join("job-42.parquet"));
+        std::fs::write(&first, b"x").unwrap();
+        let second = unused_path(dir.path(), "job-42");
+        assert_eq!(second, dir.path().join("job-42-2.parquet"));
+        std::fs::write(&second, b"x").unwrap();
+        assert_eq!(
+            unused_path(dir.path(), "job-42"),
+            dir.path().join("job-42-3.parquet")
+        );
+    }
 }

@@ -40,6 +40,19 @@ fn exits_with_the_commands_status() {
 }
 
 #[test]
+fn the_spool_folder_is_absolute_so_a_command_may_change_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    // A relative -o: the command still gets an absolute spool folder that exists.
+    Command::new(BIN)
+        .current_dir(dir.path())
+        .args(["-o", "out", "--", "sh", "-c"])
+        .arg(r#"cd / && case "$FIKIT_SPOOL_DIR" in /*) test -d "$FIKIT_SPOOL_DIR" ;; *) exit 9 ;; esac"#)
+        .env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test")
+        .assert()
+        .code(0);
+}
+
+#[test]
 fn a_command_killed_by_a_signal_gives_128_plus_the_signal() {
     let dir = tempfile::tempdir().unwrap();
     profile(dir.path())
