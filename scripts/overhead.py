@@ -9,8 +9,9 @@ reporting the median ms/iteration over the rounds.
 Extra fikit variants at batch 1 (collector settings through the environment):
 `fikit-bare` records only kernels, copies and memsets (no API calls, no
 synchronizations): the bare CUPTI collector the issue compares against;
-`fikit-activity` records the launch/copy/sync calls as CUPTI API activity
-records instead of callbacks; `fikit-period` lets CUPTI's worker deliver
+`fikit-callback` records the launch/copy/sync calls through CUPTI callbacks
+(the default before 2026-11-22, and how the shipped traces were made);
+`fikit-activity` is the default (API activity records) spelled out; `fikit-period` lets CUPTI's worker deliver
 buffers (cuptiActivityFlushPeriod) instead of calling cuptiActivityFlushAll.
 
 Prints a Markdown table last; --json writes every run.
@@ -44,6 +45,8 @@ def run_once(tracer, batch, iters, warmup, fikit, tmp):
         elif tracer == "fikit-activity":
             env["FIKIT_API"] = "activity"
             env["FIKIT_SYNC_ACTIVITY"] = "0"
+        elif tracer == "fikit-callback":
+            env["FIKIT_API"] = "callback"
         out = tempfile.mkdtemp(dir=tmp)
         args = [fikit, "-q", "-o", out, "--name", f"ovh-bs{batch}", "--"] + args
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
@@ -59,7 +62,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5, help="runs of each tracer (>= 3)")
     ap.add_argument("--json", help="write every run here")
     ap.add_argument("--batches", default="1,64", help="which of the two workloads to run")
-    ap.add_argument("--variants", default="fikit-bare,fikit-activity,fikit-period",
+    ap.add_argument("--variants", default="fikit-bare,fikit-callback,fikit-period",
                     help="extra fikit variants at batch 1, comma-separated ('' for none)")
     a = ap.parse_args()
     plans = [

@@ -244,11 +244,12 @@ impl Job {
                 blocking: s.kind.blocks_host(),
             });
         }
-        // Blocking API calls that a sync row does not already describe.
-        let synced: std::collections::HashSet<u32> =
+        // Blocking API calls that a sync row does not already describe, one
+        // per correlation id (a driver call nested in a runtime call shares it).
+        let mut synced: std::collections::HashSet<u32> =
             trace.syncs.iter().map(|s| s.correlation_id).collect();
         for a in trace.api_calls.iter().filter(|a| a.is_blocking()) {
-            if !synced.contains(&a.correlation_id) {
+            if synced.insert(a.correlation_id) {
                 actions.push(Action::Wait {
                     start: a.start_ns,
                     end: a.end_ns,

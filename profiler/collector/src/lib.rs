@@ -15,7 +15,7 @@
 //! thread; it recognises itself by its pid and does nothing.
 //!
 //! Settings, all read from the environment: `FIKIT_SPOOL_DIR`, `FIKIT_JOB`,
-//! `FIKIT_PRIORITY`, `FIKIT_API` (`selected`, `activity`, `all`, `none`, `latency`), `FIKIT_SYNC_ACTIVITY`,
+//! `FIKIT_PRIORITY`, `FIKIT_API` (`activity` (default), `callback`, `all`, `none`, `latency`), `FIKIT_SYNC_ACTIVITY`,
 //! `FIKIT_FLUSH_MS`, `FIKIT_CUPTI_PATH`.
 
 pub mod activity;

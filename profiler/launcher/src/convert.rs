@@ -76,6 +76,18 @@ fn copy_kind(k: u8) -> CopyKind {
     }
 }
 
+/// The synchronization a runtime or driver API function performs, by name.
+fn sync_kind_of_call(name: &str) -> Option<SyncKind> {
+    let base = name.split(['_', '(']).next().unwrap_or(name);
+    match base {
+        "cudaStreamSynchronize" | "cuStreamSynchronize" => Some(SyncKind::StreamSynchronize),
+        "cudaDeviceSynchronize" | "cuCtxSynchronize" => Some(SyncKind::ContextSynchronize),
+        "cudaEventSynchronize" | "cuEventSynchronize" => Some(SyncKind::EventSynchronize),
+        "cudaStreamWaitEvent" | "cuStreamWaitEvent" => Some(SyncKind::StreamWaitEvent),
+        _ => None,
+    }
+}
+
 fn sync_kind(t: u32) -> SyncKind {
     match t {
         1 => SyncKind::EventSynchronize,
@@ -280,6 +292,44 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                     correlation_id: corr,
                 });
             }
+        }
+    }
+    // Neither (API calls recorded as CUPTI activity, without its
+    // synchronization activity): the synchronizing calls among the recorded
+    // API calls are the synchronizations, one per correlation id. The record
+    // names no stream (`None`: replay waits for the latest work of any
+    // stream); the context is that of the thread's latest GPU operation.
+    if syncs.is_empty() {
+        let mut ops: Vec<(u64, i64, u32)> = kernels
+            .iter()
+            .map(|k| (k.launch, k.placement.context))
+            .chain(memops.iter().map(|m| (m.launch, m.placement.context)))
+            .filter_map(|(l, c)| l.map(|l| (l.thread_id, l.start_ns, c)))
+            .collect();
+        ops.sort_unstable();
+        let default_context = kernels.first().map_or(0, |k| k.placement.context);
+        let mut chosen: Vec<usize> = by_corr.values().copied().collect();
+        chosen.sort_unstable();
+        for i in chosen {
+            let c = &api_calls[i];
+            let Some(kind) = sync_kind_of_call(&c.name) else {
+                continue;
+            };
+            let n = ops.partition_point(|&(t, s, _)| (t, s) <= (c.thread_id, c.start_ns));
+            let context = n
+                .checked_sub(1)
+                .map(|k| ops[k])
+                .filter(|&(t, _, _)| t == c.thread_id)
+                .map_or(default_context, |(_, _, ctx)| ctx);
+            syncs.push(Sync {
+                kind,
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                context,
+                stream: None,
+                thread_id: Some(c.thread_id),
+                correlation_id: c.correlation_id,
+            });
         }
     }
 

@@ -19,7 +19,7 @@ use fikit_profile::options::{Options, default_job, parse_priority};
 ///
 /// Environment: FIKIT_COLLECTOR (the collector library; default
 /// libfikit_collector.so beside this program), FIKIT_CUPTI_PATH (libcupti or
-/// its folder), FIKIT_API (selected | activity | all | none | latency: how API
+/// its folder), FIKIT_API (activity | callback | all | none | latency: how API
 /// calls are recorded, for experiments).
 #[derive(Debug, Parser)]
 #[command(name = "fikit-profile", version, about, long_about)]

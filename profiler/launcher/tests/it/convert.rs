@@ -160,3 +160,27 @@ fn a_spool_without_start_is_an_error() {
     let err = spool_to_trace(&read_spool(&p).unwrap(), &opts()).unwrap_err();
     assert!(err.to_string().contains("no start record"));
 }
+
+#[test]
+fn without_sync_records_the_synchronizing_api_calls_become_the_syncs() {
+    // API calls recorded as CUPTI activity, without its synchronization
+    // activity: no SyncCall and no Sync records, only the call itself.
+    let recs: Vec<Record> = common::records(true)
+        .into_iter()
+        .filter(|r| !matches!(r, Record::SyncCall { .. }))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fikit-4242.spool");
+    common::write_spool(&path, &recs);
+    let spool = read_spool(&path).unwrap();
+    let t = spool_to_trace(&spool, &opts()).unwrap().trace;
+    let t0 = common::T0 as i64;
+    assert_eq!(t.syncs.len(), 1);
+    let s = &t.syncs[0];
+    assert_eq!(s.kind, SyncKind::StreamSynchronize);
+    assert_eq!((s.start_ns, s.end_ns), (t0 + 1_070, t0 + 4_500));
+    assert_eq!(s.thread_id, Some(4243));
+    assert_eq!(s.correlation_id, 14);
+    // The call names no stream; the context is that of the thread's latest operation (the copy).
+    assert_eq!((s.stream, s.context), (None, 1));
+}
