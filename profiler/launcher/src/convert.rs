@@ -343,21 +343,25 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
     });
     let mut clamped = 0usize;
     let mut max_shift = 0i64;
+    let mut removed_ns = 0i64;
     for w in 1..order.len() {
         let (a, b) = (order[w - 1], order[w]);
         if kernels[a].placement == kernels[b].placement && kernels[b].start_ns < kernels[a].end_ns {
             let prev_end = kernels[a].end_ns;
             let kb = &mut kernels[b];
+            let before = kb.end_ns - kb.start_ns;
             max_shift = max_shift.max(prev_end - kb.start_ns);
             kb.start_ns = prev_end;
             kb.end_ns = kb.end_ns.max(prev_end);
+            removed_ns += before - (kb.end_ns - kb.start_ns);
             clamped += 1;
         }
     }
     if clamped > 0 {
         notes.push(format!(
             "{clamped} kernels started before the previous kernel on their stream ended \
-             (by up to {max_shift} ns); their start was moved to that end"
+             (by up to {max_shift} ns); their start was moved to that end, which took \
+             {removed_ns} ns off their durations in all"
         ));
     }
 
@@ -392,6 +396,17 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
         }
     };
     let driver = dev.map(|d| cuda_version_string(d.driver_version));
+    if let fikit_spool::Tail::Truncated { offset, bytes } = spool.tail {
+        notes.push(format!(
+            "{bytes} bytes of the spool from offset {offset} were not whole records and were \
+             skipped{}",
+            if spool.is_complete() {
+                " (corrupt: the records in them are lost)"
+            } else {
+                " (cut off when the process died)"
+            }
+        ));
+    }
     if !spool.is_complete() {
         notes.push(
             "the capture did not end cleanly (the process was killed or exited without \

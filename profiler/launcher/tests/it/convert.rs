@@ -111,6 +111,14 @@ fn a_spool_without_its_end_record_is_marked_incomplete() {
     assert!(!conv.trace.meta.capture_complete);
     assert_eq!(conv.trace.kernels.len(), 3);
     assert!(conv.notes.iter().any(|n| n.contains("did not end cleanly")));
+    assert!(
+        conv.notes
+            .iter()
+            .any(|n| n.starts_with("3 bytes of the spool from offset")
+                && n.ends_with("skipped (cut off when the process died)")),
+        "{:?}",
+        conv.notes
+    );
 }
 
 #[test]
@@ -145,6 +153,14 @@ fn overlapping_kernels_on_a_stream_are_clamped_and_reported() {
         .unwrap();
     assert_eq!(k.start_ns, common::T0 as i64 + 4_000);
     assert!(conv.notes.iter().any(|n| n.contains("200 ns")));
+    // [3_800, 4_050) became [4_000, 4_050): 200 ns of its duration are gone, and said so.
+    assert!(
+        conv.notes
+            .iter()
+            .any(|n| n.contains("took 200 ns off their durations in all")),
+        "{:?}",
+        conv.notes
+    );
     // The result passes the reader's stream-order check.
     let out = dir.path().join("x.parquet");
     fikit_trace::write_trace(&out, &conv.trace).unwrap();
