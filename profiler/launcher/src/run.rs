@@ -143,8 +143,11 @@ pub fn profile(opts: &Options) -> Result<i32> {
         }
     };
     crate::signals::forward_to(child.id());
-    let status = child.wait().context("waiting for the command")?;
+    // Wait for the exit without reaping, stop forwarding, then reap: a signal
+    // arriving in between can never reach another process that reused the pid.
+    crate::signals::wait_exited(child.id());
     crate::signals::stop();
+    let status = child.wait().context("waiting for the command")?;
     let code = exit_code(status);
 
     let converted = convert_dir(&spool_dir, opts, &pre);

@@ -35,8 +35,21 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut l
 
 /// Installs the forwarding handlers; call before starting the child, so that
 /// a signal arriving in between is kept for it rather than killing fikit-profile.
+///
+/// A signal fikit-profile inherited as ignored (a shell starts background jobs
+/// with SIGINT and SIGQUIT ignored) stays ignored, and so stays ignored for
+/// the child too, as it would without fikit-profile.
 pub fn install() -> std::io::Result<()> {
     for sig in FORWARDED {
+        // SAFETY: a null new action only reads the current one into `old`.
+        let ignored = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+        };
+        if ignored {
+            continue;
+        }
         // SAFETY: a zeroed sigaction is a valid starting point; the handler only
         // reads an atomic and calls kill, both async-signal-safe.
         unsafe {
@@ -59,6 +72,26 @@ pub fn forward_to(child: u32) {
     if sig != 0 {
         // SAFETY: sending a signal to our own child.
         unsafe { libc::kill(child as i32, sig) };
+    }
+}
+
+/// Blocks until the child has exited, without reaping it (its pid stays
+/// ours until `wait` reaps it). Returns at once if waiting fails.
+pub fn wait_exited(child: u32) {
+    loop {
+        // SAFETY: waitid writes only into `info`; WNOWAIT leaves the child waitable.
+        let rc = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                child as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
     }
 }
 

@@ -53,6 +53,23 @@ fn the_spool_folder_is_absolute_so_a_command_may_change_folders() {
 }
 
 #[test]
+fn an_inherited_ignored_sigint_stays_ignored_for_the_command() {
+    // As a shell starts a background job: SIGINT ignored. The command must
+    // inherit that, so its own SIGINT does not kill it.
+    let dir = tempfile::tempdir().unwrap();
+    let script = format!(
+        r#"trap '' INT; exec {BIN} -o {} -- sh -c 'kill -INT $$; echo survived'"#,
+        dir.path().display()
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("survived"));
+}
+
+#[test]
 fn a_command_killed_by_a_signal_gives_128_plus_the_signal() {
     let dir = tempfile::tempdir().unwrap();
     profile(dir.path())
