@@ -76,18 +76,6 @@ fn copy_kind(k: u8) -> CopyKind {
     }
 }
 
-/// The synchronization a runtime or driver API function performs, by name.
-fn sync_kind_of_call(name: &str) -> Option<SyncKind> {
-    let base = name.split(['_', '(']).next().unwrap_or(name);
-    match base {
-        "cudaStreamSynchronize" | "cuStreamSynchronize" => Some(SyncKind::StreamSynchronize),
-        "cudaDeviceSynchronize" | "cuCtxSynchronize" => Some(SyncKind::ContextSynchronize),
-        "cudaEventSynchronize" | "cuEventSynchronize" => Some(SyncKind::EventSynchronize),
-        "cudaStreamWaitEvent" | "cuStreamWaitEvent" => Some(SyncKind::StreamWaitEvent),
-        _ => None,
-    }
-}
-
 fn sync_kind(t: u32) -> SyncKind {
     match t {
         1 => SyncKind::EventSynchronize,
@@ -312,7 +300,8 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
         chosen.sort_unstable();
         for i in chosen {
             let c = &api_calls[i];
-            let Some(kind) = sync_kind_of_call(&c.name) else {
+            // The collector's own name → synchronization-type table.
+            let Some(kind) = fikit_collector::cupti::sync_type_of(&c.name).map(sync_kind) else {
                 continue;
             };
             let n = ops.partition_point(|&(t, s, _)| (t, s) <= (c.thread_id, c.start_ns));
