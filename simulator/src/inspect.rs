@@ -36,18 +36,20 @@ pub enum InspectError {
     NoTraces(String),
 }
 
-/// Reads every trace the inputs name and summarizes each, in path order.
-pub fn summaries(opts: &InspectOptions) -> Result<Vec<JobSummary>, InspectError> {
-    let files = discover(&opts.inputs)?;
+/// The trace files the inputs name (files as given, folders searched
+/// recursively, sorted); an error when there are none.
+pub fn trace_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InspectError> {
+    let files = discover(inputs)?;
     if files.is_empty() {
-        let names: Vec<String> = opts
-            .inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect();
+        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         return Err(InspectError::NoTraces(names.join(", ")));
     }
-    files
+    Ok(files)
+}
+
+/// Reads every trace the inputs name and summarizes each, in path order.
+pub fn summaries(opts: &InspectOptions) -> Result<Vec<JobSummary>, InspectError> {
+    trace_files(&opts.inputs)?
         .iter()
         .map(|f| {
             let trace = read_trace(f)?;

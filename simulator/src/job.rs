@@ -312,9 +312,7 @@ impl Job {
                         wake_ns: (end - resume_from).max(0),
                         ends_iteration: kernels_in_iteration > 0,
                     });
-                    if kernels_in_iteration > 0 {
-                        kernels_in_iteration = 0;
-                    }
+                    kernels_in_iteration = 0;
                     host_time = host_time.max(end);
                 }
             }

@@ -223,15 +223,7 @@ fn print(text: &str) -> Result<(), Failure> {
 }
 
 fn traces(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
-    let files = fikit_trace::discover(inputs).map_err(bad_input)?;
-    if files.is_empty() {
-        let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-        return Err(bad_input(anyhow::anyhow!(
-            "no trace files (*.parquet) found in {}",
-            names.join(", ")
-        )));
-    }
-    Ok(files)
+    inspect::trace_files(inputs).map_err(bad_input)
 }
 
 fn run_simulation(args: SimArgs) -> Result<(), Failure> {

@@ -16,7 +16,8 @@ pub enum Format {
     Csv,
 }
 
-fn right(s: String) -> Cell {
+/// A right-aligned cell (numbers).
+pub(crate) fn right(s: String) -> Cell {
     Cell::new(s).set_alignment(CellAlignment::Right)
 }
 

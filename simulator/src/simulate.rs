@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use fikit_trace::gaps::nearest_rank;
 
-use crate::engine::{Engine, RunOptions, RunResult, Segment, Stuck};
+use crate::engine::{Engine, JobOutcome, RunOptions, RunResult, Segment, Stuck};
 use crate::gpu::GpuModel;
 use crate::job::Job;
 use crate::policy::PolicyKind;
@@ -165,27 +165,12 @@ pub fn simulate_with_isolated(
         segments: Vec::new(),
     };
     for &kind in &opts.policies {
-        if kind == PolicyKind::Exclusive {
-            for (i, (job, r)) in jobs.iter().zip(isolated).enumerate() {
-                let measured = measured_iterations(job, &r.jobs[0].iterations_ns);
-                let (p50, p99) = percentiles(measured);
-                report.jobs.push(JobRow {
-                    policy: kind,
-                    job: job.name.clone(),
-                    priority: job.priority,
-                    isolated_jct_ns: iso_jct[i],
-                    jct_ns: iso_jct[i],
-                    slowdown: 1.0,
-                    vs_timeslice: ratio(baseline.jobs[i].jct_ns(), iso_jct[i]),
-                    iterations: measured.len(),
-                    p50_ns: p50,
-                    p99_ns: p99,
-                    iterations_ns: measured.to_vec(),
-                });
-            }
+        let mut fresh: Option<RunResult> = None;
+        let (outcomes, row): (Vec<&JobOutcome>, PolicyRow) = if kind == PolicyKind::Exclusive {
+            // Each job alone, as if run one after another.
             let makespan: i64 = iso_jct.iter().sum();
             let busy: i64 = isolated.iter().map(|r| r.busy_ns).sum();
-            report.policies.push(PolicyRow {
+            let row = PolicyRow {
                 policy: kind,
                 makespan_ns: makespan,
                 busy_ns: busy,
@@ -193,16 +178,32 @@ pub fn simulate_with_isolated(
                 misprediction_delay_ns: None,
                 mispredicted_kernels: None,
                 events: isolated.iter().map(|r| r.events).sum(),
-            });
-            continue;
-        }
-        let run = if kind == PolicyKind::Timeslice && !opts.record_segments {
-            baseline.clone()
+            };
+            (isolated.iter().map(|r| &r.jobs[0]).collect(), row)
         } else {
-            run_policy(jobs, arrivals, kind, &opts.model, opts.record_segments)?
+            let run = if kind == PolicyKind::Timeslice && !opts.record_segments {
+                &baseline
+            } else {
+                fresh.insert(run_policy(
+                    jobs,
+                    arrivals,
+                    kind,
+                    &opts.model,
+                    opts.record_segments,
+                )?)
+            };
+            let row = PolicyRow {
+                policy: kind,
+                makespan_ns: run.makespan_ns,
+                busy_ns: run.busy_ns,
+                utilization: ratio(run.busy_ns, run.makespan_ns),
+                misprediction_delay_ns: run.misprediction.map(|m| m.0),
+                mispredicted_kernels: run.misprediction.map(|m| m.1),
+                events: run.events,
+            };
+            (run.jobs.iter().collect(), row)
         };
-        for (i, job) in jobs.iter().enumerate() {
-            let o = &run.jobs[i];
+        for (i, (job, o)) in jobs.iter().zip(outcomes).enumerate() {
             let measured = measured_iterations(job, &o.iterations_ns);
             let (p50, p99) = percentiles(measured);
             report.jobs.push(JobRow {
@@ -219,16 +220,10 @@ pub fn simulate_with_isolated(
                 iterations_ns: measured.to_vec(),
             });
         }
-        report.policies.push(PolicyRow {
-            policy: kind,
-            makespan_ns: run.makespan_ns,
-            busy_ns: run.busy_ns,
-            utilization: ratio(run.busy_ns, run.makespan_ns),
-            misprediction_delay_ns: run.misprediction.map(|m| m.0),
-            mispredicted_kernels: run.misprediction.map(|m| m.1),
-            events: run.events,
-        });
-        if opts.record_segments {
+        report.policies.push(row);
+        if let Some(run) = fresh
+            && opts.record_segments
+        {
             report.segments.push(PolicySegments {
                 policy: kind,
                 segments: run.segments,

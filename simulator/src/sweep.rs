@@ -160,8 +160,8 @@ pub fn render(rows: &[PairRow], format: crate::report::Format) -> String {
             String::from_utf8(w.into_inner().expect("flushing to memory")).expect("UTF-8")
         }
         Format::Table => {
-            use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
-            let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+            use crate::report::right;
+            use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED);
             t.set_header(vec![
