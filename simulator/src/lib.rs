@@ -7,7 +7,9 @@
 //! utilization); [`report`] renders the comparison. [`inspect`] summarizes traces.
 
 pub mod engine;
+pub mod export;
 pub mod gpu;
+pub mod html;
 pub mod inspect;
 pub mod job;
 pub mod plots;

@@ -45,6 +45,8 @@ enum Command {
     Inspect(InspectArgs),
     /// Simulate every ordered pair of jobs (first high priority, second low) in parallel.
     Sweep(SweepArgs),
+    /// Write traces, or with --policy a simulated run, as Chrome trace-event JSON for the Perfetto UI (ui.perfetto.dev).
+    Export(ExportArgs),
 }
 
 #[derive(Args)]
@@ -70,6 +72,10 @@ struct SimArgs {
     /// Write no plots.
     #[arg(long)]
     no_plots: bool,
+    /// Also write a self-contained HTML report (scenario, GPU model, tables,
+    /// plots inline; it fetches nothing) to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -239,12 +245,13 @@ fn run_simulation(args: SimArgs) -> Result<(), Failure> {
     let opts = SimOptions {
         policies,
         model,
-        record_segments: !args.no_plots,
+        record_segments: !args.no_plots || args.html.is_some(),
     };
     let report = simulate(&scenario.jobs, &scenario.arrivals, &opts)
         .context("simulating")
         .map_err(other)?;
     print(&report::render(&report, args.format.into()))?;
+    let mut plot_files = Vec::new();
     if !args.no_plots {
         std::fs::create_dir_all(&args.plots)
             .with_context(|| format!("creating the plot folder {}", args.plots.display()))
@@ -254,7 +261,51 @@ fn run_simulation(args: SimArgs) -> Result<(), Failure> {
             .map_err(other)?;
         let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
         eprintln!("fikit-sim: plots: {}", names.join(", "));
+        plot_files = written;
     }
+    if let Some(path) = &args.html {
+        write_html_report(path, &scenario, &opts.model, &report, &plot_files)?;
+    }
+    Ok(())
+}
+
+/// Writes `--html FILE` with the plots inline (drawn into a temporary folder
+/// when none were written).
+fn write_html_report(
+    path: &std::path::Path,
+    scenario: &Scenario,
+    model: &GpuModel,
+    report: &fikit_sim::simulate::Report,
+    plot_files: &[PathBuf],
+) -> Result<(), Failure> {
+    use fikit_sim::html;
+    let figures = if plot_files.is_empty() {
+        let dir = std::env::temp_dir().join(format!("fikit-sim-html-{}", std::process::id()));
+        let figures = fikit_sim::plots::write_plots(report, &scenario.jobs, &dir, "sim")
+            .map_err(anyhow::Error::from)
+            .and_then(|written| Ok(html::read_svg_figures(&written)?));
+        let _ = std::fs::remove_dir_all(&dir);
+        figures
+    } else {
+        html::read_svg_figures(plot_files).map_err(anyhow::Error::from)
+    }
+    .context("drawing the plots for the HTML report")
+    .map_err(other)?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let doc = html::simulation_report(&html::SimulationHtml {
+        scenario,
+        model,
+        report,
+        figures,
+        command: Some(format!("command: fikit-sim {}", args.join(" "))),
+    });
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the folder {}", dir.display()))
+            .map_err(other)?;
+    }
+    doc.write(path).map_err(|e| other(e.into()))?;
+    eprintln!("fikit-sim: HTML report: {}", path.display());
     Ok(())
 }
 
@@ -312,6 +363,153 @@ fn run_sweep(args: SweepArgs) -> Result<(), Failure> {
         .map_err(other)?;
     print(&sweep::render(&rows, args.format.into()))
 }
+#[derive(Args)]
+struct ExportArgs {
+    /// Write Chrome trace-event JSON, which the Perfetto UI and chrome://tracing open (the one format so far).
+    #[arg(long, required = true)]
+    perfetto: bool,
+    /// Output file; `-` writes to standard output.
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "reports/fikit.perfetto.json"
+    )]
+    output: PathBuf,
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(value_name = "FILE_OR_DIR", required_unless_present = "scenario")]
+    inputs: Vec<PathBuf>,
+    /// A scenario file (JSON) to simulate; needs --policy.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "inputs",
+        requires = "policy"
+    )]
+    scenario: Option<PathBuf>,
+    /// Simulate under these policies (comma-separated) and export where each
+    /// ran the kernels; without it the traces themselves are exported.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    policy: Vec<PolicyArg>,
+    /// GPU model file (JSON) for the simulation.
+    #[arg(long, value_name = "FILE", requires = "policy")]
+    model: Option<PathBuf>,
+    /// Set a job's priority for the simulation (0 highest … 9 lowest); repeatable.
+    #[arg(long = "priority", value_name = "JOB=N", requires = "policy")]
+    priorities: Vec<String>,
+    /// Keep only the first N slices (kernels, copies, calls, syncs, gaps) of
+    /// each job, by start time: for traces too large for the Perfetto UI.
+    #[arg(long, value_name = "N")]
+    max_events: Option<usize>,
+    /// Traces: put every job on the Unix clock so processes profiled together
+    /// line up (default: each job starts at 0).
+    #[arg(long, conflicts_with = "policy")]
+    wall_clock: bool,
+}
+
+fn run_export(args: ExportArgs) -> Result<(), Failure> {
+    use fikit_sim::export::{self, ExportOptions};
+    debug_assert!(args.perfetto, "clap requires --perfetto");
+    if args.max_events == Some(0) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--max-events must be at least 1"
+        )));
+    }
+    let opts = ExportOptions {
+        max_events: args.max_events,
+        wall_clock: args.wall_clock,
+    };
+    let chrome = if args.policy.is_empty() {
+        let inputs = export::read_traces(&traces(&args.inputs)?).map_err(bad_input)?;
+        export::from_traces(&inputs, &opts)
+    } else {
+        let common = CommonArgs {
+            policy: args.policy,
+            model: args.model,
+        };
+        let model = common.model()?;
+        let (mut scenario, files) = match &args.scenario {
+            Some(path) => (
+                Scenario::load(path).map_err(bad_input)?,
+                export::scenario_traces(path).map_err(bad_input)?,
+            ),
+            None => {
+                let files = traces(&args.inputs)?;
+                (Scenario::from_traces(&files).map_err(bad_input)?, files)
+            }
+        };
+        for spec in &args.priorities {
+            set_priority(&mut scenario, spec).map_err(bad_input)?;
+        }
+        let inputs = export::read_traces(&files).map_err(bad_input)?;
+        let infos: Vec<_> = scenario
+            .jobs
+            .iter()
+            .zip(&inputs)
+            .map(|(job, input)| export::op_infos(job, &input.trace))
+            .collect();
+        let runs = common
+            .policies()
+            .into_iter()
+            .map(|p| export::run_for_export(&scenario, p, &model))
+            .collect::<Result<Vec<_>, _>>()
+            .context("simulating")
+            .map_err(other)?;
+        export::from_runs(&scenario, &infos, &runs, &model, &opts)
+    };
+    let bar = if std::io::stderr().is_terminal() && chrome.slices.len() > 200_000 {
+        let b = indicatif::ProgressBar::new(chrome.slices.len() as u64);
+        b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} slices written")
+                .expect("a valid template"),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let to_stdout = args.output.as_os_str() == "-";
+    let shown = if to_stdout {
+        "standard output".to_string()
+    } else {
+        args.output.display().to_string()
+    };
+    let bytes = if to_stdout {
+        chrome.write_json(std::io::stdout().lock(), &bar)
+    } else {
+        if let Some(dir) = args.output.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("creating the folder {}", dir.display()))
+                .map_err(other)?;
+        }
+        std::fs::File::create(&args.output).and_then(|f| chrome.write_json(f, &bar))
+    }
+    .with_context(|| format!("writing {shown}"))
+    .map_err(other)?;
+    bar.finish_and_clear();
+    eprintln!(
+        "fikit-sim: wrote {} events ({:.1} MB) to {shown}; open it at https://ui.perfetto.dev",
+        chrome.event_count(),
+        bytes as f64 / 1e6
+    );
+    for t in &chrome.truncated {
+        let name = chrome
+            .processes
+            .iter()
+            .find(|p| p.pid == t.pid)
+            .map_or("?", |p| p.name.as_str());
+        eprintln!(
+            "fikit-sim: {name}: kept the first {} of {} slices (--max-events), up to {} µs",
+            t.kept,
+            t.total,
+            export::us(t.cut_at_ns)
+        );
+    }
+    if let Some(w) = export::size_warning(&shown, bytes, &chrome) {
+        eprintln!("fikit-sim: {w}");
+    }
+    Ok(())
+}
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
@@ -321,6 +519,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             print(&inspect::render(&jobs, opts.format))
         }
         Some(Command::Sweep(args)) => run_sweep(args),
+        Some(Command::Export(args)) => run_export(args),
         None => run_simulation(cli.sim),
     }
 }
