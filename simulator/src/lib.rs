@@ -10,6 +10,7 @@ pub mod engine;
 pub mod export;
 pub mod gpu;
 pub mod html;
+pub mod import;
 pub mod inspect;
 pub mod job;
 pub mod plots;

@@ -14,6 +14,8 @@ use fikit_sim::scenario::Scenario;
 use fikit_sim::simulate::{SimOptions, simulate};
 use fikit_sim::sweep::{self, SweepOptions};
 
+mod import_cli;
+
 /// Exit code for bad input (a bad trace, file or argument), as clap uses for bad arguments.
 const EXIT_BAD_INPUT: u8 = 2;
 
@@ -47,6 +49,8 @@ enum Command {
     Sweep(SweepArgs),
     /// Write traces, or with --policy a simulated run, as Chrome trace-event JSON for the Perfetto UI (ui.perfetto.dev).
     Export(ExportArgs),
+    /// Convert PyTorch profiler (Kineto JSON) and Nsight Systems (SQLite) traces into fikit traces.
+    Import(import_cli::ImportArgs),
 }
 
 #[derive(Args)]
@@ -363,6 +367,7 @@ fn run_sweep(args: SweepArgs) -> Result<(), Failure> {
         .map_err(other)?;
     print(&sweep::render(&rows, args.format.into()))
 }
+
 #[derive(Args)]
 struct ExportArgs {
     /// Write Chrome trace-event JSON, which the Perfetto UI and chrome://tracing open (the one format so far).
@@ -520,6 +525,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Some(Command::Sweep(args)) => run_sweep(args),
         Some(Command::Export(args)) => run_export(args),
+        Some(Command::Import(args)) => import_cli::run_import(args),
         None => run_simulation(cli.sim),
     }
 }

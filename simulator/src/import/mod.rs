@@ -1,0 +1,784 @@
+//! `fikit-sim import`: traces of other profilers as fikit traces (format v1).
+//!
+//! Two sources, each a module that reads its file into per-process [`Capture`]s
+//! of fikit rows; [`finish`] then does what `fikit-profile`'s conversion does
+//! with a spool: joins each GPU operation to the API call with its correlation
+//! id (the `launch_*` columns), keeps the API calls fikit-profile records by
+//! default, takes the synchronizations from the source's synchronization
+//! records or else from its synchronizing API calls, moves kernel starts that
+//! overlap the previous kernel on their stream (with a note), and fills the
+//! metadata.
+//!
+//! - [`kineto`]: PyTorch profiler traces (Kineto's Chrome-trace JSON, as
+//!   `torch.profiler`'s `export_chrome_trace` writes it, optionally gzipped);
+//! - [`nsys`]: Nsight Systems SQLite exports (`nsys export --type sqlite`).
+//!
+//! Every error names the file and the event or row and says what is wrong.
+
+pub mod kineto;
+pub mod nsys;
+#[cfg(test)]
+mod read_tests;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use fikit_trace::{
+    ApiCall, ApiDomain, ApiRecording, DeviceInfo, FORMAT_VERSION, HostCall, Kernel, MemOp,
+    Metadata, Sync, SyncKind, Trace, TraceError,
+};
+
+/// The formats `import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SourceFormat {
+    /// PyTorch profiler (Kineto) Chrome-trace JSON, optionally gzipped.
+    Kineto,
+    /// Nsight Systems SQLite export.
+    Nsys,
+}
+
+impl SourceFormat {
+    /// The name used on the command line and in the `producer` metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceFormat::Kineto => "kineto",
+            SourceFormat::Nsys => "nsys",
+        }
+    }
+
+    /// The format a file's first bytes show: SQLite's header for an Nsight
+    /// Systems export, gzip's magic bytes or a JSON object or array for Kineto.
+    pub fn detect(head: &[u8]) -> Option<SourceFormat> {
+        if head.starts_with(nsys::SQLITE_MAGIC) {
+            return Some(SourceFormat::Nsys);
+        }
+        if head.starts_with(&kineto::GZIP_MAGIC) {
+            return Some(SourceFormat::Kineto);
+        }
+        let text = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+        match text.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') | Some(b'[') => Some(SourceFormat::Kineto),
+            _ => None,
+        }
+    }
+}
+
+/// What `import` does, independent of the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// The source format; `None` detects it from each file's contents.
+    pub format: Option<SourceFormat>,
+    /// Job name; `None` takes each file's name without its extensions.
+    pub job: Option<String>,
+    /// Priority, 0 (highest) to 9 (lowest).
+    pub priority: u8,
+}
+
+/// Why a file could not be imported: always about the input.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct ImportError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong, and where in the file.
+    pub message: String,
+}
+
+impl ImportError {
+    /// An error about `path`.
+    pub fn new(path: &Path, message: impl Into<String>) -> Self {
+        ImportError {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One imported process: a trace and what the import noticed.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The trace, sorted.
+    pub trace: Trace,
+    /// Messages for the user: defaults used, repairs made, what the source lacks.
+    pub notes: Vec<String>,
+}
+
+/// One process of a source file, as fikit rows before the join.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Capture {
+    /// Process id.
+    pub pid: u32,
+    /// Kernels; `launch` is filled by [`finish`].
+    pub kernels: Vec<Kernel>,
+    /// Copies and memsets; `launch` is filled by [`finish`].
+    pub memops: Vec<MemOp>,
+    /// Every API call the source recorded for the process.
+    pub api_calls: Vec<ApiCall>,
+    /// The source's own synchronization records (`thread_id` filled by [`finish`]).
+    pub syncs: Vec<Sync>,
+}
+
+/// What a source file holds besides its processes' events.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Source {
+    /// Devices by CUDA ordinal.
+    pub devices: BTreeMap<u32, DeviceInfo>,
+    /// CUDA driver version, `major.minor`.
+    pub driver_version: Option<String>,
+    /// CUDA runtime version, `major.minor`.
+    pub cuda_version: Option<String>,
+    /// CUPTI version.
+    pub cupti_version: Option<u32>,
+    /// Add to a time for Unix-epoch nanoseconds, when the source says.
+    pub clock_offset_ns: Option<i64>,
+    /// Host name.
+    pub host: Option<String>,
+    /// Command line (or process name) per pid.
+    pub command_lines: HashMap<u32, Vec<String>>,
+    /// True when the source recorded API calls at all.
+    pub has_api: bool,
+    /// Notes about the whole file.
+    pub notes: Vec<String>,
+}
+
+/// Imports one file: one trace per process that ran GPU work.
+pub fn import_file(path: &Path, opts: &ImportOptions) -> Result<Vec<Imported>, ImportError> {
+    let format = match opts.format {
+        Some(f) => f,
+        None => detect_file(path)?,
+    };
+    let (source, captures) = match format {
+        SourceFormat::Kineto => kineto::read(path)?,
+        SourceFormat::Nsys => nsys::read(path)?,
+    };
+    let job = opts
+        .job
+        .clone()
+        .filter(|j| !j.is_empty())
+        .unwrap_or_else(|| job_from_path(path));
+    let mut out = Vec::new();
+    let mut idle = Vec::new();
+    for capture in captures {
+        if capture.kernels.is_empty() && capture.memops.is_empty() {
+            idle.push(capture.pid);
+            continue;
+        }
+        out.push(finish(capture, &source, format, &job, opts.priority));
+    }
+    if out.is_empty() {
+        return Err(ImportError::new(
+            path,
+            format!(
+                "no GPU events: the file holds no kernel, memory copy or memset{}",
+                match format {
+                    SourceFormat::Kineto =>
+                        " (events with `cat` \"kernel\", \"gpu_memcpy\" or \"gpu_memset\"; was the \
+                         profiler run with ProfilerActivity.CUDA?)",
+                    SourceFormat::Nsys =>
+                        " (rows in CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY or _MEMSET; was nsys run \
+                         with --trace=cuda?)",
+                }
+            ),
+        ));
+    }
+    if !idle.is_empty() {
+        let pids: Vec<String> = idle.iter().map(u32::to_string).collect();
+        out[0].notes.push(format!(
+            "processes {} made API calls but ran no GPU work; no trace for them",
+            pids.join(", ")
+        ));
+    }
+    for n in source.notes.iter().rev() {
+        for imported in &mut out {
+            imported.notes.insert(0, n.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Detects a file's format from its first bytes.
+pub fn detect_file(path: &Path) -> Result<SourceFormat, ImportError> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(64);
+    std::fs::File::open(path)
+        .and_then(|f| f.take(64).read_to_end(&mut head))
+        .map_err(|e| ImportError::new(path, e.to_string()))?;
+    if head.is_empty() {
+        return Err(ImportError::new(path, "empty file (0 bytes)"));
+    }
+    SourceFormat::detect(&head).ok_or_else(|| {
+        ImportError::new(
+            path,
+            "not a format import reads: neither JSON (a Kineto/PyTorch profiler trace, \
+             possibly gzipped) nor SQLite (an Nsight Systems export); choose one with --format",
+        )
+    })
+}
+
+/// The job name a file gets by default: its name without the extensions
+/// profilers add (`.gz`, `.json`, `.pt.trace`, `.sqlite`, `.db`).
+pub fn job_from_path(path: &Path) -> String {
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for ext in [".gz", ".json", ".pt.trace", ".trace", ".sqlite", ".db"] {
+        if name.len() > ext.len() && name.to_ascii_lowercase().ends_with(ext) {
+            name.truncate(name.len() - ext.len());
+        }
+    }
+    if name.is_empty() { "job".into() } else { name }
+}
+
+/// A file-name-safe form of a job name (as `fikit-profile` names its traces).
+pub fn file_stem(job: &str) -> String {
+    let s: String = job
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with('.') {
+        format!("job{s}")
+    } else {
+        s
+    }
+}
+
+/// `DIR/BASE.parquet`, or `DIR/BASE-2.parquet`, `-3`, … when taken: an import
+/// never replaces an existing file.
+pub fn unused_path(dir: &Path, base: &str) -> PathBuf {
+    (1u32..)
+        .map(|n| match n {
+            1 => dir.join(format!("{base}.{}", fikit_trace::EXTENSION)),
+            n => dir.join(format!("{base}-{n}.{}", fikit_trace::EXTENSION)),
+        })
+        .find(|p| !p.exists())
+        .expect("some numbered name is free")
+}
+
+/// Writes an imported trace into `dir` as `<job>-<pid>.parquet` (numbered when
+/// that name is taken) and reads it back through the validating reader.
+pub fn write_imported(dir: &Path, imported: &Imported) -> Result<PathBuf, TraceError> {
+    let meta = &imported.trace.meta;
+    let path = unused_path(dir, &format!("{}-{}", file_stem(&meta.job_name), meta.pid));
+    fikit_trace::write_trace(&path, &imported.trace)?;
+    fikit_trace::read_trace(&path)?;
+    Ok(path)
+}
+
+/// Runtime API names in CUPTI's form carry the API version
+/// (`cudaLaunchKernel_v7000`); the function is `cudaLaunchKernel`.
+pub fn api_function_name(name: &str) -> &str {
+    if let Some(i) = name.rfind("_v") {
+        let digits = &name[i + 2..];
+        if digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()) {
+            return &name[..i];
+        }
+    }
+    name
+}
+
+/// The API domain of a function name: `cuda*` is the runtime, other `cu*` the driver.
+pub fn api_domain_of(name: &str) -> ApiDomain {
+    if !name.starts_with("cuda") && name.starts_with("cu") {
+        ApiDomain::Driver
+    } else {
+        ApiDomain::Runtime
+    }
+}
+
+/// The synchronization a synchronizing API call makes, or `None` for a call
+/// that does not synchronize (the table `fikit-profile`'s collector uses).
+pub fn sync_kind_of_api(name: &str) -> Option<SyncKind> {
+    let base = name.split('_').next().unwrap_or(name);
+    match base {
+        "cudaEventSynchronize" | "cuEventSynchronize" => Some(SyncKind::EventSynchronize),
+        "cudaStreamWaitEvent" | "cuStreamWaitEvent" => Some(SyncKind::StreamWaitEvent),
+        "cudaStreamSynchronize" | "cuStreamSynchronize" => Some(SyncKind::StreamSynchronize),
+        "cudaDeviceSynchronize" | "cudaThreadSynchronize" | "cuCtxSynchronize" => {
+            Some(SyncKind::ContextSynchronize)
+        }
+        _ => None,
+    }
+}
+
+/// CUPTI's synchronization type numbers (`CUpti_ActivitySynchronizationType`).
+pub fn sync_kind_of_cupti(t: i64) -> SyncKind {
+    match t {
+        1 => SyncKind::EventSynchronize,
+        2 => SyncKind::StreamWaitEvent,
+        3 => SyncKind::StreamSynchronize,
+        4 => SyncKind::ContextSynchronize,
+        _ => SyncKind::Other,
+    }
+}
+
+/// True for the API calls `fikit-profile` records by default: those that
+/// launch GPU work, copy, set memory or synchronize.
+pub fn is_selected_api(name: &str) -> bool {
+    const PREFIXES: [&str; 10] = [
+        "cudaLaunch",
+        "cudaMemcpy",
+        "cudaMemset",
+        "cudaGraphLaunch",
+        "cudaStreamWaitEvent",
+        "cuLaunch",
+        "cuMemcpy",
+        "cuMemset",
+        "cuGraphLaunch",
+        "cuStreamWaitEvent",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || (name.contains("Synchronize") && !name.contains("Graph"))
+}
+
+/// Resident blocks per SM by compute capability (CUDA C++ Programming Guide,
+/// "Technical Specifications per Compute Capability"); `None` when not in the table.
+pub fn max_blocks_per_sm(major: u32, minor: u32) -> Option<u32> {
+    match (major, minor) {
+        (5 | 6, _) | (7, 0) | (7, 2) | (8, 0) | (9, 0) => Some(32),
+        (7, 5) | (8, 6) | (8, 7) => Some(16),
+        (8, 9) => Some(24),
+        _ => None,
+    }
+}
+
+/// `13000` → `13.0` (CUDA's version numbers).
+pub fn cuda_version_string(v: u64) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}
+
+/// A device with every limit unknown (0), named `unknown`.
+pub(crate) fn unknown_device() -> DeviceInfo {
+    DeviceInfo {
+        name: "unknown".into(),
+        sm_count: 0,
+        max_threads_per_sm: 0,
+        max_registers_per_sm: 0,
+        max_shared_memory_per_sm: 0,
+        max_blocks_per_sm: 0,
+    }
+}
+
+/// Names the device limits that are 0 (unknown) in `d`.
+pub(crate) fn unknown_limits(d: &DeviceInfo) -> Vec<&'static str> {
+    [
+        ("sm_count", d.sm_count),
+        ("max_threads_per_sm", d.max_threads_per_sm),
+        ("max_registers_per_sm", d.max_registers_per_sm),
+        ("max_shared_memory_per_sm", d.max_shared_memory_per_sm),
+        ("max_blocks_per_sm", d.max_blocks_per_sm),
+    ]
+    .into_iter()
+    .filter(|(_, v)| *v == 0)
+    .map(|(k, _)| k)
+    .collect()
+}
+
+/// Builds the trace of one process, as `fikit-profile` converts a spool.
+pub(crate) fn finish(
+    capture: Capture,
+    source: &Source,
+    format: SourceFormat,
+    job: &str,
+    priority: u8,
+) -> Imported {
+    let Capture {
+        pid,
+        mut kernels,
+        mut memops,
+        api_calls,
+        mut syncs,
+    } = capture;
+    let mut notes = Vec::new();
+
+    // The launching call of each correlation id: the runtime call when both a
+    // runtime and a driver call carry it, else the earliest.
+    let mut by_corr: HashMap<u32, usize> = HashMap::new();
+    for (idx, n) in api_calls.iter().enumerate() {
+        match by_corr.get(&n.correlation_id) {
+            None => {
+                by_corr.insert(n.correlation_id, idx);
+            }
+            Some(&old) => {
+                let o = &api_calls[old];
+                let better = (n.domain == ApiDomain::Runtime && o.domain != ApiDomain::Runtime)
+                    || (n.domain == o.domain && n.start_ns < o.start_ns);
+                if better {
+                    by_corr.insert(n.correlation_id, idx);
+                }
+            }
+        }
+    }
+    let launch = |corr: u32| -> Option<HostCall> {
+        by_corr.get(&corr).map(|&i| {
+            let c = &api_calls[i];
+            HostCall {
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                thread_id: c.thread_id,
+            }
+        })
+    };
+    for k in &mut kernels {
+        k.launch = launch(k.correlation_id);
+    }
+    for m in &mut memops {
+        m.launch = launch(m.correlation_id);
+    }
+    let unlaunched = kernels.iter().filter(|k| k.launch.is_none()).count()
+        + memops.iter().filter(|m| m.launch.is_none()).count();
+    if unlaunched > 0 && source.has_api {
+        notes.push(format!(
+            "{unlaunched} GPU operations have no API call with their correlation id: their \
+             launch columns are null (replay issues them at their recorded start)"
+        ));
+    }
+
+    for s in &mut syncs {
+        s.thread_id = launch(s.correlation_id).map(|h| h.thread_id);
+    }
+    // Without synchronization records, the synchronizing calls among the API
+    // calls are the synchronizations, one per correlation id. They name no
+    // stream (replay waits for the latest work of any stream); the context is
+    // that of the thread's latest GPU operation.
+    if syncs.is_empty() {
+        let mut ops: Vec<(u64, i64, u32)> = kernels
+            .iter()
+            .map(|k| (k.launch, k.placement.context))
+            .chain(memops.iter().map(|m| (m.launch, m.placement.context)))
+            .filter_map(|(l, c)| l.map(|l| (l.thread_id, l.start_ns, c)))
+            .collect();
+        ops.sort_unstable();
+        let default_context = kernels
+            .first()
+            .map(|k| k.placement.context)
+            .or(memops.first().map(|m| m.placement.context))
+            .unwrap_or(0);
+        let mut chosen: Vec<usize> = by_corr.values().copied().collect();
+        chosen.sort_unstable();
+        for i in chosen {
+            let c = &api_calls[i];
+            let Some(kind) = sync_kind_of_api(&c.name) else {
+                continue;
+            };
+            let n = ops.partition_point(|&(t, s, _)| (t, s) <= (c.thread_id, c.start_ns));
+            let context = n
+                .checked_sub(1)
+                .map(|k| ops[k])
+                .filter(|&(t, _, _)| t == c.thread_id)
+                .map_or(default_context, |(_, _, ctx)| ctx);
+            syncs.push(Sync {
+                kind,
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                context,
+                stream: None,
+                thread_id: Some(c.thread_id),
+                correlation_id: c.correlation_id,
+            });
+        }
+    }
+
+    // The API calls fikit-profile records by default, and any call that
+    // issued a recorded GPU operation.
+    let issued: std::collections::HashSet<u32> = kernels
+        .iter()
+        .map(|k| k.correlation_id)
+        .chain(memops.iter().map(|m| m.correlation_id))
+        .collect();
+    let total_api = api_calls.len();
+    let api_calls: Vec<ApiCall> = api_calls
+        .into_iter()
+        .filter(|a| is_selected_api(&a.name) || issued.contains(&a.correlation_id))
+        .collect();
+    if api_calls.len() < total_api {
+        notes.push(format!(
+            "{} of {total_api} API calls kept: those that launch, copy, set memory or \
+             synchronize (what fikit-profile records by default)",
+            api_calls.len()
+        ));
+    }
+
+    clamp_stream_order(&mut kernels, &mut notes);
+
+    let mut per_device: BTreeMap<u32, usize> = BTreeMap::new();
+    for k in &kernels {
+        *per_device.entry(k.placement.device).or_default() += 1;
+    }
+    for m in &memops {
+        per_device.entry(m.placement.device).or_default();
+    }
+    let main_device = per_device
+        .iter()
+        .max_by_key(|(d, n)| (**n, std::cmp::Reverse(**d)))
+        .map(|(d, _)| *d)
+        .unwrap_or(0);
+    if per_device.len() > 1 {
+        notes.push(format!(
+            "the process used {} devices; the metadata describes device {main_device}, which ran \
+             the most kernels",
+            per_device.len()
+        ));
+    }
+    let device = match source.devices.get(&main_device) {
+        Some(d) => d.clone(),
+        None => {
+            notes.push(format!(
+                "the file does not describe device {main_device}: its name and limits are \
+                 unknown (0); SM demand in replay treats every kernel as filling the GPU"
+            ));
+            unknown_device()
+        }
+    };
+    let missing = unknown_limits(&device);
+    if !missing.is_empty() && device.name != "unknown" {
+        notes.push(format!(
+            "device limits the file does not give are 0 (unknown): {}",
+            missing.join(", ")
+        ));
+    }
+
+    let meta = Metadata {
+        format_version: FORMAT_VERSION,
+        job_name: job.to_string(),
+        priority,
+        pid,
+        command_line: source.command_lines.get(&pid).cloned().unwrap_or_default(),
+        host: source.host.clone().unwrap_or_else(|| "unknown".into()),
+        device,
+        driver_version: source
+            .driver_version
+            .clone()
+            .unwrap_or_else(|| "unknown".into()),
+        cuda_version: source
+            .cuda_version
+            .clone()
+            .or_else(|| source.driver_version.clone())
+            .unwrap_or_else(|| "unknown".into()),
+        cupti_version: source.cupti_version.unwrap_or(0),
+        clock_offset_ns: source.clock_offset_ns.unwrap_or(0),
+        dropped_records: 0,
+        capture_complete: true,
+        api_recording: if source.has_api {
+            ApiRecording::Selected
+        } else {
+            ApiRecording::None
+        },
+        producer: format!(
+            "fikit-sim import ({}) {}",
+            format.name(),
+            env!("CARGO_PKG_VERSION")
+        ),
+    };
+    let mut trace = Trace {
+        meta,
+        kernels,
+        memops,
+        api_calls,
+        syncs,
+    };
+    trace.sort();
+    Imported { trace, notes }
+}
+
+/// Kernels of one stream run one after another; profilers occasionally report
+/// a start a little before the previous end (timer granularity, programmatic
+/// dependent launch). Moves such starts to the previous end, as `fikit-profile`
+/// does, and says so in a note.
+pub(crate) fn clamp_stream_order(kernels: &mut [Kernel], notes: &mut Vec<String>) {
+    let mut order: Vec<usize> = (0..kernels.len()).collect();
+    order.sort_by_key(|&i| {
+        let k = &kernels[i];
+        (k.placement, k.start_ns, k.end_ns, k.correlation_id)
+    });
+    let mut clamped = 0usize;
+    let mut max_shift = 0i64;
+    let mut removed_ns = 0i64;
+    for w in 1..order.len() {
+        let (a, b) = (order[w - 1], order[w]);
+        if kernels[a].placement == kernels[b].placement && kernels[b].start_ns < kernels[a].end_ns {
+            let prev_end = kernels[a].end_ns;
+            let kb = &mut kernels[b];
+            let before = kb.end_ns - kb.start_ns;
+            max_shift = max_shift.max(prev_end - kb.start_ns);
+            kb.start_ns = prev_end;
+            kb.end_ns = kb.end_ns.max(prev_end);
+            removed_ns += before - (kb.end_ns - kb.start_ns);
+            clamped += 1;
+        }
+    }
+    if clamped > 0 {
+        notes.push(format!(
+            "{clamped} kernels started before the previous kernel on their stream ended \
+             (by up to {max_shift} ns); their start was moved to that end, which took \
+             {removed_ns} ns off their durations in all"
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fikit_trace::fixture;
+
+    #[test]
+    fn formats_are_detected_from_the_first_bytes() {
+        assert_eq!(
+            SourceFormat::detect(b"SQLite format 3\0rest"),
+            Some(SourceFormat::Nsys)
+        );
+        assert_eq!(
+            SourceFormat::detect(&[0x1f, 0x8b, 8, 0]),
+            Some(SourceFormat::Kineto)
+        );
+        assert_eq!(
+            SourceFormat::detect(b"\n  {\"traceEvents\""),
+            Some(SourceFormat::Kineto)
+        );
+        assert_eq!(SourceFormat::detect(b"[{}]"), Some(SourceFormat::Kineto));
+        assert_eq!(SourceFormat::detect(b"PAR1"), None);
+        assert_eq!(SourceFormat::detect(b"   "), None);
+    }
+
+    #[test]
+    fn job_names_lose_profiler_extensions() {
+        let j = |p: &str| job_from_path(Path::new(p));
+        assert_eq!(j("/tmp/resnet.pt.trace.json.gz"), "resnet");
+        assert_eq!(j("run_1.json"), "run_1");
+        assert_eq!(j("report1.sqlite"), "report1");
+        assert_eq!(j("weird.JSON"), "weird");
+        assert_eq!(j(".json"), ".json");
+        assert_eq!(j("noext"), "noext");
+        assert_eq!(file_stem("a b/c"), "a_b_c");
+        assert_eq!(file_stem(".x"), "job.x");
+    }
+
+    #[test]
+    fn names_and_tables() {
+        assert_eq!(
+            api_function_name("cudaLaunchKernel_v7000"),
+            "cudaLaunchKernel"
+        );
+        assert_eq!(api_function_name("cuMemcpyHtoD_v2"), "cuMemcpyHtoD_v2");
+        assert_eq!(api_domain_of("cuLaunchKernel"), ApiDomain::Driver);
+        assert_eq!(api_domain_of("cudaMemcpyAsync"), ApiDomain::Runtime);
+        assert_eq!(
+            sync_kind_of_api("cudaDeviceSynchronize"),
+            Some(SyncKind::ContextSynchronize)
+        );
+        assert_eq!(
+            sync_kind_of_api("cuStreamSynchronize_ptsz"),
+            Some(SyncKind::StreamSynchronize)
+        );
+        assert_eq!(sync_kind_of_api("cudaLaunchKernel"), None);
+        assert!(is_selected_api("cudaLaunchKernelExC"));
+        assert!(is_selected_api("cudaStreamSynchronize"));
+        assert!(!is_selected_api("cudaGetDevice"));
+        assert!(!is_selected_api("cudaGraphSynchronize"));
+        assert_eq!(max_blocks_per_sm(9, 0), Some(32));
+        assert_eq!(max_blocks_per_sm(8, 9), Some(24));
+        assert_eq!(max_blocks_per_sm(12, 1), None);
+        assert_eq!(cuda_version_string(12080), "12.8");
+    }
+
+    #[test]
+    fn unused_paths_never_replace_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = unused_path(dir.path(), "job-1");
+        assert_eq!(first, dir.path().join("job-1.parquet"));
+        std::fs::write(&first, b"x").unwrap();
+        assert_eq!(
+            unused_path(dir.path(), "job-1"),
+            dir.path().join("job-1-2.parquet")
+        );
+    }
+
+    #[test]
+    fn overlapping_kernels_are_clamped_with_a_note() {
+        let mut ks = vec![
+            fixture::kernel("a", 7, 1, None, 0, 1000),
+            fixture::kernel("b", 7, 2, None, 900, 1500),
+            fixture::kernel("c", 8, 3, None, 100, 200),
+            fixture::kernel("d", 7, 4, None, 1200, 1300),
+        ];
+        let mut notes = Vec::new();
+        clamp_stream_order(&mut ks, &mut notes);
+        assert_eq!((ks[1].start_ns, ks[1].end_ns), (1000, 1500));
+        assert_eq!((ks[2].start_ns, ks[2].end_ns), (100, 200));
+        // Wholly inside the previous kernel: it becomes an empty kernel at its end.
+        assert_eq!((ks[3].start_ns, ks[3].end_ns), (1500, 1500));
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].starts_with("2 kernels"), "{}", notes[0]);
+        assert!(notes[0].contains("up to 300 ns"), "{}", notes[0]);
+        assert!(notes[0].contains("took 200 ns"), "{}", notes[0]);
+    }
+
+    #[test]
+    fn finish_joins_launches_derives_syncs_and_filters_calls() {
+        let mut capture = Capture {
+            pid: 77,
+            ..Capture::default()
+        };
+        capture
+            .kernels
+            .push(fixture::kernel("k", 7, 5, None, 10_000, 12_000));
+        let call = |name: &str, domain, corr, start| ApiCall {
+            domain,
+            name: name.into(),
+            start_ns: start,
+            end_ns: start + 500,
+            thread_id: 9,
+            correlation_id: corr,
+        };
+        capture.api_calls = vec![
+            call("cuLaunchKernel", ApiDomain::Driver, 5, 1_000),
+            call("cudaLaunchKernel", ApiDomain::Runtime, 5, 2_000),
+            call("cudaGetDevice", ApiDomain::Runtime, 6, 3_000),
+            call("cudaDeviceSynchronize", ApiDomain::Runtime, 7, 13_000),
+        ];
+        let source = Source {
+            has_api: true,
+            ..Source::default()
+        };
+        let out = finish(capture, &source, SourceFormat::Kineto, "j", 3);
+        let t = &out.trace;
+        // The runtime call wins over the driver call of the same correlation id.
+        assert_eq!(
+            t.kernels[0].launch,
+            Some(HostCall {
+                start_ns: 2_000,
+                end_ns: 2_500,
+                thread_id: 9
+            })
+        );
+        let names: Vec<&str> = t.api_calls.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cuLaunchKernel",
+                "cudaLaunchKernel",
+                "cudaDeviceSynchronize"
+            ]
+        );
+        assert_eq!(t.syncs.len(), 1);
+        assert_eq!(t.syncs[0].kind, SyncKind::ContextSynchronize);
+        assert_eq!(t.syncs[0].context, 1);
+        assert_eq!(t.syncs[0].thread_id, Some(9));
+        assert_eq!(t.meta.pid, 77);
+        assert_eq!(t.meta.priority, 3);
+        assert_eq!(t.meta.device.name, "unknown");
+        assert!(t.meta.producer.starts_with("fikit-sim import (kineto)"));
+        assert!(out.notes.iter().any(|n| n.contains("3 of 4 API calls")));
+        assert!(
+            out.notes
+                .iter()
+                .any(|n| n.contains("does not describe device 0"))
+        );
+    }
+}

@@ -1,0 +1,626 @@
+//! Nsight Systems SQLite exports (`nsys export --type sqlite report.nsys-rep`).
+//!
+//! Tables read (the schema is read first: columns vary by version, and nsys
+//! creates a table only when it has rows):
+//!
+//! | table | columns used |
+//! |---|---|
+//! | `CUPTI_ACTIVITY_KIND_KERNEL` | `start`, `end`, `deviceId`, `contextId`, `streamId`, `correlationId`, `globalPid`, `mangledName` / `demangledName` / `shortName` (→ `StringIds`), `gridX..Z`, `blockX..Z`, `registersPerThread`, `staticSharedMemory`, `dynamicSharedMemory` |
+//! | `CUPTI_ACTIVITY_KIND_MEMCPY` | `start`, `end`, `deviceId`, `contextId`, `streamId`, `correlationId`, `globalPid`, `bytes`, `copyKind` (CUPTI's memcpy kind) |
+//! | `CUPTI_ACTIVITY_KIND_MEMSET` | `start`, `end`, `deviceId`, `contextId`, `streamId`, `correlationId`, `globalPid`, `bytes` |
+//! | `CUPTI_ACTIVITY_KIND_RUNTIME` | `start`, `end`, `globalTid`, `correlationId`, `nameId` (→ `StringIds`) |
+//! | `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION` | `start`, `end`, `contextId`, `streamId`, `correlationId`, `globalPid`, `syncType` (CUPTI's synchronization type) |
+//! | `TARGET_INFO_GPU` | `id` / `cuDevice`, `name`, `smCount`, `maxWarpsPerSm` × `threadsPerWarp`, `maxRegistersPerSm`, `maxShmemPerSm`, `maxBlocksPerSm` |
+//! | `TARGET_INFO_SESSION_START_TIME` | `utcEpochNs` (the clock offset) |
+//! | `PROCESSES` | `pid`, `name` (the command line's first element) |
+//!
+//! Times are integer nanoseconds already. A serialized global id holds the
+//! process id in bits 24–47 and the thread id in bits 0–23.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+
+use fikit_trace::{ApiCall, CopyKind, DeviceInfo, Kernel, MemOp, Placement, Sync, kernel_key};
+use rusqlite::{Connection, OpenFlags, types::Value};
+
+use super::{Capture, ImportError, Source, api_domain_of, api_function_name, sync_kind_of_cupti};
+
+/// The first bytes of every SQLite 3 database.
+pub const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+const KERNEL: &str = "CUPTI_ACTIVITY_KIND_KERNEL";
+const MEMCPY: &str = "CUPTI_ACTIVITY_KIND_MEMCPY";
+const MEMSET: &str = "CUPTI_ACTIVITY_KIND_MEMSET";
+const RUNTIME: &str = "CUPTI_ACTIVITY_KIND_RUNTIME";
+const SYNC: &str = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+const GPU_INFO: &str = "TARGET_INFO_GPU";
+
+/// The process id in a serialized global id.
+pub fn pid_of_global(id: i64) -> u32 {
+    ((id >> 24) & 0x00FF_FFFF) as u32
+}
+
+/// The thread id in a serialized global id.
+pub fn tid_of_global(id: i64) -> u64 {
+    (id & 0x00FF_FFFF) as u64
+}
+
+/// CUPTI's memcpy kind numbers (`CUpti_ActivityMemcpyKind`).
+fn copy_kind(k: i64) -> CopyKind {
+    match k {
+        1 => CopyKind::HtoD,
+        2 => CopyKind::DtoH,
+        8 => CopyKind::DtoD,
+        9 => CopyKind::HtoH,
+        10 => CopyKind::PtoP,
+        _ => CopyKind::Other,
+    }
+}
+
+/// A table's columns, and the rows of a query over them.
+struct Table<'c> {
+    conn: &'c Connection,
+    name: &'static str,
+    columns: BTreeSet<String>,
+    path: &'c Path,
+}
+
+/// One row: the values of the selected columns, by name.
+struct Row<'t> {
+    table: &'t str,
+    rowid: i64,
+    names: &'t [&'t str],
+    values: Vec<Value>,
+}
+
+impl Row<'_> {
+    fn where_(&self) -> String {
+        format!("table {}, row {}", self.table, self.rowid)
+    }
+
+    fn opt_i64(&self, col: &str) -> Result<Option<i64>, String> {
+        let i = self
+            .names
+            .iter()
+            .position(|n| *n == col)
+            .expect("only selected columns are read");
+        match &self.values[i] {
+            Value::Null => Ok(None),
+            Value::Integer(v) => Ok(Some(*v)),
+            other => Err(format!(
+                "{}: column `{col}` holds {other:?}, expected an integer",
+                self.where_()
+            )),
+        }
+    }
+
+    fn i64(&self, col: &str) -> Result<i64, String> {
+        self.opt_i64(col)?
+            .ok_or_else(|| format!("{}: column `{col}` is null", self.where_()))
+    }
+
+    fn u32(&self, col: &str) -> Result<u32, String> {
+        let v = self.i64(col)?;
+        u32::try_from(v).map_err(|_| {
+            format!(
+                "{}: column `{col}` is {v}, not an unsigned 32-bit integer",
+                self.where_()
+            )
+        })
+    }
+
+    /// A correlation id; 0 when null (nsys leaves it null when there is none).
+    fn correlation(&self) -> Result<u32, String> {
+        match self.opt_i64("correlationId")? {
+            None => Ok(0),
+            Some(_) => self.u32("correlationId"),
+        }
+    }
+
+    fn interval(&self) -> Result<(i64, i64), String> {
+        let (s, e) = (self.i64("start")?, self.i64("end")?);
+        if e < s {
+            return Err(format!(
+                "{}: end {e} is before start {s} (negative duration {} ns)",
+                self.where_(),
+                e - s
+            ));
+        }
+        Ok((s, e))
+    }
+}
+
+impl<'c> Table<'c> {
+    fn open(
+        conn: &'c Connection,
+        path: &'c Path,
+        name: &'static str,
+        present: &BTreeSet<String>,
+    ) -> Result<Option<Self>, ImportError> {
+        if !present.contains(name) {
+            return Ok(None);
+        }
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info(\"{name}\")"))
+            .map_err(|e| ImportError::new(path, format!("table {name}: {e}")))?;
+        let columns = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .and_then(|rows| rows.collect::<Result<BTreeSet<_>, _>>())
+            .map_err(|e| ImportError::new(path, format!("table {name}: {e}")))?;
+        Ok(Some(Table {
+            conn,
+            name,
+            columns,
+            path,
+        }))
+    }
+
+    fn has(&self, col: &str) -> bool {
+        self.columns.contains(col)
+    }
+
+    /// Runs `f` on every row (in rowid order) with `required` columns, and
+    /// `optional` ones where the table has them (null otherwise).
+    fn rows(
+        &self,
+        required: &[&str],
+        optional: &[&str],
+        mut f: impl FnMut(&Row) -> Result<(), String>,
+    ) -> Result<(), ImportError> {
+        let err = |m: String| ImportError::new(self.path, m);
+        if let Some(missing) = required.iter().find(|c| !self.has(c)) {
+            let have: Vec<&str> = self.columns.iter().map(String::as_str).collect();
+            return Err(err(format!(
+                "table {}: column `{missing}` is missing (columns: {}); is this an Nsight \
+                 Systems export?",
+                self.name,
+                have.join(", ")
+            )));
+        }
+        let names: Vec<&str> = required.iter().chain(optional).copied().collect();
+        let select: Vec<String> = names
+            .iter()
+            .map(|c| {
+                if self.has(c) {
+                    format!("\"{c}\"")
+                } else {
+                    "NULL".to_string()
+                }
+            })
+            .collect();
+        let sql = format!(
+            "SELECT rowid, {} FROM \"{}\" ORDER BY rowid",
+            select.join(", "),
+            self.name
+        );
+        let mut stmt = self
+            .conn
+            .prepare(&sql)
+            .map_err(|e| err(format!("table {}: {e}", self.name)))?;
+        let mut rows = stmt
+            .query([])
+            .map_err(|e| err(format!("table {}: {e}", self.name)))?;
+        while let Some(r) = rows
+            .next()
+            .map_err(|e| err(format!("table {}: {e}", self.name)))?
+        {
+            let rowid: i64 = r.get(0).unwrap_or(-1);
+            let values = (1..=names.len())
+                .map(|i| r.get::<_, Value>(i))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| err(format!("table {}, row {rowid}: {e}", self.name)))?;
+            f(&Row {
+                table: self.name,
+                rowid,
+                names: &names,
+                values,
+            })
+            .map_err(err)?;
+        }
+        Ok(())
+    }
+}
+
+/// Reads an Nsight Systems export: file-wide facts and one capture per process.
+pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
+    let err = |m: String| ImportError::new(path, m);
+    let mut head = [0u8; 16];
+    {
+        use std::io::Read;
+        let mut f = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
+        let n = f.read(&mut head).map_err(|e| err(e.to_string()))?;
+        if n < head.len() || head != SQLITE_MAGIC {
+            return Err(err(
+                "not an Nsight Systems SQLite export: not an SQLite database (make one with \
+                 `nsys export --type sqlite REPORT.nsys-rep`)"
+                    .into(),
+            ));
+        }
+    }
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| err(format!("cannot open the SQLite database: {e}")))?;
+    let present: BTreeSet<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
+        .and_then(|mut s| {
+            s.query_map([], |r| r.get::<_, String>(0))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(|e| err(format!("cannot read the database's tables: {e}")))?;
+    let gpu_tables = [KERNEL, MEMCPY, MEMSET];
+    if !gpu_tables.iter().any(|t| present.contains(*t)) {
+        let some: Vec<&str> = present.iter().take(12).map(String::as_str).collect();
+        return Err(err(format!(
+            "not an Nsight Systems export with CUDA activity: none of the tables {} \
+             (tables: {}{}); profile with `nsys profile --trace=cuda`",
+            gpu_tables.join(", "),
+            if some.is_empty() {
+                "none".to_string()
+            } else {
+                some.join(", ")
+            },
+            if present.len() > some.len() {
+                ", …"
+            } else {
+                ""
+            }
+        )));
+    }
+    if !present.contains("StringIds") {
+        return Err(err(
+            "not an Nsight Systems export: the table StringIds (kernel and function names) is \
+             missing"
+                .into(),
+        ));
+    }
+    let strings: HashMap<i64, String> = conn
+        .prepare("SELECT id, value FROM StringIds")
+        .and_then(|mut s| {
+            s.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+                .collect::<Result<_, _>>()
+        })
+        .map_err(|e| err(format!("table StringIds: {e}")))?;
+    let string = |row: &Row, col: &str| -> Result<Option<String>, String> {
+        match row.opt_i64(col)? {
+            None => Ok(None),
+            Some(id) => strings.get(&id).cloned().map(Some).ok_or_else(|| {
+                format!(
+                    "{}: column `{col}` refers to string id {id}, which StringIds does not hold",
+                    row.where_()
+                )
+            }),
+        }
+    };
+
+    let mut source = Source::default();
+    let mut captures: BTreeMap<u32, Capture> = BTreeMap::new();
+    let mut no_pid = false;
+    let mut pid_of = |row: &Row| -> Result<u32, String> {
+        Ok(match row.opt_i64("globalPid")? {
+            Some(g) => pid_of_global(g),
+            None => {
+                no_pid = true;
+                0
+            }
+        })
+    };
+    let placement = |row: &Row| -> Result<Placement, String> {
+        Ok(Placement {
+            device: row.u32("deviceId")?,
+            context: row.u32("contextId")?,
+            stream: row.u32("streamId")?,
+        })
+    };
+    let common = [
+        "start",
+        "end",
+        "deviceId",
+        "contextId",
+        "streamId",
+        "correlationId",
+    ];
+
+    if let Some(t) = Table::open(&conn, path, KERNEL, &present)? {
+        let names = ["mangledName", "demangledName", "shortName"];
+        if !names.iter().any(|n| t.has(n)) {
+            return Err(err(format!(
+                "table {KERNEL}: no kernel name column (one of {})",
+                names.join(", ")
+            )));
+        }
+        let required: Vec<&str> = common
+            .iter()
+            .copied()
+            .chain([
+                "gridX",
+                "gridY",
+                "gridZ",
+                "blockX",
+                "blockY",
+                "blockZ",
+                "registersPerThread",
+                "staticSharedMemory",
+                "dynamicSharedMemory",
+            ])
+            .collect();
+        let mut optional = vec!["globalPid"];
+        optional.extend(names);
+        t.rows(&required, &optional, |row| {
+            let (start_ns, end_ns) = row.interval()?;
+            let mangled = string(row, "mangledName")?;
+            let demangled = string(row, "demangledName")?;
+            let short = string(row, "shortName")?;
+            let name = mangled
+                .clone()
+                .or_else(|| demangled.clone())
+                .or_else(|| short.clone())
+                .ok_or_else(|| format!("{}: the kernel has no name", row.where_()))?;
+            let demangled_name = demangled.or(short).unwrap_or_else(|| name.clone());
+            let grid = [row.u32("gridX")?, row.u32("gridY")?, row.u32("gridZ")?];
+            let block = [row.u32("blockX")?, row.u32("blockY")?, row.u32("blockZ")?];
+            let regs = row.u32("registersPerThread")?;
+            let st = row.u32("staticSharedMemory")?;
+            let dy = row.u32("dynamicSharedMemory")?;
+            let pid = pid_of(row)?;
+            captures.entry(pid).or_default().kernels.push(Kernel {
+                start_ns,
+                end_ns,
+                placement: placement(row)?,
+                correlation_id: row.correlation()?,
+                kernel_key: kernel_key(&name, grid, block, st, dy, regs),
+                name,
+                demangled_name,
+                grid,
+                block,
+                registers_per_thread: regs,
+                static_shared_bytes: st,
+                dynamic_shared_bytes: dy,
+                launch: None,
+            });
+            Ok(())
+        })?;
+    }
+    for (table, is_copy) in [(MEMCPY, true), (MEMSET, false)] {
+        let Some(t) = Table::open(&conn, path, table, &present)? else {
+            continue;
+        };
+        let mut required: Vec<&str> = common.iter().copied().chain(["bytes"]).collect();
+        if is_copy {
+            required.push("copyKind");
+        }
+        t.rows(&required, &["globalPid"], |row| {
+            let (start_ns, end_ns) = row.interval()?;
+            let bytes = row.i64("bytes")?;
+            let pid = pid_of(row)?;
+            captures.entry(pid).or_default().memops.push(MemOp {
+                start_ns,
+                end_ns,
+                placement: placement(row)?,
+                correlation_id: row.correlation()?,
+                copy_kind: if is_copy {
+                    Some(copy_kind(row.i64("copyKind")?))
+                } else {
+                    None
+                },
+                bytes: u64::try_from(bytes).map_err(|_| {
+                    format!("{}: column `bytes` is negative ({bytes})", row.where_())
+                })?,
+                launch: None,
+            });
+            Ok(())
+        })?;
+    }
+    if let Some(t) = Table::open(&conn, path, RUNTIME, &present)? {
+        t.rows(
+            &["start", "end", "globalTid", "correlationId", "nameId"],
+            &[],
+            |row| {
+                let (start_ns, end_ns) = row.interval()?;
+                let g = row.i64("globalTid")?;
+                let full = string(row, "nameId")?
+                    .ok_or_else(|| format!("{}: column `nameId` is null", row.where_()))?;
+                let name = api_function_name(&full).to_string();
+                source.has_api = true;
+                captures
+                    .entry(pid_of_global(g))
+                    .or_default()
+                    .api_calls
+                    .push(ApiCall {
+                        domain: api_domain_of(&name),
+                        name,
+                        start_ns,
+                        end_ns,
+                        thread_id: tid_of_global(g),
+                        correlation_id: row.correlation()?,
+                    });
+                Ok(())
+            },
+        )?;
+    }
+    if let Some(t) = Table::open(&conn, path, SYNC, &present)? {
+        t.rows(
+            &[
+                "start",
+                "end",
+                "contextId",
+                "streamId",
+                "correlationId",
+                "syncType",
+            ],
+            &["globalPid"],
+            |row| {
+                let (start_ns, end_ns) = row.interval()?;
+                let stream = row.i64("streamId")?;
+                let pid = pid_of(row)?;
+                captures.entry(pid).or_default().syncs.push(Sync {
+                    kind: sync_kind_of_cupti(row.i64("syncType")?),
+                    start_ns,
+                    end_ns,
+                    context: row.u32("contextId")?,
+                    // CUPTI_SYNCHRONIZATION_INVALID_VALUE (-1, or its u32 form): no stream.
+                    stream: (0..i64::from(u32::MAX))
+                        .contains(&stream)
+                        .then_some(stream as u32),
+                    thread_id: None,
+                    correlation_id: row.correlation()?,
+                });
+                Ok(())
+            },
+        )?;
+    }
+    if let Some(t) = Table::open(&conn, path, GPU_INFO, &present)? {
+        let optional = [
+            "cuDevice",
+            "name",
+            "smCount",
+            "maxWarpsPerSm",
+            "threadsPerWarp",
+            "maxRegistersPerSm",
+            "maxShmemPerSm",
+            "maxBlocksPerSm",
+        ];
+        let mut names: HashMap<i64, String> = HashMap::new();
+        if t.has("name") {
+            // The name is text; read it on its own.
+            let sql = format!(
+                "SELECT {}, name FROM {GPU_INFO}",
+                if t.has("cuDevice") {
+                    "coalesce(cuDevice, id)"
+                } else {
+                    "id"
+                }
+            );
+            names = conn
+                .prepare(&sql)
+                .and_then(|mut s| {
+                    s.query_map([], |r| {
+                        Ok((
+                            r.get::<_, i64>(0)?,
+                            r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                        ))
+                    })?
+                    .collect::<Result<_, _>>()
+                })
+                .map_err(|e| err(format!("table {GPU_INFO}: {e}")))?;
+        }
+        let optional: Vec<&str> = optional.into_iter().filter(|c| *c != "name").collect();
+        t.rows(&["id"], &optional, |row| {
+            let ordinal = row.opt_i64("cuDevice")?.unwrap_or(row.i64("id")?);
+            let num = |c: &str| -> Result<u32, String> {
+                Ok(row
+                    .opt_i64(c)?
+                    .and_then(|v| u32::try_from(v).ok())
+                    .unwrap_or(0))
+            };
+            let info = DeviceInfo {
+                name: names
+                    .get(&ordinal)
+                    .filter(|n| !n.is_empty())
+                    .cloned()
+                    .unwrap_or_else(|| "unknown".into()),
+                sm_count: num("smCount")?,
+                max_threads_per_sm: num("maxWarpsPerSm")?.saturating_mul(num("threadsPerWarp")?),
+                max_registers_per_sm: num("maxRegistersPerSm")?,
+                max_shared_memory_per_sm: num("maxShmemPerSm")?,
+                max_blocks_per_sm: num("maxBlocksPerSm")?,
+            };
+            if let Ok(o) = u32::try_from(ordinal) {
+                source.devices.insert(o, info);
+            }
+            Ok(())
+        })?;
+    }
+    if present.contains("TARGET_INFO_SESSION_START_TIME") {
+        source.clock_offset_ns = conn
+            .query_row(
+                "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1",
+                [],
+                |r| r.get::<_, Option<i64>>(0),
+            )
+            .ok()
+            .flatten();
+    }
+    if present.contains("PROCESSES") {
+        // Best effort: the process's name as the first element of its command line.
+        if let Ok(mut s) = conn.prepare("SELECT pid, name FROM PROCESSES") {
+            let rows = s.query_map([], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
+            });
+            if let Ok(rows) = rows {
+                for (pid, name) in rows.flatten() {
+                    if let (Some(pid), Some(name)) = (pid.and_then(|p| u32::try_from(p).ok()), name)
+                    {
+                        source.command_lines.insert(pid, vec![name]);
+                    }
+                }
+            }
+        }
+    }
+    if no_pid {
+        // Old exports without globalPid on GPU rows: one process, the API's.
+        let api_pids: BTreeSet<u32> = captures
+            .iter()
+            .filter(|(p, c)| **p != 0 && !c.api_calls.is_empty())
+            .map(|(p, _)| *p)
+            .collect();
+        if api_pids.len() == 1 {
+            let pid = *api_pids.first().expect("one pid");
+            let orphan = captures.remove(&0).unwrap_or_default();
+            let c = captures.entry(pid).or_default();
+            c.kernels.extend(orphan.kernels);
+            c.memops.extend(orphan.memops);
+            c.syncs.extend(orphan.syncs);
+            c.api_calls.extend(orphan.api_calls);
+        } else {
+            source
+                .notes
+                .push("GPU rows carry no globalPid: their process is unknown (0)".to_string());
+        }
+    }
+    if !present.contains(RUNTIME) {
+        source.notes.push(format!(
+            "no {RUNTIME} table: no API calls, so no launch times and no synchronizations \
+             (profile with `nsys profile --trace=cuda`)"
+        ));
+    }
+    if !present.contains(GPU_INFO) {
+        source.notes.push(format!(
+            "no {GPU_INFO} table: the device's limits are unknown"
+        ));
+    }
+    source.notes.push(
+        "Nsight Systems records no driver or CUDA version in the tables read: they are \
+         `unknown`"
+            .into(),
+    );
+    let captures = captures
+        .into_iter()
+        .map(|(pid, mut c)| {
+            c.pid = pid;
+            c
+        })
+        .collect();
+    Ok((source, captures))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn global_ids() {
+        let g = (1i64 << 56) | (4321i64 << 24) | 987;
+        assert_eq!(pid_of_global(g), 4321);
+        assert_eq!(tid_of_global(g), 987);
+    }
+
+    #[test]
+    fn copy_kinds() {
+        assert_eq!(copy_kind(1), CopyKind::HtoD);
+        assert_eq!(copy_kind(2), CopyKind::DtoH);
+        assert_eq!(copy_kind(8), CopyKind::DtoD);
+        assert_eq!(copy_kind(3), CopyKind::Other);
+    }
+}
