@@ -1,0 +1,159 @@
+//! Measuring the GPU's scheduling parameters.
+//!
+//! Time slicing: `n` processes each run the probe kernel (every SM busy,
+//! block 0 logging when its context was switched out) at the same time. In
+//! each probe's log, the intervals it ran are its time slices, and the
+//! intervals it was away are the other `n - 1` processes' slices plus `n`
+//! context switches: `away = (n - 1) * quantum + n * switch`. So the quantum is
+//! the median run interval and the switch cost `(away - (n - 1) * quantum) / n`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ReplayError;
+use crate::gpu::{Gpu, PREEMPT_JUMP_NS};
+
+/// Most switch-outs a probe logs.
+pub const MAX_JUMPS: u32 = 4096;
+
+/// What one probe kernel saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeLog {
+    /// Start, GPU global timer ns.
+    pub start: u64,
+    /// End, GPU global timer ns.
+    pub end: u64,
+    /// Intervals it was switched out: (from, to).
+    pub away: Vec<(u64, u64)>,
+}
+
+impl ProbeLog {
+    /// The intervals it ran between switch-outs, ns (the first and last,
+    /// which the probe's own start and end cut, left out).
+    pub fn slices(&self) -> Vec<u64> {
+        self.away
+            .windows(2)
+            .map(|w| w[1].0.saturating_sub(w[0].1))
+            .collect()
+    }
+
+    /// How long each switch-out lasted, ns.
+    pub fn away_ns(&self) -> Vec<u64> {
+        self.away.iter().map(|(a, b)| b - a).collect()
+    }
+}
+
+/// Runs the probe on every SM for `run_ns` and returns its log.
+pub fn probe(gpu: &Gpu, run_ns: u64) -> Result<ProbeLog, ReplayError> {
+    let s = gpu.stream(false)?;
+    let words = 3 + 2 * MAX_JUMPS as usize;
+    let out = gpu.alloc(8 * words)?;
+    gpu.launch_probe(s, gpu.sm_count, run_ns, PREEMPT_JUMP_NS, out, MAX_JUMPS)?;
+    gpu.synchronize()?;
+    let w = gpu.read_u64(out, words)?;
+    let n = (w[2] as usize).min(MAX_JUMPS as usize);
+    Ok(ProbeLog {
+        start: w[0],
+        end: w[1],
+        away: (0..n).map(|i| (w[3 + 2 * i], w[4 + 2 * i])).collect(),
+    })
+}
+
+/// Host time of one launch call of the synthetic kernel, ns: the median over
+/// `n` launches into an idle stream.
+pub fn launch_cost(gpu: &Gpu, n: usize) -> Result<i64, ReplayError> {
+    let s = gpu.stream(false)?;
+    let mut t = Vec::with_capacity(n);
+    for _ in 0..n {
+        let a = crate::now_ns();
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None)?;
+        t.push(crate::now_ns() - a);
+        gpu.synchronize()?;
+    }
+    t.sort_unstable();
+    Ok(t.get(t.len() / 2).copied().unwrap_or(0))
+}
+
+/// Time-slice parameters estimated from the logs of `n` probes run at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SliceEstimate {
+    /// Processes that shared the GPU.
+    pub processes: usize,
+    /// Median slice, ns.
+    pub quantum_ns: i64,
+    /// Median time away, ns.
+    pub away_ns: i64,
+    /// Switch cost, ns: `(away - (n - 1) * quantum) / n`, at least 0.
+    pub switch_ns: i64,
+    /// Slices the medians came from.
+    pub samples: usize,
+}
+
+fn median(mut v: Vec<u64>) -> Option<u64> {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
+}
+
+/// Estimates the quantum and switch cost from `logs` of `n` probes that ran at
+/// the same time; `None` when they never took turns.
+pub fn estimate(logs: &[ProbeLog]) -> Option<SliceEstimate> {
+    let n = logs.len();
+    let slices: Vec<u64> = logs.iter().flat_map(|l| l.slices()).collect();
+    let away: Vec<u64> = logs.iter().flat_map(|l| l.away_ns()).collect();
+    let samples = slices.len();
+    let q = median(slices)? as i64;
+    let a = median(away)? as i64;
+    let s = ((a - (n as i64 - 1) * q) / n.max(1) as i64).max(0);
+    Some(SliceEstimate {
+        processes: n,
+        quantum_ns: q,
+        away_ns: a,
+        switch_ns: s,
+        samples,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Logs of `n` processes taking turns: slices of `q`, switches of `s`.
+    fn turns(n: usize, q: u64, s: u64, rounds: usize) -> Vec<ProbeLog> {
+        (0..n)
+            .map(|i| {
+                let period = n as u64 * (q + s);
+                let first = i as u64 * (q + s);
+                let away = (0..rounds as u64)
+                    .map(|r| {
+                        let end = first + r * period + q;
+                        (end, end + period - q)
+                    })
+                    .collect();
+                ProbeLog {
+                    start: first,
+                    end: first + rounds as u64 * period,
+                    away,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn recovers_quantum_and_switch_cost() {
+        for n in [2, 3] {
+            let e = estimate(&turns(n, 2_000_000, 30_000, 50)).unwrap();
+            assert_eq!(e.quantum_ns, 2_000_000, "n = {n}");
+            assert_eq!(e.switch_ns, 30_000, "n = {n}");
+            assert_eq!(e.away_ns, (n as i64 - 1) * 2_000_000 + n as i64 * 30_000);
+        }
+    }
+
+    #[test]
+    fn no_turns_no_estimate() {
+        let alone = ProbeLog {
+            start: 0,
+            end: 100,
+            away: vec![],
+        };
+        assert!(estimate(&[alone]).is_none());
+    }
+}

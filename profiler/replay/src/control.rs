@@ -1,0 +1,235 @@
+//! The control block the processes of one live run share: a small file
+//! mapped into every worker (and the parent), holding atomics only.
+//!
+//! Layout (all little-endian, 64-byte slots so no two jobs share a cache line):
+//! a header (magic, job count, the run's start time on the monotonic clock,
+//! an abort flag), then one [`JobSlot`] per job. The words a job's kernels
+//! write (`done`, `last_done`) are written by the GPU through a host mapping
+//! ([`crate::gpu::Gpu::map_host`]) of this same file.
+
+use std::fs::OpenOptions;
+use std::path::Path;
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+use crate::ReplayError;
+
+/// Most jobs in one live run.
+pub const MAX_JOBS: usize = 60;
+/// Size of the control file (two pages).
+pub const SIZE: usize = 8192;
+const MAGIC: u64 = 0x6669_6b69_7431_6c76; // "fikit1lv"
+
+/// The header.
+#[repr(C, align(64))]
+pub struct Header {
+    magic: AtomicU64,
+    jobs: AtomicU64,
+    /// The run's time zero on the monotonic clock, ns; 0 until the parent
+    /// sets it (after every worker is ready).
+    pub start_ns: AtomicI64,
+    /// Set by any process to make every worker stop.
+    pub abort: AtomicU32,
+}
+
+/// Job states in [`JobSlot::state`].
+pub mod state {
+    /// Not ready yet.
+    pub const STARTING: u32 = 0;
+    /// Initialized, waiting for the start.
+    pub const READY: u32 = 1;
+    /// Arrived: its host program runs.
+    pub const ARRIVED: u32 = 2;
+    /// Finished.
+    pub const FINISHED: u32 = 3;
+    /// Failed.
+    pub const FAILED: u32 = 4;
+}
+
+/// One job's words.
+#[repr(C, align(64))]
+pub struct JobSlot {
+    /// Kernels launched (raised by the host before each launch).
+    pub launched: AtomicU64,
+    /// Kernels done (raised by the GPU as each finishes; `done[0]` of the kernel).
+    pub done: AtomicU64,
+    /// 1 + position of the latest kernel done (raised by the GPU; `done[1]`).
+    pub last_done: AtomicU64,
+    /// [`state`].
+    pub state: AtomicU32,
+}
+
+/// A mapped control block.
+pub struct Control {
+    base: *mut u8,
+    jobs: usize,
+}
+
+// SAFETY: the mapping is only accessed through atomics.
+unsafe impl Send for Control {}
+// SAFETY: as above.
+unsafe impl Sync for Control {}
+
+impl Control {
+    /// Creates the control file for `jobs` jobs (zeroed) and maps it.
+    pub fn create(path: &Path, jobs: usize) -> Result<Control, ReplayError> {
+        if jobs == 0 || jobs > MAX_JOBS {
+            return Err(ReplayError::Invalid {
+                path: path.display().to_string(),
+                message: format!("{jobs} jobs; live replay runs 1 to {MAX_JOBS}"),
+            });
+        }
+        let io = |source| ReplayError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(io)?;
+        f.set_len(SIZE as u64).map_err(io)?;
+        let c = Control::map(&f, path, jobs)?;
+        c.header().magic.store(MAGIC, Ordering::SeqCst);
+        c.header().jobs.store(jobs as u64, Ordering::SeqCst);
+        Ok(c)
+    }
+
+    /// Maps an existing control file.
+    pub fn open(path: &Path) -> Result<Control, ReplayError> {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|source| ReplayError::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len != SIZE as u64 {
+            return Err(ReplayError::Invalid {
+                path: path.display().to_string(),
+                message: format!("{len} bytes; a control file has {SIZE}"),
+            });
+        }
+        let c = Control::map(&f, path, MAX_JOBS)?;
+        let (magic, jobs) = (
+            c.header().magic.load(Ordering::SeqCst),
+            c.header().jobs.load(Ordering::SeqCst) as usize,
+        );
+        if magic != MAGIC || jobs == 0 || jobs > MAX_JOBS {
+            return Err(ReplayError::Invalid {
+                path: path.display().to_string(),
+                message: "not a fikit live-replay control file".into(),
+            });
+        }
+        Ok(Control { jobs, ..c })
+    }
+
+    fn map(f: &std::fs::File, path: &Path, jobs: usize) -> Result<Control, ReplayError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a shared read-write mapping of a file of SIZE bytes; it is
+        // never unmapped (the GPU may write to it until the process exits).
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(ReplayError::Io {
+                path: path.display().to_string(),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(Control {
+            base: p.cast(),
+            jobs,
+        })
+    }
+
+    /// Number of jobs.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        // SAFETY: the mapping starts with a Header (64-byte aligned: mmap is page-aligned).
+        unsafe { &*self.base.cast::<Header>() }
+    }
+
+    /// Job `j`'s slot.
+    pub fn slot(&self, j: usize) -> &JobSlot {
+        assert!(j < self.jobs, "job {j} of {}", self.jobs);
+        // SAFETY: slots follow the header inside the SIZE-byte mapping
+        // (MAX_JOBS + 1 slots of 64 bytes fit in SIZE).
+        unsafe { &*self.base.add(64 * (j + 1)).cast::<JobSlot>() }
+    }
+
+    /// The mapping's address and length (for [`crate::gpu::Gpu::map_host`]).
+    pub fn raw(&self) -> (*mut std::ffi::c_void, usize) {
+        (self.base.cast(), SIZE)
+    }
+
+    /// Byte offset of job `j`'s `done` word in the mapping.
+    pub fn done_offset(j: usize) -> usize {
+        64 * (j + 1) + 8
+    }
+}
+
+const _: () = assert!(64 * (MAX_JOBS + 1) <= SIZE);
+const _: () = assert!(std::mem::size_of::<JobSlot>() == 64);
+const _: () = assert!(std::mem::size_of::<Header>() == 64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_mappings_see_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("control");
+        let a = Control::create(&p, 3).unwrap();
+        let b = Control::open(&p).unwrap();
+        assert_eq!(b.jobs(), 3);
+        a.slot(2).launched.fetch_add(5, Ordering::SeqCst);
+        a.header().start_ns.store(42, Ordering::SeqCst);
+        assert_eq!(b.slot(2).launched.load(Ordering::SeqCst), 5);
+        assert_eq!(b.header().start_ns.load(Ordering::SeqCst), 42);
+        assert_eq!(b.slot(1).launched.load(Ordering::SeqCst), 0);
+        // The GPU's `done` word is where done_offset says.
+        // SAFETY: inside the mapping; an aligned u64.
+        let w = unsafe {
+            &*a.raw()
+                .0
+                .cast::<u8>()
+                .add(Control::done_offset(2))
+                .cast::<AtomicU64>()
+        };
+        w.store(7, Ordering::SeqCst);
+        assert_eq!(b.slot(2).done.load(Ordering::SeqCst), 7);
+    }
+
+    #[test]
+    fn rejects_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        std::fs::write(&p, b"nope").unwrap();
+        assert!(matches!(
+            Control::open(&p),
+            Err(ReplayError::Invalid { .. })
+        ));
+        std::fs::write(&p, vec![0u8; SIZE]).unwrap();
+        assert!(matches!(
+            Control::open(&p),
+            Err(ReplayError::Invalid { .. })
+        ));
+        assert!(Control::create(&dir.path().join("y"), 0).is_err());
+        assert!(Control::create(&dir.path().join("z"), MAX_JOBS + 1).is_err());
+    }
+}

@@ -1,0 +1,96 @@
+//! Live replay: runs a job's launch plan on a real GPU, one process per job,
+//! so that every number `fikit-sim` simulates can be checked against hardware.
+//!
+//! - [`plan`]: what a worker replays (plain data, built by `fikit-sim` from a
+//!   simulated job; JSON between the processes);
+//! - [`gate`]: the live policies' launch rules (pure functions, the same
+//!   decisions as the simulator's policies; tested without a GPU);
+//! - [`control`]: the block of shared memory the workers of one run
+//!   coordinate through (start time, per-job launch and completion counters);
+//! - [`gpu`]: the CUDA driver and NVRTC through cudarc's `result`/`sys`
+//!   layers (all `unsafe` of the replay lives here);
+//! - [`worker`]: executes a plan: host delays spun on the monotonic clock,
+//!   synthetic kernels that run for the recorded duration, copies, memsets
+//!   and synchronizations;
+//! - [`calibrate`]: measurements of the GPU's scheduling parameters.
+
+pub mod calibrate;
+pub mod control;
+pub mod gate;
+pub mod gpu;
+pub mod plan;
+pub mod worker;
+
+/// Errors of live replay.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// A CUDA driver call failed.
+    #[error("CUDA driver: {call} failed: {message}")]
+    Driver {
+        /// The call.
+        call: &'static str,
+        /// The driver's error.
+        message: String,
+    },
+    /// The CUDA driver or NVRTC library could not be loaded.
+    #[error("cannot load {library}: {message}")]
+    Library {
+        /// Which library.
+        library: &'static str,
+        /// Why.
+        message: String,
+    },
+    /// NVRTC could not compile the synthetic kernel.
+    #[error("NVRTC: {0}")]
+    Nvrtc(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A plan or control file is not valid.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The run did not start or finish in time.
+    #[error("{0}")]
+    Timeout(String),
+}
+
+/// Now on the monotonic clock (`CLOCK_MONOTONIC`, shared by all processes of
+/// the machine), ns.
+pub fn now_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+/// Spins (busy-waits) until the monotonic clock reaches `t` ns; returns the
+/// time it returned at. Host delays of a few microseconds need a spin: a sleep
+/// wakes tens of microseconds late.
+pub fn spin_until(t: i64) -> i64 {
+    loop {
+        let now = now_ns();
+        if now >= t {
+            return now;
+        }
+        if t - now > 2_000_000 {
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (t - now - 1_000_000) as u64,
+            ));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}

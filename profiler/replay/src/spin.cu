@@ -1,0 +1,70 @@
+// fikit live replay: the synthetic kernel that stands in for every recorded kernel.
+//
+// Each block's first thread spins on the GPU's global nanosecond timer until
+// the block has *executed* for `per_block_ns`: a jump of the timer longer than
+// `preempt_ns` between two reads means the block was switched out (time
+// slicing, preemption) and does not count, so a preempted kernel keeps the work
+// it has left, as a real kernel does. The other threads wait at the barrier:
+// the block holds its threads, registers and `shared_bytes` of dynamic shared
+// memory for the whole time, so as many blocks fit on an SM as recorded by
+// those limits.
+//
+// The last block to finish (counted in `counter`, one word per launch) adds 1
+// to `done[0]` and raises `done[1]` to `position + 1`, with system scope: the
+// words live in host memory shared with the other workers of the run, which
+// read them to know when this job's kernels are done.
+extern "C" __global__ void fikit_spin(unsigned long long per_block_ns,
+                                      unsigned long long preempt_ns,
+                                      unsigned int* counter,
+                                      unsigned long long* done,
+                                      unsigned long long position) {
+    if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        unsigned long long last, now, executed = 0;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(last));
+        while (executed < per_block_ns) {
+            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+            unsigned long long d = now - last;
+            if (d < preempt_ns) executed += d;
+            last = now;
+        }
+    }
+    __syncthreads();
+    if (done != 0 && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
+        __threadfence_system();
+        unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
+        if (atomicAdd(counter, 1u) == blocks - 1) {
+            atomicAdd_system(&done[0], 1ull);
+            atomicMax_system(&done[1], position + 1ull);
+        }
+    }
+}
+
+// Calibration probe: block 0 runs for `run_ns` of wall time and logs every jump
+// of the global timer longer than `jump_ns` (the intervals its context was
+// switched out) into out[3..] as (from, to) pairs; out[0] = start, out[1] =
+// end, out[2] = jumps logged (at most `max_jumps`). The other blocks spin as
+// long, so the probe fills the GPU.
+extern "C" __global__ void fikit_probe(unsigned long long run_ns,
+                                       unsigned long long jump_ns,
+                                       unsigned long long* out,
+                                       unsigned int max_jumps) {
+    if (threadIdx.x != 0) return;
+    unsigned long long start, last, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    last = start;
+    unsigned int n = 0;
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (blockIdx.x == 0 && now - last >= jump_ns && n < max_jumps) {
+            out[3 + 2 * n] = last;
+            out[4 + 2 * n] = now;
+            n++;
+        }
+        last = now;
+    } while (now - start < run_ns);
+    if (blockIdx.x == 0) {
+        out[0] = start;
+        out[1] = now;
+        out[2] = n;
+    }
+}

@@ -1,0 +1,470 @@
+//! One job's worker process: replays its [`Plan`] on the GPU.
+//!
+//! The host thread runs the plan's steps on the monotonic clock: each step is
+//! due its delay after the previous one was due (so the schedule does not
+//! drift when a launch call is slow), and a wait returns no earlier than its
+//! recorded wake-up. Kernels become the synthetic kernel of
+//! [`crate::gpu::KERNEL_SOURCE`] with the recorded grid, block and shared
+//! memory, each block executing `(duration - floor) / waves`, where `floor` is
+//! the measured GPU time of an empty synthetic kernel and `waves` how many
+//! rounds of blocks the device needs at the synthetic kernel's occupancy.
+//! Copies and memsets move the recorded bytes.
+//!
+//! Under a gated policy (preemptive, fikit) the host thread hands operations
+//! to a submission thread, which holds each kernel until the policy's
+//! [`crate::gate`] lets it go; the host goes on issuing meanwhile, as in the
+//! simulator, where issuing never blocks the host.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::mpsc;
+
+use crate::control::{Control, state};
+use crate::gate::{self, JobView};
+use crate::gpu::{DeviceBuffer, Event, Gpu, PinnedBuffer, Stream};
+use crate::plan::{LivePolicy, OpKind, Plan, Step, WorkerResult};
+use crate::{ReplayError, now_ns, spin_until};
+
+/// Largest copy or memset replayed, bytes (larger ones move this many).
+pub const MAX_COPY_BYTES: u64 = 512 << 20;
+/// A step due more than this late counts as late, ns.
+pub const LATE_NS: i64 = 50_000;
+/// How long a worker waits for the run to start, ns.
+pub const START_TIMEOUT_NS: i64 = 300_000_000_000;
+
+struct Shared {
+    gpu: Gpu,
+    streams: Vec<Stream>,
+    counters: DeviceBuffer,
+    done_ptr: u64,
+    host: PinnedBuffer,
+    dev: DeviceBuffer,
+    dev2: DeviceBuffer,
+    events: Vec<Option<Event>>,
+    per_block_ns: Vec<u64>,
+    counter_index: Vec<usize>,
+    shapes: Vec<([u32; 3], [u32; 3], u32)>,
+    submitted: Vec<AtomicBool>,
+    gate_wait_ns: AtomicI64,
+}
+
+// SAFETY: CUDA driver handles may be used from any thread on which their
+// context is current; the submission thread makes the primary context current
+// before using them, and the host buffers are only touched by the GPU.
+unsafe impl Send for Shared {}
+// SAFETY: as above; the mutable state is atomics.
+unsafe impl Sync for Shared {}
+
+/// Replays `plan` as job `plan.index` of the run behind `control`, on device
+/// `ordinal`. Marks the job ready, waits for the run's start, runs, and marks
+/// it finished (or failed).
+pub fn run(plan: &Plan, control: Arc<Control>, ordinal: i32) -> Result<WorkerResult, ReplayError> {
+    let slot = control.slot(plan.index);
+    let r = run_inner(plan, &control, ordinal);
+    slot.state.store(
+        if r.is_ok() {
+            state::FINISHED
+        } else {
+            state::FAILED
+        },
+        Ordering::SeqCst,
+    );
+    if r.is_err() {
+        control.header().abort.store(1, Ordering::SeqCst);
+    }
+    r
+}
+
+fn run_inner(
+    plan: &Plan,
+    control: &Arc<Control>,
+    ordinal: i32,
+) -> Result<WorkerResult, ReplayError> {
+    let me = plan.index;
+    let slot = control.slot(me);
+    let gpu = Gpu::open(ordinal)?;
+    let highest = plan.jobs.iter().map(|j| j.priority).min() == Some(plan.priority);
+    let high = plan.policy == LivePolicy::Preemptive && highest;
+    let streams = (0..plan.streams())
+        .map(|_| gpu.stream(high))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (base, len) = control.raw();
+    // SAFETY: the control mapping lives (is never unmapped) for the rest of the process.
+    let dmap = unsafe { gpu.map_host(base, len)? };
+    let done_ptr = dmap + Control::done_offset(me) as u64;
+
+    let kernels = plan
+        .ops
+        .iter()
+        .filter(|o| matches!(o.kind, OpKind::Kernel { .. }))
+        .count();
+    let counters = gpu.alloc(4 * kernels.max(1))?;
+    let copy_bytes = plan
+        .ops
+        .iter()
+        .map(|o| match o.kind {
+            OpKind::Copy { bytes, .. } | OpKind::Memset { bytes } => bytes.min(MAX_COPY_BYTES),
+            OpKind::Kernel { .. } => 0,
+        })
+        .max()
+        .unwrap_or(0) as usize;
+    let host = gpu.alloc_pinned(copy_bytes)?;
+    let dev = gpu.alloc(copy_bytes)?;
+    let dev2 = gpu.alloc(copy_bytes)?;
+
+    let mut waited = vec![false; plan.ops.len()];
+    for s in &plan.steps {
+        if let Step::Wait { op: Some(op), .. } = *s {
+            waited[op] = true;
+        }
+    }
+    let events = waited
+        .iter()
+        .map(|&w| {
+            if w {
+                gpu.event(false).map(Some)
+            } else {
+                Ok(None)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let floor = kernel_floor(&gpu, streams[0])?;
+    let mut occupancy: HashMap<(u32, u32), u32> = HashMap::new();
+    let mut per_block_ns = vec![0u64; plan.ops.len()];
+    let mut counter_index = vec![0usize; plan.ops.len()];
+    let mut next_counter = 0;
+    let mut shapes = vec![([1, 1, 1], [1, 1, 1], 0); plan.ops.len()];
+    for (i, o) in plan.ops.iter().enumerate() {
+        if let OpKind::Kernel {
+            grid,
+            block,
+            shared_bytes,
+            ..
+        } = o.kind
+        {
+            let mut block = block;
+            let threads: u32 = block.iter().product();
+            if threads > 1024 {
+                block = [1024, 1, 1];
+            }
+            let threads: u32 = block.iter().product();
+            let mut shared = shared_bytes.min(gpu.max_shared());
+            let mut per_sm = match occupancy.get(&(threads, shared)) {
+                Some(&n) => n,
+                None => {
+                    let n = gpu.blocks_per_sm(threads, shared)?;
+                    occupancy.insert((threads, shared), n);
+                    n
+                }
+            };
+            if per_sm == 0 {
+                shared = 0;
+                per_sm = gpu.blocks_per_sm(threads, 0)?.max(1);
+            }
+            let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
+            let capacity = u64::from(per_sm) * u64::from(gpu.sm_count);
+            let waves = blocks.div_ceil(capacity.max(1)).max(1);
+            let work = (o.duration_ns - floor).max(0) as u64;
+            per_block_ns[i] = work / waves;
+            counter_index[i] = next_counter;
+            next_counter += 1;
+            shapes[i] = (grid, block, shared);
+        }
+    }
+
+    let shared = Arc::new(Shared {
+        gpu,
+        streams,
+        counters,
+        done_ptr,
+        host,
+        dev,
+        dev2,
+        events,
+        per_block_ns,
+        counter_index,
+        shapes,
+        submitted: (0..plan.ops.len())
+            .map(|_| AtomicBool::new(false))
+            .collect(),
+        gate_wait_ns: AtomicI64::new(0),
+    });
+
+    // Ready; wait for the start.
+    slot.state.store(state::READY, Ordering::SeqCst);
+    let waiting_since = now_ns();
+    let start = loop {
+        let s = control.header().start_ns.load(Ordering::SeqCst);
+        if s != 0 {
+            break s;
+        }
+        if control.header().abort.load(Ordering::SeqCst) != 0 {
+            return Err(ReplayError::Timeout(
+                "the run was aborted before it started".into(),
+            ));
+        }
+        if now_ns() - waiting_since > START_TIMEOUT_NS {
+            return Err(ReplayError::Timeout(
+                "the run did not start within 300 s".into(),
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    };
+    let arrived = spin_until(start + plan.arrival_ns);
+    slot.state.store(state::ARRIVED, Ordering::SeqCst);
+
+    // Under a gated policy, a submission thread launches.
+    let (tx, submitter) = if plan.policy.gated() {
+        let (tx, rx) = mpsc::channel::<usize>();
+        let sh = Arc::clone(&shared);
+        let plan2 = plan.clone();
+        let ctl = Arc::clone(control);
+        let h = std::thread::spawn(move || submit_loop(&plan2, &ctl, &sh, rx, start));
+        (Some(tx), Some(h))
+    } else {
+        (None, None)
+    };
+
+    let mut t_ref = arrived;
+    let mut iteration_start = arrived;
+    let mut iterations = Vec::new();
+    let mut late = 0usize;
+    let mut launched = 0usize;
+    let mut result: Result<(), ReplayError> = Ok(());
+    for step in &plan.steps {
+        if control.header().abort.load(Ordering::Relaxed) != 0 {
+            result = Err(ReplayError::Timeout(
+                "another worker failed; run aborted".into(),
+            ));
+            break;
+        }
+        match *step {
+            Step::Issue { delay_ns, op } => {
+                let due = t_ref + delay_ns;
+                if spin_until(due) - due > LATE_NS {
+                    late += 1;
+                }
+                t_ref = due;
+                if matches!(plan.ops[op].kind, OpKind::Kernel { .. }) {
+                    launched += 1;
+                }
+                match &tx {
+                    Some(tx) => {
+                        if tx.send(op).is_err() {
+                            result =
+                                Err(ReplayError::Timeout("the submission thread stopped".into()));
+                            break;
+                        }
+                    }
+                    None => {
+                        if let Err(e) = submit(plan, control, &shared, op) {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            Step::Wait {
+                delay_ns,
+                op,
+                wake_ns,
+                ends_iteration,
+            } => {
+                let due = t_ref + delay_ns;
+                if spin_until(due) - due > LATE_NS {
+                    late += 1;
+                }
+                if let Some(op) = op {
+                    while !shared.submitted[op].load(Ordering::Acquire) {
+                        if control.header().abort.load(Ordering::Relaxed) != 0 {
+                            break;
+                        }
+                        std::hint::spin_loop();
+                    }
+                    if let Some(e) = shared.events[op]
+                        && let Err(e) = shared.gpu.wait(e)
+                    {
+                        result = Err(e);
+                        break;
+                    }
+                }
+                t_ref = spin_until(due + wake_ns);
+                if ends_iteration {
+                    iterations.push(t_ref - iteration_start);
+                    iteration_start = t_ref;
+                }
+            }
+            Step::Arrive { at_ns } => {
+                t_ref = spin_until(arrived + at_ns).max(t_ref);
+                iteration_start = arrived + at_ns;
+            }
+        }
+    }
+    drop(tx);
+    if let Some(h) = submitter {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => result = result.and(Err(e)),
+            Err(_) => {
+                result = result.and(Err(ReplayError::Timeout(
+                    "the submission thread panicked".into(),
+                )))
+            }
+        }
+    }
+    result?;
+    shared.gpu.synchronize()?;
+    let finished = now_ns().max(spin_until(t_ref + plan.tail_ns));
+    Ok(WorkerResult {
+        job: plan.job.clone(),
+        arrived_ns: arrived,
+        finished_ns: finished,
+        iterations_ns: iterations,
+        kernels: launched,
+        kernel_floor_ns: floor,
+        gate_wait_ns: shared.gate_wait_ns.load(Ordering::SeqCst),
+        late_steps: late,
+    })
+}
+
+/// Hands op `op` to the GPU now.
+fn submit(plan: &Plan, control: &Control, sh: &Shared, op: usize) -> Result<(), ReplayError> {
+    let o = &plan.ops[op];
+    let s = sh.streams[o.stream as usize];
+    match o.kind {
+        OpKind::Kernel { position, .. } => {
+            let (grid, block, shared) = sh.shapes[op];
+            let slot = control.slot(plan.index);
+            slot.launched.fetch_add(1, Ordering::SeqCst);
+            let counter = sh.counters.at(4 * sh.counter_index[op]);
+            sh.gpu.launch_spin(
+                s,
+                grid,
+                block,
+                shared,
+                sh.per_block_ns[op],
+                Some((counter, sh.done_ptr, u64::from(position))),
+            )?;
+        }
+        OpKind::Copy { bytes, dir } => {
+            sh.gpu.copy(
+                s,
+                dir,
+                bytes.min(MAX_COPY_BYTES) as usize,
+                &sh.host,
+                sh.dev,
+                sh.dev2,
+            )?;
+        }
+        OpKind::Memset { bytes } => {
+            sh.gpu
+                .memset(s, bytes.min(MAX_COPY_BYTES) as usize, sh.dev)?;
+        }
+    }
+    if let Some(e) = sh.events[op] {
+        sh.gpu.record(e, s)?;
+    }
+    sh.submitted[op].store(true, Ordering::Release);
+    Ok(())
+}
+
+/// What the gates see now.
+fn views(plan: &Plan, control: &Control) -> Vec<JobView> {
+    plan.jobs
+        .iter()
+        .map(|j| {
+            let s = control.slot(j.index);
+            let done = s.done.load(Ordering::SeqCst);
+            let launched = s.launched.load(Ordering::SeqCst);
+            JobView {
+                index: j.index,
+                priority: j.priority,
+                active: s.state.load(Ordering::SeqCst) == state::ARRIVED,
+                in_flight: launched.saturating_sub(done),
+                done,
+                last_done: s.last_done.load(Ordering::SeqCst),
+            }
+        })
+        .collect()
+}
+
+fn submit_loop(
+    plan: &Plan,
+    control: &Control,
+    sh: &Shared,
+    rx: mpsc::Receiver<usize>,
+    start: i64,
+) -> Result<(), ReplayError> {
+    sh.gpu.make_current()?;
+    let me = plan
+        .jobs
+        .iter()
+        .position(|j| j.index == plan.index)
+        .expect("validated: the job is among `jobs`");
+    // The top job's idle gap: (top index, its done count) when first seen idle, and when.
+    let mut idle: Option<((usize, u64), i64)> = None;
+    while let Ok(op) = rx.recv() {
+        if let OpKind::Kernel { predicted_ns, .. } = plan.ops[op].kind {
+            let t0 = now_ns();
+            loop {
+                if control.header().abort.load(Ordering::Relaxed) != 0 {
+                    return Err(ReplayError::Timeout("run aborted".into()));
+                }
+                let v = views(plan, control);
+                let go = match plan.policy {
+                    LivePolicy::Preemptive => gate::preemptive(me, &v),
+                    LivePolicy::Fikit => {
+                        let now = now_ns();
+                        match gate::top(&v) {
+                            Some(t) if t.index != plan.index => {
+                                let key = (t.index, t.done);
+                                let since = match idle {
+                                    Some((k, at)) if k == key => at,
+                                    _ => {
+                                        idle = Some((key, now));
+                                        now
+                                    }
+                                };
+                                let info = plan
+                                    .jobs
+                                    .iter()
+                                    .find(|j| j.index == t.index)
+                                    .expect("views come from plan.jobs");
+                                let end = gate::gap_end(t, info, since, start);
+                                gate::fikit(me, &v, predicted_ns, now, end)
+                            }
+                            _ => true,
+                        }
+                    }
+                    _ => true,
+                };
+                if go {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            sh.gate_wait_ns.fetch_add(now_ns() - t0, Ordering::Relaxed);
+        }
+        submit(plan, control, sh, op)?;
+    }
+    Ok(())
+}
+
+/// GPU time of one empty synthetic kernel in a back-to-back stream, ns.
+fn kernel_floor(gpu: &Gpu, s: Stream) -> Result<i64, ReplayError> {
+    for _ in 0..20 {
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None)?;
+    }
+    let (a, b) = (gpu.event(true)?, gpu.event(true)?);
+    const N: i64 = 200;
+    gpu.record(a, s)?;
+    for _ in 0..N {
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None)?;
+    }
+    gpu.record(b, s)?;
+    gpu.wait(b)?;
+    let ms = gpu.elapsed_ms(a, b)?;
+    Ok((f64::from(ms) * 1e6 / N as f64).round() as i64)
+}
