@@ -204,7 +204,7 @@ impl ChromeTrace {
             sep(&mut w)?;
             write!(
                 w,
-                "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,\"args\":{{\"sort_index\":{}}}}}",
+                "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,\"ts\":0,\"args\":{{\"sort_index\":{}}}}}",
                 p.pid, p.pid
             )?;
         }
@@ -214,7 +214,7 @@ impl ChromeTrace {
             sep(&mut w)?;
             write!(
                 w,
-                "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"args\":{{\"sort_index\":{}}}}}",
+                "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"ts\":0,\"args\":{{\"sort_index\":{}}}}}",
                 t.pid, t.tid, t.tid
             )?;
         }
@@ -281,7 +281,7 @@ fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 fn write_meta<W: Write>(w: &mut W, what: &str, pid: u32, tid: u32, name: &str) -> io::Result<()> {
     write!(
         w,
-        "{{\"ph\":\"M\",\"name\":\"{what}\",\"pid\":{pid},\"tid\":{tid},\"args\":{{\"name\":"
+        "{{\"ph\":\"M\",\"name\":\"{what}\",\"pid\":{pid},\"tid\":{tid},\"ts\":0,\"args\":{{\"name\":"
     )?;
     write_str(w, name)?;
     w.write_all(b"}}")
