@@ -6,7 +6,9 @@
 
 Prints one JSON line last: {"model", "batch", "mode", "iters", "ms_per_iter", ...}.
 `--torch-profiler` wraps the timed loop in torch.profiler with CUDA activity
-(used by scripts/overhead.py to compare tracers).
+(used by scripts/overhead.py to compare tracers); `--chrome-trace PATH` also
+exports it as Kineto Chrome-trace JSON (gzipped when PATH ends in .gz), which
+`fikit-sim import` reads (scripts/capture-kineto.sh).
 
 Models: resnet50, mobilenet_v3_large, efficientnet_b0, vit_b_16 (torchvision)
 and bert-base (transformers' BertModel built from a default BertConfig).
@@ -65,8 +67,13 @@ def main():
                     help="host think time after each iteration (request inter-arrival gap)")
     ap.add_argument("--torch-profiler", action="store_true",
                     help="run the timed loop under torch.profiler with CUDA activity")
+    ap.add_argument("--chrome-trace", metavar="PATH",
+                    help="export the torch.profiler trace of the timed loop as Chrome-trace JSON "
+                         "(Kineto; gzipped when PATH ends in .gz); implies --torch-profiler")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
+    if a.chrome_trace:
+        a.torch_profiler = True
 
     torch.manual_seed(a.seed)
     device = torch.device("cuda")
@@ -110,6 +117,8 @@ def main():
     elapsed = time.perf_counter() - t0
     if prof is not None:
         prof.__exit__(None, None, None)
+        if a.chrome_trace:
+            prof.export_chrome_trace(a.chrome_trace)
         n_events = len(prof.events())
     else:
         n_events = None
