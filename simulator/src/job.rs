@@ -35,6 +35,30 @@ pub struct GpuOp {
     pub sm_demand: f64,
     /// Recorded start, ns since the job's first host action (for reports).
     pub recorded_start_ns: i64,
+    /// Index of its launch shape in [`Job::shapes`] (copies of an op share it).
+    pub shape: u32,
+}
+
+/// How a recorded operation was launched: what live replay needs to launch
+/// a stand-in of the same shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpShape {
+    /// A kernel.
+    Kernel {
+        /// Grid, blocks.
+        grid: [u32; 3],
+        /// Block, threads.
+        block: [u32; 3],
+        /// Static plus dynamic shared memory per block, bytes.
+        shared_bytes: u32,
+    },
+    /// A copy of `bytes` (`kind` `None`: a memset).
+    Mem {
+        /// Bytes.
+        bytes: u64,
+        /// Direction; `None` for a memset.
+        kind: Option<fikit_trace::CopyKind>,
+    },
 }
 
 impl GpuOp {
@@ -102,6 +126,9 @@ pub struct Job {
     /// leave it out. True for a job made from a trace; false for a serving job,
     /// whose setup is no iteration.
     pub first_iteration_is_setup: bool,
+    /// Launch shapes of the recorded operations ([`GpuOp::shape`] indexes
+    /// it); empty unless the job was built with [`Job::from_trace_with_shapes`].
+    pub shapes: Arc<[OpShape]>,
 }
 
 /// A host action in recorded time, before it becomes a [`HostStep`].
@@ -155,6 +182,17 @@ impl Job {
     /// for the operation, issued before it (on its stream, when it names one),
     /// that ended last before the wait returned.
     pub fn from_trace(trace: &Trace) -> Job {
+        Job::build(trace, false)
+    }
+
+    /// [`Job::from_trace`] keeping every operation's launch shape
+    /// ([`Job::shapes`]), which live replay needs; simulation does not (and
+    /// saves their memory on large traces).
+    pub fn from_trace_with_shapes(trace: &Trace) -> Job {
+        Job::build(trace, true)
+    }
+
+    fn build(trace: &Trace, keep_shapes: bool) -> Job {
         let dev = &trace.meta.device;
         let mut streams: HashMap<(u32, u32, u32), u32> = HashMap::new();
         struct Raw {
@@ -164,6 +202,7 @@ impl Job {
             place: (u32, u32, u32),
             key: Option<u64>,
             demand: f64,
+            shape: OpShape,
         }
         let mut raw: Vec<Raw> = Vec::with_capacity(trace.kernels.len() + trace.memops.len());
         for k in &trace.kernels {
@@ -181,6 +220,11 @@ impl Job {
                 place: (k.placement.device, k.placement.context, k.placement.stream),
                 key: Some(k.kernel_key),
                 demand: (k.blocks() as f64 / capacity).min(1.0),
+                shape: OpShape::Kernel {
+                    grid: k.grid,
+                    block: k.block,
+                    shared_bytes: k.static_shared_bytes.saturating_add(k.dynamic_shared_bytes),
+                },
             });
         }
         for m in &trace.memops {
@@ -191,6 +235,10 @@ impl Job {
                 place: (m.placement.device, m.placement.context, m.placement.stream),
                 key: None,
                 demand: 0.0,
+                shape: OpShape::Mem {
+                    bytes: m.bytes,
+                    kind: m.copy_kind,
+                },
             });
         }
         // Issue order: by issue time, then start.
@@ -213,6 +261,11 @@ impl Job {
         // Start offsets: from max(issue, previous op on the stream ended) to start.
         let mut prev_end: HashMap<(u32, u32, u32), i64> = HashMap::new();
         let mut ops = Vec::with_capacity(raw.len());
+        let shapes: Vec<OpShape> = if keep_shapes {
+            raw.iter().map(|r| r.shape).collect()
+        } else {
+            Vec::new()
+        };
         for r in &raw {
             let next = streams.len() as u32;
             let stream = *streams.entry(r.place).or_insert(next);
@@ -227,6 +280,7 @@ impl Job {
                 kernel_key: r.key,
                 sm_demand: r.demand,
                 recorded_start_ns: r.start - origin,
+                shape: ops.len() as u32,
             });
         }
 
@@ -358,6 +412,7 @@ impl Job {
             recorded_span_ns,
             gap_after_kernel_ns: gap_after_kernel_ns.into(),
             mean_duration_ns: Arc::new(mean_duration_ns),
+            shapes: shapes.into(),
         }
     }
 
@@ -501,6 +556,7 @@ impl Job {
             mean_duration_ns: Arc::clone(&self.mean_duration_ns),
             kernel_position: kernel_position.into(),
             first_iteration_is_setup: self.first_iteration_is_setup,
+            shapes: Arc::clone(&self.shapes),
         }
     }
 }

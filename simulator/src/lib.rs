@@ -13,6 +13,7 @@ pub mod html;
 pub mod import;
 pub mod inspect;
 pub mod job;
+pub mod live;
 pub mod plots;
 pub mod policy;
 pub mod report;

@@ -15,6 +15,7 @@ use fikit_sim::simulate::{SimOptions, simulate};
 use fikit_sim::sweep::{self, SweepOptions};
 
 mod import_cli;
+mod live_cli;
 
 /// Exit code for bad input (a bad trace, file or argument), as clap uses for bad arguments.
 const EXIT_BAD_INPUT: u8 = 2;
@@ -51,6 +52,16 @@ enum Command {
     Export(ExportArgs),
     /// Convert PyTorch profiler (Kineto JSON) and Nsight Systems (SQLite) traces into fikit traces.
     Import(import_cli::ImportArgs),
+    /// Measure the GPU's time-slice quantum and context-switch cost (needs a GPU) and write a GPU model file.
+    Calibrate(live_cli::CalibrateArgs),
+    /// Run scenarios both simulated and live on the GPU; print the JCT error per job and policy.
+    Validate(live_cli::ValidateArgs),
+    /// Replay one launch plan on the GPU (a worker process of live replay).
+    #[command(hide = true)]
+    LiveWorker(live_cli::WorkerArgs),
+    /// Run one calibration probe (a worker process of `calibrate`).
+    #[command(hide = true)]
+    LiveProbe(live_cli::ProbeArgs),
 }
 
 #[derive(Args)]
@@ -76,6 +87,14 @@ struct SimArgs {
     /// Write no plots.
     #[arg(long)]
     no_plots: bool,
+    /// Run the jobs on the real GPU instead of simulating them (live replay:
+    /// one process per job, synthetic kernels of the recorded shapes and
+    /// durations); the report has the simulation's format. Writes no plots.
+    #[arg(long)]
+    live: bool,
+    /// CUDA device for --live.
+    #[arg(long, default_value_t = 0, requires = "live")]
+    device: i32,
     /// Also write a self-contained HTML report (scenario, GPU model, tables,
     /// plots inline; it fetches nothing) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -240,11 +259,15 @@ fn run_simulation(args: SimArgs) -> Result<(), Failure> {
     let model = args.common.model()?;
     let policies = args.common.policies();
     let mut scenario = match &args.scenario {
-        Some(path) => Scenario::load(path).map_err(bad_input)?,
-        None => Scenario::from_traces(&traces(&args.inputs)?).map_err(bad_input)?,
+        Some(path) => Scenario::load_with(path, args.live).map_err(bad_input)?,
+        None => Scenario::from_traces_with(&traces(&args.inputs)?, args.live).map_err(bad_input)?,
     };
     for spec in &args.priorities {
         set_priority(&mut scenario, spec).map_err(bad_input)?;
+    }
+    if args.live {
+        let report = live_cli::live_runs(&scenario, &policies, args.device)?;
+        return print(&report::render(&report, args.format.into()));
     }
     let opts = SimOptions {
         policies,
@@ -526,6 +549,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::Sweep(args)) => run_sweep(args),
         Some(Command::Export(args)) => run_export(args),
         Some(Command::Import(args)) => import_cli::run_import(args),
+        Some(Command::Calibrate(args)) => live_cli::run_calibrate(args),
+        Some(Command::Validate(args)) => live_cli::run_validate(args),
+        Some(Command::LiveWorker(args)) => live_cli::run_worker(args),
+        Some(Command::LiveProbe(args)) => live_cli::run_probe(args),
         None => run_simulation(cli.sim),
     }
 }

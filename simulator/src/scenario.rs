@@ -111,11 +111,17 @@ pub enum ScenarioError {
 impl Scenario {
     /// One job per trace, as recorded: priorities from the traces, all arriving at 0.
     pub fn from_traces(files: &[PathBuf]) -> Result<Scenario, ScenarioError> {
+        Scenario::from_traces_with(files, false)
+    }
+
+    /// [`Scenario::from_traces`]; with `shapes`, the jobs keep their launch
+    /// shapes (for live replay: [`Job::from_trace_with_shapes`]).
+    pub fn from_traces_with(files: &[PathBuf], shapes: bool) -> Result<Scenario, ScenarioError> {
         use rayon::prelude::*;
         // Traces are independent: read and convert them in parallel, keeping their order.
         let mut jobs = files
             .par_iter()
-            .map(|f| Ok(Job::from_trace(&fikit_trace::read_trace(f)?)))
+            .map(|f| Ok(job_of(&fikit_trace::read_trace(f)?, shapes)))
             .collect::<Result<Vec<Job>, ScenarioError>>()?;
         dedup_names(&mut jobs);
         Ok(Scenario {
@@ -127,16 +133,32 @@ impl Scenario {
 
     /// Reads a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(path, false)
+    }
+
+    /// [`Scenario::load`]; with `shapes`, the jobs keep their launch shapes.
+    pub fn load_with(path: &Path, shapes: bool) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Scenario::parse_with(&text, path, shapes)
+    }
+
+    /// Builds a scenario from `text`, the JSON of the scenario file at `path`:
+    /// trace paths are relative to `path`'s folder, and errors name `path`.
+    pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+        Scenario::parse_with(text, path, false)
+    }
+
+    /// [`Scenario::parse`]; with `shapes`, the jobs keep their launch shapes.
+    pub fn parse_with(text: &str, path: &Path, shapes: bool) -> Result<Scenario, ScenarioError> {
         let p = path.display().to_string();
         let invalid = |message: String| ScenarioError::Invalid {
             path: p.clone(),
             message,
         };
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        let file: ScenarioFile = serde_json::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        let file: ScenarioFile = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         if file.jobs.is_empty() {
             return Err(invalid(
                 "`jobs` is empty: a scenario needs at least one job".into(),
@@ -166,7 +188,7 @@ impl Scenario {
                 return Err(at("repeat", "must be at least 1".into()));
             }
             let trace = fikit_trace::read_trace(&base.join(&spec.trace))?;
-            let mut job = Job::from_trace(&trace);
+            let mut job = job_of(&trace, shapes);
             if let Some(n) = spec.repeat
                 && n > 1
             {
@@ -205,6 +227,14 @@ impl Scenario {
             jobs,
             arrivals,
         })
+    }
+}
+
+fn job_of(trace: &fikit_trace::Trace, shapes: bool) -> Job {
+    if shapes {
+        Job::from_trace_with_shapes(trace)
+    } else {
+        Job::from_trace(trace)
     }
 }
 

@@ -130,7 +130,8 @@ pub fn measured_iterations<'a>(job: &Job, iterations: &'a [i64]) -> &'a [i64] {
     }
 }
 
-fn percentiles(iterations: &[i64]) -> (i64, i64) {
+/// Median and 99th percentile (nearest rank) of iteration latencies; 0 when none.
+pub fn percentiles(iterations: &[i64]) -> (i64, i64) {
     let mut v = iterations.to_vec();
     v.sort_unstable();
     (

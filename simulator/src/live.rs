@@ -1,0 +1,701 @@
+//! Live replay, the CPU side: a scenario's jobs become launch plans
+//! ([`plans`]); [`run_live`] runs them on the GPU, one worker process per job
+//! (the worker is `fikit-sim live-worker`, which calls
+//! [`fikit_replay::worker::run`]); [`live_report`] turns the measurements into
+//! the same [`Report`] a simulation gives, so the two compare row by row.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use fikit_replay::control::{Control, state};
+use fikit_replay::plan::{CopyDir, LivePolicy, Op, OpKind, Plan, Step, TopInfo, WorkerResult};
+use fikit_trace::CopyKind;
+
+use crate::job::{HostStep, Job, OpShape};
+use crate::policy::PolicyKind;
+use crate::scenario::Scenario;
+use crate::simulate::{JobRow, PolicyRow, Report, measured_iterations, percentiles};
+
+/// Errors of a live run.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// A job was built without launch shapes.
+    #[error("job {0}: no launch shapes (build the scenario with shapes for live replay)")]
+    NoShapes(String),
+    /// The replay failed.
+    #[error(transparent)]
+    Replay(#[from] fikit_replay::ReplayError),
+    /// A worker process failed.
+    #[error("worker for job {job} failed: {message}")]
+    Worker {
+        /// The job.
+        job: String,
+        /// What happened (its exit status and the end of its stderr).
+        message: String,
+    },
+    /// MPS could not be started.
+    #[error(
+        "cannot run under MPS: {0} (start it yourself with `nvidia-cuda-mps-control -d`, or leave mps out)"
+    )]
+    Mps(String),
+    /// File trouble.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LiveError + '_ {
+    move |source| LiveError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The live policy standing for a simulated one.
+pub fn live_policy(kind: PolicyKind) -> LivePolicy {
+    match kind {
+        PolicyKind::Exclusive => LivePolicy::Exclusive,
+        PolicyKind::Timeslice => LivePolicy::Timeslice,
+        PolicyKind::Mps => LivePolicy::Mps,
+        PolicyKind::Preemptive => LivePolicy::Preemptive,
+        PolicyKind::Fikit => LivePolicy::Fikit,
+    }
+}
+
+fn copy_dir(kind: CopyKind) -> CopyDir {
+    match kind {
+        CopyKind::HtoD => CopyDir::HtoD,
+        CopyKind::DtoH => CopyDir::DtoH,
+        _ => CopyDir::DtoD,
+    }
+}
+
+fn top_info(index: usize, job: &Job, arrival_ns: i64) -> TopInfo {
+    TopInfo {
+        index,
+        priority: job.priority,
+        arrival_ns,
+        first_kernel_ns: job
+            .ops
+            .iter()
+            .find(|o| o.is_kernel())
+            .map_or(0, |o| o.recorded_start_ns),
+        gap_after_kernel_ns: job.gap_after_kernel_ns.to_vec(),
+    }
+}
+
+/// The launch plan of job `index` of `jobs` (arriving at `arrivals`) under
+/// `policy`: the simulator's host program, with each operation's recorded
+/// launch shape and, for kernels, FIKIT's duration prediction.
+pub fn plan(
+    jobs: &[Job],
+    arrivals: &[i64],
+    index: usize,
+    policy: LivePolicy,
+) -> Result<Plan, LiveError> {
+    let job = &jobs[index];
+    if job.shapes.is_empty() && !job.ops.is_empty() {
+        return Err(LiveError::NoShapes(job.name.clone()));
+    }
+    let ops = job
+        .ops
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let kind = match job.shapes[o.shape as usize] {
+                OpShape::Kernel {
+                    grid,
+                    block,
+                    shared_bytes,
+                } => {
+                    let key = o.kernel_key.unwrap_or(0);
+                    OpKind::Kernel {
+                        grid,
+                        block,
+                        shared_bytes,
+                        position: job.kernel_position[i] as u32,
+                        predicted_ns: job
+                            .mean_duration_ns
+                            .get(&key)
+                            .copied()
+                            .unwrap_or(o.duration_ns),
+                    }
+                }
+                OpShape::Mem { bytes, kind: None } => OpKind::Memset { bytes },
+                OpShape::Mem {
+                    bytes,
+                    kind: Some(k),
+                } => OpKind::Copy {
+                    bytes,
+                    dir: copy_dir(k),
+                },
+            };
+            Op {
+                stream: o.stream,
+                duration_ns: o.duration_ns,
+                kind,
+            }
+        })
+        .collect();
+    let steps = job
+        .steps
+        .iter()
+        .map(|s| match *s {
+            HostStep::Issue { delay_ns, op } => Step::Issue { delay_ns, op },
+            HostStep::Wait {
+                delay_ns,
+                op,
+                wake_ns,
+                ends_iteration,
+            } => Step::Wait {
+                delay_ns,
+                op,
+                wake_ns,
+                ends_iteration,
+            },
+            HostStep::Arrive { at_ns } => Step::Arrive { at_ns },
+        })
+        .collect();
+    Ok(Plan {
+        job: job.name.clone(),
+        index,
+        priority: job.priority,
+        arrival_ns: arrivals[index],
+        policy,
+        ops,
+        steps,
+        tail_ns: job.tail_ns,
+        jobs: jobs
+            .iter()
+            .zip(arrivals)
+            .enumerate()
+            .map(|(i, (j, &a))| top_info(i, j, a))
+            .collect(),
+    })
+}
+
+/// Every job's plan, for running them together under `policy`.
+pub fn plans(scenario: &Scenario, policy: LivePolicy) -> Result<Vec<Plan>, LiveError> {
+    (0..scenario.jobs.len())
+        .map(|i| plan(&scenario.jobs, &scenario.arrivals, i, policy))
+        .collect()
+}
+
+/// How to run workers.
+#[derive(Debug, Clone)]
+pub struct LiveOptions {
+    /// The program to run as a worker (`fikit-sim`, which has the hidden
+    /// `live-worker` subcommand).
+    pub worker_exe: PathBuf,
+    /// CUDA device ordinal.
+    pub device: i32,
+    /// Folder for plans, the control file and results (a fresh sub-folder per run).
+    pub work_dir: PathBuf,
+}
+
+/// The MPS control daemon, started with private pipe and log folders and
+/// stopped on drop.
+struct MpsDaemon {
+    env: Vec<(String, PathBuf)>,
+}
+
+impl MpsDaemon {
+    fn start(dir: &Path) -> Result<MpsDaemon, LiveError> {
+        let pipe = dir.join("mps-pipe");
+        let log = dir.join("mps-log");
+        for d in [&pipe, &log] {
+            std::fs::create_dir_all(d).map_err(io(d))?;
+        }
+        let env = vec![
+            ("CUDA_MPS_PIPE_DIRECTORY".to_string(), pipe),
+            ("CUDA_MPS_LOG_DIRECTORY".to_string(), log),
+        ];
+        let out = Command::new("nvidia-cuda-mps-control")
+            .arg("-d")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .map_err(|e| LiveError::Mps(format!("nvidia-cuda-mps-control: {e}")))?;
+        if !out.status.success() {
+            return Err(LiveError::Mps(format!(
+                "nvidia-cuda-mps-control -d: {} {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(MpsDaemon { env })
+    }
+}
+
+impl Drop for MpsDaemon {
+    fn drop(&mut self) {
+        use std::io::Write;
+        if let Ok(mut c) = Command::new("nvidia-cuda-mps-control")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+        {
+            if let Some(mut i) = c.stdin.take() {
+                let _ = i.write_all(b"quit\n");
+            }
+            let _ = c.wait();
+            // The server exits shortly after the daemon; give it a moment.
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+    }
+}
+
+/// Runs `plans` together (one worker process each) and returns each job's
+/// measurements, in plan order.
+pub fn run_group(
+    plans: &[Plan],
+    opts: &LiveOptions,
+    tag: &str,
+) -> Result<Vec<WorkerResult>, LiveError> {
+    let dir = opts.work_dir.join(tag);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let mps = if plans.first().is_some_and(|p| p.policy == LivePolicy::Mps) {
+        Some(MpsDaemon::start(&dir)?)
+    } else {
+        None
+    };
+    let control_path = dir.join("control");
+    let control = Arc::new(Control::create(&control_path, plans.len())?);
+    let mut children: Vec<(Child, PathBuf, PathBuf)> = Vec::new();
+    for p in plans {
+        let plan_path = dir.join(format!("plan-{}.json", p.index));
+        let result_path = dir.join(format!("result-{}.json", p.index));
+        let err_path = dir.join(format!("stderr-{}.txt", p.index));
+        p.save(&plan_path)?;
+        let err = std::fs::File::create(&err_path).map_err(io(&err_path))?;
+        let mut cmd = Command::new(&opts.worker_exe);
+        cmd.arg("live-worker")
+            .arg("--plan")
+            .arg(&plan_path)
+            .arg("--control")
+            .arg(&control_path)
+            .arg("--result")
+            .arg(&result_path)
+            .arg("--device")
+            .arg(opts.device.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(err);
+        if let Some(m) = &mps {
+            cmd.envs(m.env.iter().map(|(k, v)| (k, v)));
+        }
+        let child = cmd.spawn().map_err(io(&opts.worker_exe))?;
+        children.push((child, result_path, err_path));
+    }
+    let fail = |i: usize, what: String, children: &mut Vec<(Child, PathBuf, PathBuf)>| {
+        control.header().abort.store(1, Ordering::SeqCst);
+        for (c, _, _) in children.iter_mut() {
+            let _ = c.wait();
+        }
+        let tail = std::fs::read_to_string(&children[i].2).unwrap_or_default();
+        let tail: String = tail
+            .lines()
+            .rev()
+            .take(8)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n");
+        LiveError::Worker {
+            job: plans[i].job.clone(),
+            message: format!("{what}\n{tail}"),
+        }
+    };
+    // Wait until every worker is ready (context, kernel compiled, buffers).
+    loop {
+        let mut ready = 0;
+        for i in 0..plans.len() {
+            match control.slot(i).state.load(Ordering::SeqCst) {
+                state::READY => ready += 1,
+                state::FAILED => {
+                    return Err(fail(i, "failed while starting".into(), &mut children));
+                }
+                _ => {}
+            }
+            if let Ok(Some(st)) = children[i].0.try_wait() {
+                return Err(fail(
+                    i,
+                    format!("exited while starting ({st})"),
+                    &mut children,
+                ));
+            }
+        }
+        if ready == plans.len() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    control
+        .header()
+        .start_ns
+        .store(fikit_replay::now_ns() + 20_000_000, Ordering::SeqCst);
+    let mut results = Vec::with_capacity(plans.len());
+    for i in 0..children.len() {
+        let st = children[i].0.wait().map_err(io(&opts.worker_exe))?;
+        if !st.success() {
+            return Err(fail(i, format!("exited with {st}"), &mut children));
+        }
+        let path = &children[i].1;
+        let text = std::fs::read(path).map_err(io(path))?;
+        let r: WorkerResult = serde_json::from_slice(&text).map_err(|e| LiveError::Worker {
+            job: plans[i].job.clone(),
+            message: format!("{}: {e}", path.display()),
+        })?;
+        results.push(r);
+    }
+    drop(mps);
+    Ok(results)
+}
+
+/// Runs the scenario live under `kind`: exclusive runs each job alone, one
+/// after another; the other policies run all jobs together.
+pub fn run_live(
+    scenario: &Scenario,
+    kind: PolicyKind,
+    opts: &LiveOptions,
+) -> Result<Vec<WorkerResult>, LiveError> {
+    let policy = live_policy(kind);
+    if kind == PolicyKind::Exclusive {
+        let mut out = Vec::new();
+        for i in 0..scenario.jobs.len() {
+            let job = std::slice::from_ref(&scenario.jobs[i]);
+            let p = plan(job, &[0], 0, policy)?;
+            out.extend(run_group(&[p], opts, &format!("exclusive-{i}"))?);
+        }
+        Ok(out)
+    } else {
+        run_group(&plans(scenario, policy)?, opts, kind.as_str())
+    }
+}
+
+/// Measured JCT of a worker, ns.
+pub fn jct(r: &WorkerResult) -> i64 {
+    r.finished_ns - r.arrived_ns
+}
+
+/// A [`Report`] of live runs, in the simulator's format: `runs` holds each
+/// policy's measurements (exclusive and timeslice must be among them: they
+/// are the isolated JCTs and the `vs_timeslice` baseline). Live replay does
+/// not measure GPU busy time: `busy_ns` is the replayed kernels' recorded
+/// time, and `events` 0.
+pub fn live_report(
+    scenario: &Scenario,
+    runs: &[(PolicyKind, Vec<WorkerResult>)],
+    device: &str,
+) -> Report {
+    let find = |k: PolicyKind| runs.iter().find(|(p, _)| *p == k).map(|(_, r)| r);
+    let iso: Vec<i64> = find(PolicyKind::Exclusive)
+        .map(|r| r.iter().map(jct).collect())
+        .unwrap_or_else(|| vec![0; scenario.jobs.len()]);
+    let base: Vec<i64> = find(PolicyKind::Timeslice)
+        .map(|r| r.iter().map(jct).collect())
+        .unwrap_or_else(|| iso.clone());
+    let busy: i64 = scenario
+        .jobs
+        .iter()
+        .flat_map(|j| {
+            j.ops
+                .iter()
+                .filter(|o| o.is_kernel())
+                .map(|o| o.duration_ns)
+        })
+        .sum();
+    let ratio = |a: i64, b: i64| if b == 0 { 1.0 } else { a as f64 / b as f64 };
+    let mut report = Report {
+        model: format!("live replay on {device}"),
+        jobs: Vec::new(),
+        policies: Vec::new(),
+        segments: Vec::new(),
+    };
+    for (kind, results) in runs {
+        for (i, (job, r)) in scenario.jobs.iter().zip(results).enumerate() {
+            let measured = measured_iterations(job, &r.iterations_ns);
+            let (p50, p99) = percentiles(measured);
+            report.jobs.push(JobRow {
+                policy: *kind,
+                job: job.name.clone(),
+                priority: job.priority,
+                isolated_jct_ns: iso[i],
+                jct_ns: jct(r),
+                slowdown: ratio(jct(r), iso[i]),
+                vs_timeslice: ratio(base[i], jct(r)),
+                iterations: measured.len(),
+                p50_ns: p50,
+                p99_ns: p99,
+                iterations_ns: measured.to_vec(),
+            });
+        }
+        let makespan = if *kind == PolicyKind::Exclusive {
+            results.iter().map(jct).sum()
+        } else {
+            let first = results.iter().map(|r| r.arrived_ns).min().unwrap_or(0);
+            let last = results.iter().map(|r| r.finished_ns).max().unwrap_or(0);
+            // Arrivals are measured from the run's start: take the earliest job's offset off.
+            last - first + scenario.arrivals.iter().min().copied().unwrap_or(0)
+        };
+        report.policies.push(PolicyRow {
+            policy: *kind,
+            makespan_ns: makespan,
+            busy_ns: busy,
+            utilization: ratio(busy, makespan),
+            misprediction_delay_ns: None,
+            mispredicted_kernels: None,
+            events: 0,
+        });
+    }
+    report
+}
+
+/// One job under one policy, simulated and live.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ValidationRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// Policy.
+    pub policy: PolicyKind,
+    /// Job.
+    pub job: String,
+    /// Priority.
+    pub priority: u8,
+    /// Simulated JCT, ns.
+    pub sim_jct_ns: i64,
+    /// Live JCT, ns.
+    pub live_jct_ns: i64,
+    /// `(sim - live) / live`.
+    pub error: f64,
+    /// The job's recorded span, ns (what exclusive live replay should reproduce).
+    pub recorded_span_ns: i64,
+    /// Live `vs_timeslice` (JCT under timeslice / JCT under the policy).
+    pub live_vs_timeslice: f64,
+    /// Simulated `vs_timeslice`.
+    pub sim_vs_timeslice: f64,
+}
+
+/// Pairs the rows of a simulated and a live report of the same scenario.
+pub fn compare(scenario: &Scenario, sim: &Report, live: &Report) -> Vec<ValidationRow> {
+    let mut out = Vec::new();
+    for l in &live.jobs {
+        let Some(s) = sim
+            .jobs
+            .iter()
+            .find(|s| s.policy == l.policy && s.job == l.job)
+        else {
+            continue;
+        };
+        let span = scenario
+            .jobs
+            .iter()
+            .find(|j| j.name == l.job)
+            .map_or(0, |j| j.recorded_span_ns);
+        out.push(ValidationRow {
+            scenario: scenario.name.clone(),
+            policy: l.policy,
+            job: l.job.clone(),
+            priority: l.priority,
+            sim_jct_ns: s.jct_ns,
+            live_jct_ns: l.jct_ns,
+            error: if l.jct_ns == 0 {
+                0.0
+            } else {
+                (s.jct_ns - l.jct_ns) as f64 / l.jct_ns as f64
+            },
+            recorded_span_ns: span,
+            live_vs_timeslice: l.vs_timeslice,
+            sim_vs_timeslice: s.vs_timeslice,
+        });
+    }
+    out
+}
+
+/// Error statistics of one policy over validation rows.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ErrorSummary {
+    /// Policy.
+    pub policy: PolicyKind,
+    /// Rows.
+    pub rows: usize,
+    /// Median |error| (nearest rank).
+    pub median_abs_error: f64,
+    /// Largest |error|.
+    pub max_abs_error: f64,
+}
+
+/// Median and worst |error| per policy, in `PolicyKind` order.
+pub fn summarize(rows: &[ValidationRow]) -> Vec<ErrorSummary> {
+    let mut kinds: Vec<PolicyKind> = rows.iter().map(|r| r.policy).collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+        .into_iter()
+        .map(|k| {
+            let mut e: Vec<f64> = rows
+                .iter()
+                .filter(|r| r.policy == k)
+                .map(|r| r.error.abs())
+                .collect();
+            e.sort_by(f64::total_cmp);
+            let n = e.len();
+            let rank = ((0.5 * n as f64).ceil() as usize).clamp(1, n.max(1));
+            ErrorSummary {
+                policy: k,
+                rows: n,
+                median_abs_error: e.get(rank - 1).copied().unwrap_or(0.0),
+                max_abs_error: e.last().copied().unwrap_or(0.0),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fikit_trace::fixture;
+
+    fn scenario() -> Scenario {
+        let t = fixture::every_column("x");
+        let mut a = Job::from_trace_with_shapes(&t);
+        a.name = "a".into();
+        a.priority = 0;
+        let mut b = Job::from_trace_with_shapes(&t).repeated(2);
+        b.name = "b".into();
+        b.priority = 9;
+        Scenario {
+            name: "s".into(),
+            jobs: vec![a, b],
+            arrivals: vec![0, 1_000],
+        }
+    }
+
+    #[test]
+    fn plans_follow_the_simulated_program() {
+        let s = scenario();
+        let ps = plans(&s, LivePolicy::Fikit).unwrap();
+        assert_eq!(ps.len(), 2);
+        for (p, j) in ps.iter().zip(&s.jobs) {
+            p.validate().unwrap();
+            assert_eq!(p.ops.len(), j.ops.len());
+            assert_eq!(p.steps.len(), j.steps.len());
+            assert_eq!(p.jobs.len(), 2);
+            let kernels = p
+                .ops
+                .iter()
+                .filter(|o| matches!(o.kind, OpKind::Kernel { .. }))
+                .count();
+            assert_eq!(kernels, j.kernel_count());
+            // Kernel positions are unique and follow issue order.
+            let pos: Vec<u32> = p
+                .ops
+                .iter()
+                .filter_map(|o| match o.kind {
+                    OpKind::Kernel { position, .. } => Some(position),
+                    _ => None,
+                })
+                .collect();
+            assert!(pos.windows(2).all(|w| w[0] < w[1]), "{pos:?}");
+            // Every op keeps its duration, stream and (for kernels) its recorded shape.
+            for (o, g) in p.ops.iter().zip(j.ops.iter()) {
+                assert_eq!(o.duration_ns, g.duration_ns);
+                assert_eq!(o.stream, g.stream);
+                assert_eq!(
+                    matches!(o.kind, OpKind::Kernel { .. }),
+                    g.is_kernel(),
+                    "kind"
+                );
+            }
+        }
+        assert_eq!(ps[1].arrival_ns, 1_000);
+        assert_eq!(
+            ps[1].jobs[0].gap_after_kernel_ns,
+            s.jobs[0].gap_after_kernel_ns.to_vec()
+        );
+        // The repeated job's second copy keeps its shapes.
+        assert_eq!(ps[1].ops.len(), 2 * ps[0].ops.len());
+        assert_eq!(
+            ps[1].ops[..ps[0].ops.len()],
+            ps[1].ops[ps[0].ops.len()..]
+                .iter()
+                .map(|o| {
+                    let mut o = o.clone();
+                    if let OpKind::Kernel { position, .. } = &mut o.kind {
+                        *position -= ps[0]
+                            .ops
+                            .iter()
+                            .filter(|o| matches!(o.kind, OpKind::Kernel { .. }))
+                            .count() as u32;
+                    }
+                    o
+                })
+                .collect::<Vec<_>>()[..]
+        );
+    }
+
+    #[test]
+    fn a_job_without_shapes_is_refused() {
+        let t = fikit_trace::fixture::every_column("x");
+        let j = Job::from_trace(&t);
+        let e = plan(&[j], &[0], 0, LivePolicy::Exclusive).unwrap_err();
+        assert!(e.to_string().contains("no launch shapes"), "{e}");
+    }
+
+    #[test]
+    fn errors_are_paired_and_summarized() {
+        let s = scenario();
+        let row = |policy, job: &str, jct| JobRow {
+            policy,
+            job: job.into(),
+            priority: 0,
+            isolated_jct_ns: 1,
+            jct_ns: jct,
+            slowdown: 1.0,
+            vs_timeslice: 1.0,
+            iterations: 0,
+            p50_ns: 0,
+            p99_ns: 0,
+            iterations_ns: vec![],
+        };
+        let rep = |jobs| Report {
+            model: String::new(),
+            jobs,
+            policies: vec![],
+            segments: vec![],
+        };
+        let sim = rep(vec![
+            row(PolicyKind::Fikit, "a", 110),
+            row(PolicyKind::Fikit, "b", 90),
+            row(PolicyKind::Mps, "a", 100),
+        ]);
+        let live = rep(vec![
+            row(PolicyKind::Fikit, "a", 100),
+            row(PolicyKind::Fikit, "b", 100),
+            row(PolicyKind::Mps, "a", 200),
+        ]);
+        let rows = compare(&s, &sim, &live);
+        assert_eq!(rows.len(), 3);
+        assert!((rows[0].error - 0.1).abs() < 1e-12);
+        assert!((rows[1].error + 0.1).abs() < 1e-12);
+        assert!((rows[2].error + 0.5).abs() < 1e-12);
+        let sum = summarize(&rows);
+        assert_eq!(sum.len(), 2);
+        let f = sum.iter().find(|x| x.policy == PolicyKind::Fikit).unwrap();
+        assert_eq!(f.rows, 2);
+        assert!((f.median_abs_error - 0.1).abs() < 1e-12);
+        assert!((f.max_abs_error - 0.1).abs() < 1e-12);
+        let m = sum.iter().find(|x| x.policy == PolicyKind::Mps).unwrap();
+        assert!((m.max_abs_error - 0.5).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,487 @@
+//! `fikit-sim --live`, `calibrate`, `validate` and the hidden worker
+//! subcommands that live replay runs in its own processes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use anyhow::Context;
+use clap::Args;
+use fikit_replay::control::{Control, state};
+use fikit_sim::gpu::GpuModel;
+use fikit_sim::live::{self, LiveOptions};
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::scenario::Scenario;
+use fikit_sim::simulate::{Report, SimOptions, simulate};
+
+use crate::{Failure, bad_input, other, print};
+
+/// `fikit-sim live-worker` (hidden): replays one plan.
+#[derive(Args)]
+pub struct WorkerArgs {
+    /// The plan (JSON).
+    #[arg(long)]
+    plan: PathBuf,
+    /// The run's control file.
+    #[arg(long)]
+    control: PathBuf,
+    /// Where to write the measurements (JSON).
+    #[arg(long)]
+    result: PathBuf,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+}
+
+/// `fikit-sim live-probe` (hidden): one calibration probe.
+#[derive(Args)]
+pub struct ProbeArgs {
+    /// The run's control file.
+    #[arg(long)]
+    control: PathBuf,
+    /// This probe's slot.
+    #[arg(long)]
+    index: usize,
+    /// Where to write the log (JSON).
+    #[arg(long)]
+    result: PathBuf,
+    /// How long the probe runs, ms.
+    #[arg(long, default_value_t = 400)]
+    run_ms: u64,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+}
+
+/// `fikit-sim calibrate`.
+#[derive(Args)]
+pub struct CalibrateArgs {
+    /// Write the GPU model file here.
+    #[arg(short, long, value_name = "FILE", default_value = "gpu-model.json")]
+    output: PathBuf,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+    /// How long each probe runs, ms (longer: more time slices measured).
+    #[arg(long, default_value_t = 400)]
+    run_ms: u64,
+}
+
+/// `fikit-sim validate`.
+#[derive(Args)]
+pub struct ValidateArgs {
+    /// Scenario files (JSON), each run simulated and live.
+    #[arg(value_name = "SCENARIO", required = true)]
+    scenarios: Vec<PathBuf>,
+    /// GPU model file for the simulation (e.g. one `fikit-sim calibrate` wrote).
+    #[arg(long, value_name = "FILE")]
+    model: Option<PathBuf>,
+    /// Folder for the validation report (Markdown and JSON).
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    out: PathBuf,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+    /// Policies to validate, comma-separated (exclusive and timeslice always run).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "exclusive,timeslice,mps,preemptive,fikit"
+    )]
+    policy: Vec<String>,
+}
+
+fn worker_options(device: i32, tag: &str) -> Result<(LiveOptions, tempfile::TempDir), Failure> {
+    let exe = std::env::current_exe()
+        .context("finding this program (the live-replay worker)")
+        .map_err(other)?;
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("fikit-live-{tag}-"))
+        .tempdir()
+        .context("creating a work folder")
+        .map_err(other)?;
+    Ok((
+        LiveOptions {
+            worker_exe: exe,
+            device,
+            work_dir: dir.path().to_path_buf(),
+        },
+        dir,
+    ))
+}
+
+fn gpu_name(device: i32) -> String {
+    std::process::Command::new("nvidia-smi")
+        .args([
+            "--query-gpu=name,driver_version",
+            "--format=csv,noheader",
+            &format!("--id={device}"),
+        ])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .trim()
+                .replace(", ", ", driver ")
+        })
+        .unwrap_or_else(|| format!("CUDA device {device}"))
+}
+
+/// Runs every policy of `kinds` (plus exclusive and timeslice, the report's
+/// baselines) live; returns the report and each policy's measurements.
+pub fn live_runs(
+    scenario: &Scenario,
+    kinds: &[PolicyKind],
+    device: i32,
+) -> Result<Report, Failure> {
+    let (opts, _dir) = worker_options(device, "run")?;
+    let mut all = vec![PolicyKind::Exclusive, PolicyKind::Timeslice];
+    for k in kinds {
+        if !all.contains(k) {
+            all.push(*k);
+        }
+    }
+    let mut runs = Vec::new();
+    for k in all {
+        eprintln!(
+            "fikit-sim: live {} ({} jobs)",
+            k.as_str(),
+            scenario.jobs.len()
+        );
+        let r = live::run_live(scenario, k, &opts)
+            .with_context(|| format!("live replay under {}", k.as_str()))
+            .map_err(other)?;
+        for w in &r {
+            if w.late_steps > 0 {
+                eprintln!(
+                    "fikit-sim: note: {} under {}: {} host steps ran over 50 µs late",
+                    w.job,
+                    k.as_str(),
+                    w.late_steps
+                );
+            }
+        }
+        runs.push((k, r));
+    }
+    let mut report = live::live_report(scenario, &runs, &gpu_name(device));
+    // Only what was asked for, in the order asked.
+    report.jobs.retain(|r| kinds.contains(&r.policy));
+    report.policies.retain(|r| kinds.contains(&r.policy));
+    Ok(report)
+}
+
+/// `fikit-sim live-worker`.
+pub fn run_worker(a: WorkerArgs) -> Result<(), Failure> {
+    let plan = fikit_replay::plan::Plan::load(&a.plan).map_err(bad_input)?;
+    let control = Arc::new(Control::open(&a.control).map_err(bad_input)?);
+    let r = fikit_replay::worker::run(&plan, control, a.device)
+        .with_context(|| format!("replaying {}", plan.job))
+        .map_err(other)?;
+    let text = serde_json::to_vec(&r).context("encoding").map_err(other)?;
+    std::fs::write(&a.result, text)
+        .with_context(|| format!("writing {}", a.result.display()))
+        .map_err(other)
+}
+
+/// `fikit-sim live-probe`.
+pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
+    let control = Control::open(&a.control).map_err(bad_input)?;
+    let slot = control.slot(a.index);
+    let r = (|| -> anyhow::Result<serde_json::Value> {
+        let gpu = fikit_replay::gpu::Gpu::open(a.device)?;
+        let launch_ns = fikit_replay::calibrate::launch_cost(&gpu, 200)?;
+        slot.state.store(state::READY, Ordering::SeqCst);
+        while control.header().start_ns.load(Ordering::SeqCst) == 0 {
+            if control.header().abort.load(Ordering::SeqCst) != 0 {
+                anyhow::bail!("aborted");
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        fikit_replay::spin_until(control.header().start_ns.load(Ordering::SeqCst));
+        let log = fikit_replay::calibrate::probe(&gpu, a.run_ms * 1_000_000)?;
+        Ok(
+            serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "launch_ns": launch_ns, "log": log }),
+        )
+    })();
+    match r {
+        Ok(v) => {
+            slot.state.store(state::FINISHED, Ordering::SeqCst);
+            std::fs::write(&a.result, v.to_string())
+                .with_context(|| format!("writing {}", a.result.display()))
+                .map_err(other)
+        }
+        Err(e) => {
+            slot.state.store(state::FAILED, Ordering::SeqCst);
+            control.header().abort.store(1, Ordering::SeqCst);
+            Err(other(e))
+        }
+    }
+}
+
+/// Runs `n` probes at once; returns their outputs.
+fn probes(n: usize, a: &CalibrateArgs, dir: &Path) -> Result<Vec<serde_json::Value>, Failure> {
+    let exe = std::env::current_exe()
+        .context("finding this program")
+        .map_err(other)?;
+    let sub = dir.join(format!("probe-{n}"));
+    std::fs::create_dir_all(&sub)
+        .context("work folder")
+        .map_err(other)?;
+    let cpath = sub.join("control");
+    let control = Control::create(&cpath, n).map_err(other_replay)?;
+    let mut kids = Vec::new();
+    for i in 0..n {
+        let child = std::process::Command::new(&exe)
+            .arg("live-probe")
+            .arg("--control")
+            .arg(&cpath)
+            .arg("--index")
+            .arg(i.to_string())
+            .arg("--result")
+            .arg(sub.join(format!("probe-{i}.json")))
+            .arg("--run-ms")
+            .arg(a.run_ms.to_string())
+            .arg("--device")
+            .arg(a.device.to_string())
+            .spawn()
+            .context("starting a probe")
+            .map_err(other)?;
+        kids.push(child);
+    }
+    loop {
+        let states: Vec<u32> = (0..n)
+            .map(|i| control.slot(i).state.load(Ordering::SeqCst))
+            .collect();
+        if states.contains(&state::FAILED) || control.header().abort.load(Ordering::SeqCst) != 0 {
+            for k in &mut kids {
+                let _ = k.wait();
+            }
+            return Err(other(anyhow::anyhow!(
+                "a calibration probe failed (its error is above)"
+            )));
+        }
+        if states.iter().all(|&s| s == state::READY) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    control
+        .header()
+        .start_ns
+        .store(fikit_replay::now_ns() + 20_000_000, Ordering::SeqCst);
+    let mut out = Vec::new();
+    for (i, mut k) in kids.into_iter().enumerate() {
+        let st = k.wait().context("waiting for a probe").map_err(other)?;
+        if !st.success() {
+            return Err(other(anyhow::anyhow!(
+                "calibration probe {i} exited with {st}"
+            )));
+        }
+        let p = sub.join(format!("probe-{i}.json"));
+        let text = std::fs::read(&p)
+            .with_context(|| format!("reading {}", p.display()))
+            .map_err(other)?;
+        out.push(
+            serde_json::from_slice(&text)
+                .context("probe output")
+                .map_err(other)?,
+        );
+    }
+    Ok(out)
+}
+
+fn other_replay(e: fikit_replay::ReplayError) -> Failure {
+    other(e.into())
+}
+
+fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = secs.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// `fikit-sim calibrate`.
+pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
+    let dir = tempfile::tempdir().context("work folder").map_err(other)?;
+    let mut estimates = Vec::new();
+    let mut gpu = String::new();
+    let mut launch = Vec::new();
+    for n in [2usize, 3] {
+        eprintln!(
+            "fikit-sim: calibrate: {n} processes time-slicing probes of {} ms",
+            a.run_ms
+        );
+        let outs = probes(n, &a, dir.path())?;
+        let logs: Vec<fikit_replay::calibrate::ProbeLog> = outs
+            .iter()
+            .map(|v| serde_json::from_value(v["log"].clone()))
+            .collect::<Result<_, _>>()
+            .context("probe logs")
+            .map_err(other)?;
+        gpu = outs[0]["gpu"].as_str().unwrap_or("GPU").to_string();
+        launch.extend(outs.iter().filter_map(|v| v["launch_ns"].as_i64()));
+        match fikit_replay::calibrate::estimate(&logs) {
+            Some(e) => estimates.push(e),
+            None => {
+                return Err(other(anyhow::anyhow!(
+                    "the {n} probes never took turns: the GPU did not time-slice them"
+                )));
+            }
+        }
+    }
+    launch.sort_unstable();
+    let launch_ns = launch.get(launch.len() / 2).copied().unwrap_or(0);
+    let e2 = &estimates[0];
+    let e3 = &estimates[1];
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let model = GpuModel {
+        name: gpu.clone(),
+        source: format!(
+            "`fikit-sim {}` on {} ({}), {}: time-slice quantum and context switch from {} \
+             slices of 2 processes (3 processes: quantum {} ns, switch {} ns); launch call {} ns \
+             (median, not a model parameter); preemption fields are the documented defaults",
+            args.join(" "),
+            gpu,
+            gpu_name(a.device),
+            today(),
+            e2.samples,
+            e3.quantum_ns,
+            e3.switch_ns,
+            launch_ns,
+        ),
+        timeslice_quantum_ns: e2.quantum_ns,
+        context_switch_ns: e2.switch_ns,
+        ..GpuModel::default()
+    };
+    let text = serde_json::to_string_pretty(&model)
+        .context("encoding")
+        .map_err(other)?;
+    std::fs::write(&a.output, format!("{text}\n"))
+        .with_context(|| format!("writing {}", a.output.display()))
+        .map_err(other)?;
+    let summary =
+        serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "model": model });
+    print(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&summary).unwrap_or_default()
+    ))?;
+    eprintln!("fikit-sim: wrote {}", a.output.display());
+    Ok(())
+}
+
+/// `fikit-sim validate`.
+pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
+    let model = match &a.model {
+        Some(p) => GpuModel::load(p).map_err(bad_input)?,
+        None => GpuModel::default(),
+    };
+    let mut kinds = Vec::new();
+    for p in &a.policy {
+        let k = PolicyKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.as_str() == p)
+            .with_context(|| format!("--policy {p}: not a policy"))
+            .map_err(bad_input)?;
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    let device = gpu_name(a.device);
+    let mut rows = Vec::new();
+    for path in &a.scenarios {
+        let scenario = Scenario::load_with(path, true).map_err(bad_input)?;
+        let sim = simulate(
+            &scenario.jobs,
+            &scenario.arrivals,
+            &SimOptions {
+                policies: kinds.clone(),
+                model: model.clone(),
+                record_segments: false,
+            },
+        )
+        .context("simulating")
+        .map_err(other)?;
+        let live_report = live_runs(&scenario, &kinds, a.device)?;
+        rows.extend(live::compare(&scenario, &sim, &live_report));
+    }
+    let summary = live::summarize(&rows);
+    let md = render_validation(&rows, &summary, &device, &model);
+    print(&md)?;
+    std::fs::create_dir_all(&a.out)
+        .with_context(|| format!("creating {}", a.out.display()))
+        .map_err(other)?;
+    let stem = a.out.join("validation");
+    std::fs::write(stem.with_extension("md"), &md)
+        .context("writing validation.md")
+        .map_err(other)?;
+    let json =
+        serde_json::json!({ "device": device, "model": model, "rows": rows, "summary": summary });
+    std::fs::write(
+        stem.with_extension("json"),
+        serde_json::to_string_pretty(&json).unwrap_or_default(),
+    )
+    .context("writing validation.json")
+    .map_err(other)?;
+    eprintln!("fikit-sim: wrote {}.md and .json", stem.display());
+    Ok(())
+}
+
+fn ms(ns: i64) -> String {
+    format!("{:.3}", ns as f64 / 1e6)
+}
+
+/// The validation report as Markdown.
+fn render_validation(
+    rows: &[live::ValidationRow],
+    summary: &[live::ErrorSummary],
+    device: &str,
+    model: &GpuModel,
+) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "# Simulated vs live JCT\n\nDevice: {device}. GPU model: {} ({}).\n\n",
+        model.name, model.source
+    ));
+    s.push_str(
+        "| policy | scenarios × jobs | median abs error | worst abs error |\n|---|---|---|---|\n",
+    );
+    for e in summary {
+        s.push_str(&format!(
+            "| {} | {} | {:.1}% | {:.1}% |\n",
+            e.policy.as_str(),
+            e.rows,
+            100.0 * e.median_abs_error,
+            100.0 * e.max_abs_error
+        ));
+    }
+    s.push_str("\n| scenario | policy | job | prio | sim JCT ms | live JCT ms | error | recorded span ms | live vs timeslice | sim vs timeslice |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for r in rows {
+        s.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {:+.1}% | {} | {:.3}x | {:.3}x |\n",
+            r.scenario,
+            r.policy.as_str(),
+            r.job,
+            r.priority,
+            ms(r.sim_jct_ns),
+            ms(r.live_jct_ns),
+            100.0 * r.error,
+            ms(r.recorded_span_ns),
+            r.live_vs_timeslice,
+            r.sim_vs_timeslice
+        ));
+    }
+    s
+}
