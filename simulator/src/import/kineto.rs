@@ -356,26 +356,25 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                 };
                 let correlation_id = correlation(&flow_ends)?;
                 if class == Class::Kernel {
-                    let dims = |v: &Option<Vec<i64>>,
-                                field: &str|
-                     -> Result<[u32; 3], ImportError> {
-                        let v = v.as_ref().ok_or_else(|| {
+                    let dims =
+                        |v: &Option<Vec<i64>>, field: &str| -> Result<[u32; 3], ImportError> {
+                            let v = v.as_ref().ok_or_else(|| {
                             fail(format!(
                                 "`args.{field}` is missing (a kernel needs its {field} dimensions)"
                             ))
                         })?;
-                        if v.len() != 3 {
-                            return Err(fail(format!(
-                                "`args.{field}` has {} values; expected [x, y, z]",
-                                v.len()
-                            )));
-                        }
-                        let mut out = [0u32; 3];
-                        for (o, x) in out.iter_mut().zip(v) {
-                            *o = to_u32(*x, &format!("args.{field}")).map_err(&fail)?;
-                        }
-                        Ok(out)
-                    };
+                            if v.len() != 3 {
+                                return Err(fail(format!(
+                                    "`args.{field}` has {} values; expected [x, y, z]",
+                                    v.len()
+                                )));
+                            }
+                            let mut out = [0u32; 3];
+                            for (o, x) in out.iter_mut().zip(v) {
+                                *o = to_u32(*x, &format!("args.{field}")).map_err(&fail)?;
+                            }
+                            Ok(out)
+                        };
                     let grid = dims(&args.grid, "grid")?;
                     let block = dims(&args.block, "block")?;
                     let registers = match args.registers {
