@@ -251,6 +251,14 @@ impl Drop for MpsDaemon {
     }
 }
 
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Runs `plans` together (one worker process each) and returns each job's
 /// measurements, in plan order.
 pub fn run_group(
@@ -268,7 +276,17 @@ pub fn run_group(
     } else {
         None
     };
-    let control_path = dir.join("control");
+    // The GPU writes completion words into the control block through a host
+    // mapping, which the driver allows for shared memory (/dev/shm), not for
+    // files on disk.
+    let shm = Path::new("/dev/shm");
+    let control_path = if shm.is_dir() {
+        shm.join(format!("fikit-live-{}-{tag}", std::process::id()))
+    } else {
+        dir.join("control")
+    };
+    let _ = std::fs::remove_file(&control_path);
+    let _cleanup = RemoveOnDrop(control_path.clone());
     let control = Arc::new(Control::create(&control_path, plans.len())?);
     let mut children: Vec<(Child, PathBuf, PathBuf)> = Vec::new();
     for p in plans {

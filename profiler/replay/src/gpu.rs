@@ -32,17 +32,29 @@ fn check(call: &'static str, r: sys::CUresult) -> Result<(), ReplayError> {
     r.result().map_err(driver(call))
 }
 
-/// Runs `f`, turning a panic of cudarc's library loader into an error.
+/// Runs `f`, turning a panic of cudarc's library loader into an error (with
+/// the panic message kept off stderr: the error says it).
 fn loading<T>(
     library: &'static str,
     f: impl FnOnce() -> Result<T, ReplayError>,
 ) -> Result<T, ReplayError> {
-    std::panic::catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let r = std::panic::catch_unwind(AssertUnwindSafe(f));
+    std::panic::set_hook(hook);
+    r.unwrap_or_else(|p| {
         let message = p
             .downcast_ref::<String>()
             .cloned()
             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
             .unwrap_or_else(|| "the loader panicked".to_string());
+        // cudarc lists every file name it tried; the first sentence says enough.
+        let message = match message.split_once(" - searched") {
+            Some((head, _)) => {
+                format!("{head} (not found on the library search path; set LD_LIBRARY_PATH)")
+            }
+            None => message,
+        };
         Err(ReplayError::Library { library, message })
     })
 }
