@@ -52,8 +52,8 @@ def run_once(tracer, batch, iters, warmup, fikit, tmp):
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=600)
     if p.returncode != 0:
         raise SystemExit(f"{tracer} bs{batch} failed ({p.returncode}):\n{p.stderr[-3000:]}")
-    last = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
-    return json.loads(last)["ms_per_iter"]
+    last = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+    return last["ms_per_iter"], last.get("ms_per_iter_median")
 
 
 def main():
@@ -64,9 +64,10 @@ def main():
     ap.add_argument("--batches", default="1,64", help="which of the two workloads to run")
     ap.add_argument("--variants", default="fikit-bare,fikit-callback,fikit-period",
                     help="extra fikit variants at batch 1, comma-separated ('' for none)")
+    ap.add_argument("--iters-bs1", type=int, default=500, help="timed iterations at batch 1")
     a = ap.parse_args()
     plans = [
-        (1, 500, 100, ["none", "fikit-profile"] + [v for v in a.variants.split(",") if v]
+        (1, a.iters_bs1, 100, ["none", "fikit-profile"] + [v for v in a.variants.split(",") if v]
          + ["torch.profiler"]),
         (64, 100, 20, ["none", "fikit-profile", "torch.profiler"]),
     ]
@@ -77,9 +78,11 @@ def main():
         for batch, iters, warmup, tracers in plans:
             for r in range(a.rounds):
                 for t in tracers:
-                    ms = run_once(t, batch, iters, warmup, a.fikit_profile, tmp)
-                    runs.append({"batch": batch, "tracer": t, "round": r, "ms_per_iter": ms})
-                    print(f"bs{batch} round {r} {t:15s} {ms:.3f} ms/iter", flush=True)
+                    ms, med = run_once(t, batch, iters, warmup, a.fikit_profile, tmp)
+                    runs.append({"batch": batch, "tracer": t, "round": r, "ms_per_iter": ms,
+                                 "ms_per_iter_median": med})
+                    print(f"bs{batch} round {r} {t:15s} {ms:.3f} ms/iter (median iteration {med:.3f})",
+                          flush=True)
     import torch
 
     result = {
@@ -93,18 +96,27 @@ def main():
         with open(a.json, "w") as f:
             json.dump(result, f, indent=1)
     print(f"\n{result['gpu']}, torch {result['torch']}, {result['date']}, {a.rounds} alternating rounds\n")
-    print("| workload | tracer | median ms/iter | overhead | runs (ms/iter) |")
-    print("|---|---|---|---|---|")
+    print("Per run: mean ms/iter (all iterations) and the median iteration. Overheads: of the")
+    print("medians over rounds; paired = median over rounds of (tracer / no tracer of the same round).\n")
+    print("| workload | tracer | median ms/iter | overhead | paired | median iteration, ms | overhead | paired |")
+    print("|---|---|---|---|---|---|---|---|")
     for batch, iters, _, tracers in plans:
-        base = None
+        def col(t, key):
+            return {x["round"]: x[key] for x in runs if x["batch"] == batch and x["tracer"] == t}
+        cells = {}
+        for key in ("ms_per_iter", "ms_per_iter_median"):
+            base = col("none", key)
+            for t in tracers:
+                v = col(t, key)
+                med = statistics.median(v.values())
+                if t == "none":
+                    cells.setdefault(t, []).extend([f"{med:.3f}", "—", "—"])
+                    continue
+                ov = med / statistics.median(base.values()) - 1
+                paired = statistics.median(v[r] / base[r] for r in v if r in base)
+                cells.setdefault(t, []).extend([f"{med:.3f}", f"{ov * 100:+.1f}%", f"{paired:.3f}"])
         for t in tracers:
-            v = [x["ms_per_iter"] for x in runs if x["batch"] == batch and x["tracer"] == t]
-            med = statistics.median(v)
-            if base is None:
-                base = med
-            ov = "—" if t == "none" else f"{(med / base - 1) * 100:+.1f}%"
-            runs_s = ", ".join(f"{x:.2f}" for x in v)
-            print(f"| resnet50 bs{batch} eval, {iters} iters | {t} | {med:.3f} | {ov} | {runs_s} |")
+            print(f"| resnet50 bs{batch} eval, {iters} iters | {t} | " + " | ".join(cells[t]) + " |")
 
 
 if __name__ == "__main__":

@@ -111,10 +111,14 @@ def main():
         prof = profile(activities=[ProfilerActivity.CUDA])
         prof.__enter__()
     t0 = time.perf_counter()
+    per_iter = []
     for _ in range(a.iters):
+        ti = time.perf_counter()
         step()
+        per_iter.append(time.perf_counter() - ti)
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
+    per_iter.sort()
     if prof is not None:
         prof.__exit__(None, None, None)
         if a.chrome_trace:
@@ -130,6 +134,9 @@ def main():
         "iters": a.iters,
         "warmup": a.warmup,
         "ms_per_iter": elapsed * 1000.0 / a.iters,
+        # Each iteration ends in a synchronize, so its wall time is its latency;
+        # the median is robust to the host's occasional stalls.
+        "ms_per_iter_median": per_iter[len(per_iter) // 2] * 1000.0,
         "torch_profiler_events": n_events,
         "pid": os.getpid(),
         "torch": torch.__version__,
