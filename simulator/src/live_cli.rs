@@ -51,6 +51,17 @@ pub struct ProbeArgs {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: i32,
+    /// `probe` (one long kernel logging its switch-outs), `busy` (back-to-back
+    /// kernels of --kernel-us on every SM) or `sparse` (a short kernel every
+    /// --period-us, each waited for; logs latencies).
+    #[arg(long, default_value = "probe")]
+    mode: String,
+    /// Kernel length for busy and sparse, µs.
+    #[arg(long, default_value_t = 5)]
+    kernel_us: u64,
+    /// Period of sparse, µs.
+    #[arg(long, default_value_t = 1000)]
+    period_us: u64,
 }
 
 /// `fikit-sim calibrate`.
@@ -136,7 +147,12 @@ pub fn live_runs(
     device: i32,
 ) -> Result<Report, Failure> {
     let (opts, _dir) = worker_options(device, "run")?;
-    let mut all = vec![PolicyKind::Exclusive, PolicyKind::Timeslice];
+    // Exclusive gives the isolated JCTs; timeslice the `vs_timeslice`
+    // baseline, needed once another policy shares the GPU.
+    let mut all = vec![PolicyKind::Exclusive];
+    if kinds.iter().any(|k| *k != PolicyKind::Exclusive) {
+        all.push(PolicyKind::Timeslice);
+    }
     for k in kinds {
         if !all.contains(k) {
             all.push(*k);
@@ -199,10 +215,28 @@ pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
         fikit_replay::spin_until(control.header().start_ns.load(Ordering::SeqCst));
-        let log = fikit_replay::calibrate::probe(&gpu, a.run_ms * 1_000_000)?;
-        Ok(
-            serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "launch_ns": launch_ns, "log": log }),
-        )
+        let run_ns = a.run_ms * 1_000_000;
+        match a.mode.as_str() {
+            "busy" => {
+                let n = fikit_replay::calibrate::busy(&gpu, a.kernel_us * 1000, run_ns)?;
+                Ok(serde_json::json!({ "gpu": gpu.name, "kernels": n }))
+            }
+            "sparse" => {
+                let lat = fikit_replay::calibrate::sparse(
+                    &gpu,
+                    a.kernel_us * 1000,
+                    a.period_us * 1000,
+                    run_ns,
+                )?;
+                Ok(serde_json::json!({ "gpu": gpu.name, "latencies_ns": lat }))
+            }
+            _ => {
+                let log = fikit_replay::calibrate::probe(&gpu, run_ns)?;
+                Ok(serde_json::json!({
+                    "gpu": gpu.name, "sm_count": gpu.sm_count, "launch_ns": launch_ns, "log": log
+                }))
+            }
+        }
     })();
     match r {
         Ok(v) => {
@@ -221,17 +255,28 @@ pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
 
 /// Runs `n` probes at once; returns their outputs.
 fn probes(n: usize, a: &CalibrateArgs, dir: &Path) -> Result<Vec<serde_json::Value>, Failure> {
+    probes_with(&vec![vec![]; n], a, dir, &format!("probe-{n}"))
+}
+
+/// Runs one probe process per entry of `extra` (its extra arguments) at once.
+fn probes_with(
+    extra: &[Vec<String>],
+    a: &CalibrateArgs,
+    dir: &Path,
+    tag: &str,
+) -> Result<Vec<serde_json::Value>, Failure> {
+    let n = extra.len();
     let exe = std::env::current_exe()
         .context("finding this program")
         .map_err(other)?;
-    let sub = dir.join(format!("probe-{n}"));
+    let sub = dir.join(tag);
     std::fs::create_dir_all(&sub)
         .context("work folder")
         .map_err(other)?;
     let cpath = sub.join("control");
     let control = Control::create(&cpath, n).map_err(other_replay)?;
     let mut kids = Vec::new();
-    for i in 0..n {
+    for (i, args) in extra.iter().enumerate() {
         let child = std::process::Command::new(&exe)
             .arg("live-probe")
             .arg("--control")
@@ -244,6 +289,7 @@ fn probes(n: usize, a: &CalibrateArgs, dir: &Path) -> Result<Vec<serde_json::Val
             .arg(a.run_ms.to_string())
             .arg("--device")
             .arg(a.device.to_string())
+            .args(args)
             .spawn()
             .context("starting a probe")
             .map_err(other)?;
@@ -341,6 +387,49 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             }
         }
     }
+    // What a sparse latency-bound job waits while another context keeps the
+    // GPU busy with kernels of various lengths.
+    let mut sparse = Vec::new();
+    for kernel_us in [0u64, 20, 200, 2000] {
+        eprintln!(
+            "fikit-sim: calibrate: sparse 5 µs kernels beside back-to-back {kernel_us} µs kernels"
+        );
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let sparse_args = s(&[
+            "--mode",
+            "sparse",
+            "--kernel-us",
+            "5",
+            "--period-us",
+            "1000",
+        ]);
+        // 0: the sparse kernels alone (their own latency, the reference).
+        let procs = if kernel_us == 0 {
+            vec![sparse_args]
+        } else {
+            vec![
+                s(&["--mode", "busy", "--kernel-us", &kernel_us.to_string()]),
+                sparse_args,
+            ]
+        };
+        let outs = probes_with(&procs, &a, dir.path(), &format!("sparse-{kernel_us}"))?;
+        let last = outs.len() - 1;
+        let mut lat: Vec<i64> = outs[last]["latencies_ns"]
+            .as_array()
+            .map(|v| v.iter().filter_map(|x| x.as_i64()).collect())
+            .unwrap_or_default();
+        lat.sort_unstable();
+        let q = |p: f64| {
+            lat.get(((p * lat.len() as f64) as usize).min(lat.len().saturating_sub(1)))
+                .copied()
+                .unwrap_or(0)
+        };
+        sparse.push(serde_json::json!({
+            "busy_kernel_us": kernel_us, "samples": lat.len(),
+            "p10_ns": q(0.1), "p50_ns": q(0.5), "p90_ns": q(0.9), "max_ns": lat.last().copied().unwrap_or(0),
+            "busy_kernels": if last > 0 { outs[0]["kernels"].clone() } else { serde_json::Value::Null },
+        }));
+    }
     launch.sort_unstable();
     let launch_ns = launch.get(launch.len() / 2).copied().unwrap_or(0);
     let e2 = &estimates[0];
@@ -371,8 +460,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     std::fs::write(&a.output, format!("{text}\n"))
         .with_context(|| format!("writing {}", a.output.display()))
         .map_err(other)?;
-    let summary =
-        serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "model": model });
+    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "model": model });
     print(&format!(
         "{}\n",
         serde_json::to_string_pretty(&summary).unwrap_or_default()

@@ -112,6 +112,53 @@ pub fn estimate(logs: &[ProbeLog]) -> Option<SliceEstimate> {
     })
 }
 
+/// Keeps the GPU busy for `run_ns` with back-to-back synthetic kernels of
+/// `kernel_ns` each, filling every SM (one block per SM); returns how many ran.
+pub fn busy(gpu: &Gpu, kernel_ns: u64, run_ns: u64) -> Result<u64, ReplayError> {
+    let s = gpu.stream(false)?;
+    let end = crate::now_ns() + run_ns as i64;
+    let mut n = 0u64;
+    let e = gpu.event(false)?;
+    while crate::now_ns() < end {
+        // Keep a few kernels queued, no more, so the stream never runs dry
+        // and the host stops soon after `run_ns`.
+        for _ in 0..4 {
+            gpu.launch_spin(s, [gpu.sm_count, 1, 1], [32, 1, 1], 0, kernel_ns, None)?;
+            n += 1;
+        }
+        gpu.record(e, s)?;
+        gpu.wait(e)?;
+    }
+    Ok(n)
+}
+
+/// Every `period_ns` for `run_ns`, launches one short kernel (`kernel_ns`,
+/// one block) and waits for it; returns each one's host-measured latency
+/// (launch to completion), ns: what a sparse, latency-bound job sees while
+/// another context keeps the GPU busy.
+pub fn sparse(
+    gpu: &Gpu,
+    kernel_ns: u64,
+    period_ns: u64,
+    run_ns: u64,
+) -> Result<Vec<i64>, ReplayError> {
+    let s = gpu.stream(false)?;
+    let e = gpu.event(false)?;
+    let start = crate::now_ns();
+    let mut out = Vec::new();
+    let mut next = start;
+    while next < start + run_ns as i64 {
+        crate::spin_until(next);
+        let a = crate::now_ns();
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, kernel_ns, None)?;
+        gpu.record(e, s)?;
+        gpu.wait(e)?;
+        out.push(crate::now_ns() - a);
+        next += period_ns as i64;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
