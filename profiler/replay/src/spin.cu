@@ -30,9 +30,10 @@ extern "C" __global__ void fikit_spin(unsigned long long per_block_ns,
     }
     __syncthreads();
     if (done != 0 && threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        __threadfence_system();
         unsigned int blocks = gridDim.x * gridDim.y * gridDim.z;
         if (atomicAdd(counter, 1u) == blocks - 1) {
+            // Only the last block pays for a system-wide fence.
+            __threadfence_system();
             atomicAdd_system(&done[0], 1ull);
             atomicMax_system(&done[1], position + 1ull);
         }

@@ -91,11 +91,14 @@ fn run_inner(
         .collect::<Result<Vec<_>, _>>()?;
     let (base, len) = control.raw();
     // SAFETY: the control mapping lives (is never unmapped) for the rest of the process.
-    let done_ptr = match unsafe { gpu.map_host(base, len) } {
-        Ok(dmap) => dmap + Control::done_offset(me) as u64,
-        // Only the gates read the completion words.
-        Err(_) if !plan.policy.gated() => 0,
-        Err(e) => return Err(e),
+    // Only the gates read the completion words: the other policies' kernels
+    // do not write them (no per-block atomics, nothing the recording lacked).
+    let done_ptr = if plan.policy.gated() {
+        // SAFETY: the control mapping lives (is never unmapped) for the rest of the process.
+        let dmap = unsafe { gpu.map_host(base, len)? };
+        dmap + Control::done_offset(me) as u64
+    } else {
+        0
     };
 
     let kernels = plan
@@ -135,6 +138,7 @@ fn run_inner(
         .collect::<Result<Vec<_>, _>>()?;
 
     let floor = kernel_floor(&gpu, streams[0])?;
+    let wave = wave_cost(&gpu, streams[0])?;
     let mut occupancy: HashMap<(u32, u32), u32> = HashMap::new();
     let mut per_block_ns = vec![0u64; plan.ops.len()];
     let mut counter_index = vec![0usize; plan.ops.len()];
@@ -171,7 +175,8 @@ fn run_inner(
             let capacity = u64::from(per_sm) * u64::from(gpu.sm_count);
             let waves = blocks.div_ceil(capacity.max(1)).max(1);
             let work = (o.duration_ns - floor).max(0) as u64;
-            per_block_ns[i] = work / waves;
+            // Each wave of blocks costs its scheduling on top of its spin.
+            per_block_ns[i] = (work / waves).saturating_sub(if waves > 1 { wave } else { 0 });
             counter_index[i] = next_counter;
             next_counter += 1;
             shapes[i] = (grid, block, shared);
@@ -328,6 +333,7 @@ fn run_inner(
         iterations_ns: iterations,
         kernels: launched,
         kernel_floor_ns: floor,
+        wave_ns: wave as i64,
         gate_wait_ns: shared.gate_wait_ns.load(Ordering::SeqCst),
         late_steps: late,
     })
@@ -454,6 +460,27 @@ fn submit_loop(
         submit(plan, control, sh, op)?;
     }
     Ok(())
+}
+
+/// GPU time one extra wave of empty 128-thread blocks adds to a kernel, ns:
+/// a 64-wave empty kernel's time less a 1-wave one's, over 63.
+fn wave_cost(gpu: &Gpu, s: Stream) -> Result<u64, ReplayError> {
+    let per_sm = gpu.blocks_per_sm(128, 0)?.max(1);
+    let wave = per_sm * gpu.sm_count;
+    let time = |waves: u32| -> Result<f64, ReplayError> {
+        let (a, b) = (gpu.event(true)?, gpu.event(true)?);
+        gpu.launch_spin(s, [wave * waves, 1, 1], [128, 1, 1], 0, 0, None)?;
+        gpu.record(a, s)?;
+        for _ in 0..10 {
+            gpu.launch_spin(s, [wave * waves, 1, 1], [128, 1, 1], 0, 0, None)?;
+        }
+        gpu.record(b, s)?;
+        gpu.wait(b)?;
+        Ok(f64::from(gpu.elapsed_ms(a, b)?) * 1e6 / 10.0)
+    };
+    let one = time(1)?;
+    let many = time(64)?;
+    Ok(((many - one) / 63.0).max(0.0).round() as u64)
 }
 
 /// GPU time of one empty synthetic kernel in a back-to-back stream, ns.
