@@ -48,14 +48,19 @@ pub struct OpRt {
     pub version: u32,
     /// When it became eligible (last time).
     pub eligible_at: i64,
-    /// When it first started.
-    pub first_start: Option<i64>,
     /// When it last started or resumed.
     pub resumed_at: i64,
     /// When it ended.
     pub end: i64,
-    /// When the host issued it.
-    pub issued_at: Option<i64>,
+    /// When the host issued it; [`OpRt::NOT_ISSUED`] until then. (A plain
+    /// `i64` rather than an `Option`: this struct exists once per operation
+    /// of every job in a run, tens of millions on large inputs.)
+    pub issued_at: i64,
+}
+
+impl OpRt {
+    /// [`OpRt::issued_at`] of an operation the host has not issued yet.
+    pub const NOT_ISSUED: i64 = i64::MIN;
 }
 
 /// What the host thread of a job is doing.
@@ -281,10 +286,9 @@ impl<'a> Engine<'a> {
                             since: 0,
                             version: 0,
                             eligible_at: 0,
-                            first_start: None,
                             resumed_at: 0,
                             end: 0,
-                            issued_at: None,
+                            issued_at: OpRt::NOT_ISSUED,
                         })
                         .collect(),
                     last_kernel_done: None,
@@ -497,7 +501,7 @@ impl<'a> Engine<'a> {
     fn issue(&mut self, j: usize, op: usize) {
         let stream = self.jobs[j].ops[op].stream as usize;
         let st = &mut self.state[j];
-        st.ops[op].issued_at = Some(self.now);
+        st.ops[op].issued_at = self.now;
         st.outstanding += 1;
         st.streams[stream].push_back(op);
         if st.streams[stream].len() == 1 {
@@ -508,9 +512,11 @@ impl<'a> Engine<'a> {
     fn schedule_eligible(&mut self, j: usize, op: usize) {
         let o = &self.jobs[j].ops[op];
         let st = &self.state[j];
-        let issued = st.ops[op]
-            .issued_at
-            .expect("only issued ops become eligible");
+        let issued = st.ops[op].issued_at;
+        debug_assert!(
+            issued != OpRt::NOT_ISSUED,
+            "only issued ops become eligible"
+        );
         let ready = issued.max(st.stream_last_done[o.stream as usize]) + o.start_offset_ns;
         if ready <= self.now {
             self.make_eligible(j, op);
@@ -543,7 +549,6 @@ impl<'a> Engine<'a> {
         o.status = Status::Running;
         o.since = now;
         o.rate = 1.0;
-        o.first_start.get_or_insert(now);
         o.resumed_at = now;
         o.version += 1;
         let finish = now + o.remaining.ceil() as i64;

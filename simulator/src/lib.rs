@@ -16,6 +16,7 @@ pub mod job;
 pub mod live;
 pub mod plots;
 pub mod policy;
+pub mod progress;
 pub mod report;
 pub mod scenario;
 pub mod simulate;

@@ -11,7 +11,7 @@ use fikit_sim::inspect::{self, InspectOptions};
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::report::{self, Format};
 use fikit_sim::scenario::Scenario;
-use fikit_sim::simulate::{SimOptions, simulate};
+use fikit_sim::simulate::{SimOptions, simulate_with_progress};
 use fikit_sim::sweep::{self, SweepOptions};
 
 mod import_cli;
@@ -258,6 +258,8 @@ fn traces(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
 fn run_simulation(args: SimArgs) -> Result<(), Failure> {
     let model = args.common.model()?;
     let policies = args.common.policies();
+    let progress = fikit_sim::progress::Phases::new(std::io::stderr().is_terminal());
+    progress.phase("reading traces");
     let mut scenario = match &args.scenario {
         Some(path) => Scenario::load_with(path, args.live).map_err(bad_input)?,
         None => Scenario::from_traces_with(&traces(&args.inputs)?, args.live).map_err(bad_input)?,
@@ -274,9 +276,12 @@ fn run_simulation(args: SimArgs) -> Result<(), Failure> {
         model,
         record_segments: !args.no_plots || args.html.is_some(),
     };
-    let report = simulate(&scenario.jobs, &scenario.arrivals, &opts)
-        .context("simulating")
-        .map_err(other)?;
+    let report = simulate_with_progress(&scenario.jobs, &scenario.arrivals, &opts, &|m| {
+        progress.phase(m)
+    })
+    .context("simulating")
+    .map_err(other)?;
+    progress.finish();
     print(&report::render(&report, args.format.into()))?;
     let mut plot_files = Vec::new();
     if !args.no_plots {

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::job::{Job, poisson_arrivals};
+use crate::job::{HostStep, Job, poisson_arrivals};
 
 /// A scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -87,8 +87,9 @@ pub struct Scenario {
 /// Errors building a scenario.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    /// The scenario file could not be read.
-    #[error("{path}: {source}")]
+    /// The scenario file could not be read. The reason is the error's
+    /// source, so `{:#}` (anyhow's chain) names it once.
+    #[error("cannot read the scenario {path}")]
     Io {
         /// File.
         path: String,
@@ -192,11 +193,35 @@ impl Scenario {
             if let Some(n) = spec.repeat
                 && n > 1
             {
+                let per_run = job.steps.len() + job.ops.len();
+                if n.checked_mul(per_run).is_none_or(|t| t > MAX_JOB_STEPS) {
+                    return Err(at(
+                        "repeat",
+                        format!(
+                            "{n} runs of {per_run} steps and operations are more than the \
+                             {MAX_JOB_STEPS} a job may have"
+                        ),
+                    ));
+                }
                 job = job.repeated(n);
             }
             if let Some(r) = &spec.requests {
                 if r.count == 0 {
                     return Err(at("requests.count", "must be at least 1".into()));
+                }
+                let per_request = 2 * longest_iteration(&job);
+                if r.count
+                    .checked_mul(per_request)
+                    .is_none_or(|t| t > MAX_JOB_STEPS)
+                {
+                    return Err(at(
+                        "requests.count",
+                        format!(
+                            "{} requests of up to {per_request} steps and operations are more \
+                             than the {MAX_JOB_STEPS} a job may have",
+                            r.count
+                        ),
+                    ));
                 }
                 if !(r.rate_per_s.is_finite() && r.rate_per_s > 0.0) {
                     return Err(at(
@@ -236,6 +261,30 @@ fn job_of(trace: &fikit_trace::Trace, shapes: bool) -> Job {
     } else {
         Job::from_trace(trace)
     }
+}
+
+/// The most host steps plus GPU operations one job of a scenario may have
+/// after `repeat` and `requests` (2^30, about 100 GB in memory): a bound on
+/// what is plausible, so a mistyped count is an error rather than an
+/// allocation that aborts the program.
+pub const MAX_JOB_STEPS: usize = 1 << 30;
+
+/// The most host steps in one iteration of `job` (an iteration ends with a
+/// blocking wait that ends one; the steps after the last one count too).
+fn longest_iteration(job: &Job) -> usize {
+    let (mut longest, mut current) = (0, 0);
+    for step in job.steps.iter() {
+        current += 1;
+        if let HostStep::Wait {
+            ends_iteration: true,
+            ..
+        } = step
+        {
+            longest = longest.max(current);
+            current = 0;
+        }
+    }
+    longest.max(current).max(1)
 }
 
 /// Makes job names unique by suffixing `#2`, `#3`, … to repeats.

@@ -143,8 +143,21 @@ pub fn percentiles(iterations: &[i64]) -> (i64, i64) {
 /// Simulates the jobs under every requested policy. The isolated runs and
 /// time slicing (the baseline of `vs_timeslice`) always run.
 pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Report, Stuck> {
+    simulate_with_progress(jobs, arrivals, opts, &|_| {})
+}
+
+/// [`simulate`], calling `phase` with a description before each replay
+/// (the isolated runs, the time-slicing baseline, each policy): for progress
+/// displays on long runs.
+pub fn simulate_with_progress(
+    jobs: &[Job],
+    arrivals: &[i64],
+    opts: &SimOptions,
+    phase: &dyn Fn(String),
+) -> Result<Report, Stuck> {
+    phase(format!("replaying each of {} jobs alone", jobs.len()));
     let isolated = run_isolated(jobs, &opts.model)?;
-    simulate_with_isolated(jobs, arrivals, opts, &isolated)
+    simulate_with_isolated_progress(jobs, arrivals, opts, &isolated, phase)
 }
 
 /// [`simulate`] with each job's isolated run already done (`isolated[i]` is
@@ -156,6 +169,17 @@ pub fn simulate_with_isolated(
     opts: &SimOptions,
     isolated: &[RunResult],
 ) -> Result<Report, Stuck> {
+    simulate_with_isolated_progress(jobs, arrivals, opts, isolated, &|_| {})
+}
+
+fn simulate_with_isolated_progress(
+    jobs: &[Job],
+    arrivals: &[i64],
+    opts: &SimOptions,
+    isolated: &[RunResult],
+    phase: &dyn Fn(String),
+) -> Result<Report, Stuck> {
+    phase("replaying under timeslice (the baseline)".into());
     let iso_jct: Vec<i64> = isolated.iter().map(|r| r.jobs[0].jct_ns()).collect();
     let baseline = run_policy(jobs, arrivals, PolicyKind::Timeslice, &opts.model, false)?;
 
@@ -185,6 +209,7 @@ pub fn simulate_with_isolated(
             let run = if kind == PolicyKind::Timeslice && !opts.record_segments {
                 &baseline
             } else {
+                phase(format!("replaying under {}", kind.as_str()));
                 fresh.insert(run_policy(
                     jobs,
                     arrivals,

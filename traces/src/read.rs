@@ -2,7 +2,10 @@
 
 use std::collections::HashMap;
 use std::io::Cursor;
+use std::panic::AssertUnwindSafe;
 use std::path::Path;
+use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use polars::prelude::*;
 
@@ -12,6 +15,8 @@ use crate::model::{
     MemOp, Metadata, Placement, Sync, SyncKind, Trace,
 };
 use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
+
+mod footer;
 
 const MAGIC: &[u8; 4] = b"PAR1";
 
@@ -38,9 +43,11 @@ pub fn read_metadata(path: &Path) -> Result<Metadata, TraceError> {
 pub fn parse_trace(bytes: &[u8]) -> Result<Trace, Problem> {
     let mut reader = open(bytes)?;
     let meta = metadata(&mut reader)?;
-    let df = reader
-        .finish()
-        .map_err(|e| Problem::Truncated(e.to_string()))?;
+    let df = guarded(|| {
+        reader
+            .finish()
+            .map_err(|e| Problem::Truncated(e.to_string()))
+    })?;
     let (kernels, memops, api_calls, syncs) = events(&df)?;
     let mut trace = Trace {
         meta,
@@ -67,17 +74,59 @@ fn open(bytes: &[u8]) -> Result<ParquetReader<Cursor<&[u8]>>, Problem> {
             bytes.len()
         )));
     }
+    footer::check(bytes).map_err(Problem::Truncated)?;
     let mut reader = ParquetReader::new(Cursor::new(bytes));
-    reader
-        .get_metadata()
-        .map_err(|e| Problem::Truncated(e.to_string()))?;
+    guarded(|| {
+        reader
+            .get_metadata()
+            .map(|_| ())
+            .map_err(|e| Problem::Truncated(e.to_string()))
+    })?;
     Ok(reader)
 }
 
+/// Guarded Polars calls in progress, on any thread.
+static GUARDED: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs a Polars call on file bytes and turns a panic into
+/// [`Problem::Truncated`]. Polars' Parquet decoders assert on some corrupt
+/// inputs (a fuzzer found, e.g., `thrift bool field` in the footer decoder)
+/// instead of returning an error; a corrupt file must get an error, not
+/// abort the program. While a guarded call runs, panic messages are not
+/// printed (the decoding may run on Polars' worker threads): the error says
+/// what failed. Other panics print as before.
+fn guarded<T>(f: impl FnOnce() -> Result<T, Problem>) -> Result<T, Problem> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.load(Ordering::SeqCst) == 0 {
+                previous(info);
+            }
+        }));
+    });
+    GUARDED.fetch_add(1, Ordering::SeqCst);
+    let result = std::panic::catch_unwind(AssertUnwindSafe(f));
+    GUARDED.fetch_sub(1, Ordering::SeqCst);
+    result.unwrap_or_else(|payload| {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown failure".into());
+        Err(Problem::Truncated(format!(
+            "the Parquet decoder failed: {why}"
+        )))
+    })
+}
+
 fn metadata(reader: &mut ParquetReader<Cursor<&[u8]>>) -> Result<Metadata, Problem> {
-    let md = reader
-        .get_metadata()
-        .map_err(|e| Problem::Truncated(e.to_string()))?;
+    let md = guarded(|| {
+        reader
+            .get_metadata()
+            .cloned()
+            .map_err(|e| Problem::Truncated(e.to_string()))
+    })?;
     let kv: HashMap<&str, &str> = md
         .key_value_metadata()
         .iter()
@@ -209,54 +258,107 @@ impl<'a> Columns<'a> {
         self.df.column(name).expect("checked in Columns::new")
     }
 
-    fn str(&self, name: &str) -> Vec<Option<&'a str>> {
-        self.col(name).str().expect("checked").iter().collect()
+    // The cells are read row by row, in order, straight from the data
+    // frame's chunks: no copy of a column is made (on a trace of millions of
+    // rows, copying the 24 columns as vectors took more memory than the
+    // data frame itself).
+
+    fn str(&self, name: &str) -> Cells<'a, &'a str> {
+        Box::new(self.col(name).str().expect("checked").iter())
     }
 
-    fn i64(&self, name: &str) -> Vec<Option<i64>> {
-        self.col(name).i64().expect("checked").iter().collect()
+    fn i64(&self, name: &str) -> Cells<'a, i64> {
+        Box::new(self.col(name).i64().expect("checked").iter())
     }
 
-    fn u32(&self, name: &str) -> Vec<Option<u32>> {
-        self.col(name).u32().expect("checked").iter().collect()
+    fn u32(&self, name: &str) -> Cells<'a, u32> {
+        Box::new(self.col(name).u32().expect("checked").iter())
     }
 
-    fn u64(&self, name: &str) -> Vec<Option<u64>> {
-        self.col(name).u64().expect("checked").iter().collect()
+    fn u64(&self, name: &str) -> Cells<'a, u64> {
+        Box::new(self.col(name).u64().expect("checked").iter())
     }
 }
+
+/// A column's cells in row order.
+type Cells<'a, T> = Box<dyn Iterator<Item = Option<T>> + 'a>;
 
 type Events = (Vec<Kernel>, Vec<MemOp>, Vec<ApiCall>, Vec<Sync>);
 
 fn events(df: &DataFrame) -> Result<Events, Problem> {
     let c = Columns::new(df)?;
-    let kind = c.str("kind");
-    let start = c.i64("start_ns");
-    let end = c.i64("end_ns");
-    let device = c.u32("device");
-    let context = c.u32("context");
-    let stream = c.u32("stream");
-    let corr = c.u32("correlation_id");
-    let name = c.str("name");
-    let demangled = c.str("demangled_name");
-    let grid = [c.u32("grid_x"), c.u32("grid_y"), c.u32("grid_z")];
-    let block = [c.u32("block_x"), c.u32("block_y"), c.u32("block_z")];
-    let regs = c.u32("registers_per_thread");
-    let sshared = c.u32("static_shared_bytes");
-    let dshared = c.u32("dynamic_shared_bytes");
-    let key = c.u64("kernel_key");
-    let bytes = c.u64("bytes");
-    let copy_kind = c.str("copy_kind");
-    let sync_kind = c.str("sync_kind");
-    let domain = c.str("api_domain");
-    let thread = c.u64("thread_id");
-    let lstart = c.i64("launch_start_ns");
-    let lend = c.i64("launch_end_ns");
-    let lthread = c.u64("launch_thread_id");
+    let mut kind = c.str("kind");
+    let mut start = c.i64("start_ns");
+    let mut end = c.i64("end_ns");
+    let mut device = c.u32("device");
+    let mut context = c.u32("context");
+    let mut stream = c.u32("stream");
+    let mut corr = c.u32("correlation_id");
+    let mut name = c.str("name");
+    let mut demangled = c.str("demangled_name");
+    let mut grid = [c.u32("grid_x"), c.u32("grid_y"), c.u32("grid_z")];
+    let mut block = [c.u32("block_x"), c.u32("block_y"), c.u32("block_z")];
+    let mut regs = c.u32("registers_per_thread");
+    let mut sshared = c.u32("static_shared_bytes");
+    let mut dshared = c.u32("dynamic_shared_bytes");
+    let mut key = c.u64("kernel_key");
+    let mut bytes = c.u64("bytes");
+    let mut copy_kind = c.str("copy_kind");
+    let mut sync_kind = c.str("sync_kind");
+    let mut domain = c.str("api_domain");
+    let mut thread = c.u64("thread_id");
+    let mut lstart = c.i64("launch_start_ns");
+    let mut lend = c.i64("launch_end_ns");
+    let mut lthread = c.u64("launch_thread_id");
 
-    let mut out: Events = Default::default();
+    // Exact capacities: grown by doubling, the vectors of a large trace held
+    // up to twice the memory their events need.
+    let mut counts = [0usize; 5];
+    for k in c.str("kind").flatten() {
+        if let Some(i) = schema::KINDS.iter().position(|x| *x == k) {
+            counts[i] += 1;
+        }
+    }
+    let mut out: Events = (
+        Vec::with_capacity(counts[0]),
+        Vec::with_capacity(counts[1] + counts[2]),
+        Vec::with_capacity(counts[3]),
+        Vec::with_capacity(counts[4]),
+    );
     for row in 0..df.height() {
-        let Some(k) = kind[row] else {
+        // This row's cells (every column advances one row, whatever the kind).
+        let kind = kind.next().flatten();
+        let start = start.next().flatten();
+        let end = end.next().flatten();
+        let device = device.next().flatten();
+        let context = context.next().flatten();
+        let stream = stream.next().flatten();
+        let corr = corr.next().flatten();
+        let name = name.next().flatten();
+        let demangled = demangled.next().flatten();
+        let grid = [
+            grid[0].next().flatten(),
+            grid[1].next().flatten(),
+            grid[2].next().flatten(),
+        ];
+        let block = [
+            block[0].next().flatten(),
+            block[1].next().flatten(),
+            block[2].next().flatten(),
+        ];
+        let regs = regs.next().flatten();
+        let sshared = sshared.next().flatten();
+        let dshared = dshared.next().flatten();
+        let key = key.next().flatten();
+        let bytes = bytes.next().flatten();
+        let copy_kind = copy_kind.next().flatten();
+        let sync_kind = sync_kind.next().flatten();
+        let domain = domain.next().flatten();
+        let thread = thread.next().flatten();
+        let lstart = lstart.next().flatten();
+        let lend = lend.next().flatten();
+        let lthread = lthread.next().flatten();
+        let Some(k) = kind else {
             return Err(Problem::row(
                 row,
                 None,
@@ -281,7 +383,7 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
         // A cell the row's kind requires.
         macro_rules! need {
             ($v:expr, $col:literal) => {
-                $v[row].ok_or_else(|| {
+                $v.ok_or_else(|| {
                     Problem::row(
                         row,
                         Some(kname),
@@ -305,7 +407,7 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
             ));
         }
         let correlation_id = need!(corr, "correlation_id");
-        let launch = match (lstart[row], lend[row], lthread[row]) {
+        let launch = match (lstart, lend, lthread) {
             (Some(ls), Some(le), Some(lt)) => {
                 if le < ls {
                     return Err(Problem::row(
@@ -424,8 +526,8 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
                     start_ns: s,
                     end_ns: e,
                     context: need!(context, "context"),
-                    stream: stream[row],
-                    thread_id: thread[row],
+                    stream,
+                    thread_id: thread,
                     correlation_id,
                 });
             }
