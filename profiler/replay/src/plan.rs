@@ -254,10 +254,6 @@ pub struct WorkerResult {
     /// GPU time of a synthetic kernel asked to spin 0 ns (launch and block
     /// scheduling), measured at start-up and taken off every kernel's spin, ns.
     pub kernel_floor_ns: i64,
-    /// GPU time one more wave of empty blocks adds to a kernel, measured at
-    /// start-up and taken off each wave's spin, ns.
-    #[serde(default)]
-    pub wave_ns: i64,
     /// Total time launches were held by the policy gate, ns.
     pub gate_wait_ns: i64,
     /// Host steps that started later than planned by more than 50 µs (the

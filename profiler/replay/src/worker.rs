@@ -4,10 +4,12 @@
 //! due its delay after the previous one was due (so the schedule does not
 //! drift when a launch call is slow), and a wait returns no earlier than its
 //! recorded wake-up. Kernels become the synthetic kernel of
-//! [`crate::gpu::KERNEL_SOURCE`] with the recorded grid, block and shared
-//! memory, each block executing `(duration - floor) / waves`, where `floor` is
-//! the measured GPU time of an empty synthetic kernel and `waves` how many
-//! rounds of blocks the device needs at the synthetic kernel's occupancy.
+//! [`crate::gpu::KERNEL_SOURCE`] with the recorded block and shared memory
+//! and the recorded grid, cut to one wave (as many blocks as fit on the
+//! device at once): each block executes `duration - floor`, where `floor` is
+//! the measured GPU time of an empty synthetic kernel. A kernel of several
+//! waves keeps every slot it can use busy for its whole duration, as that one
+//! wave does.
 //! Copies and memsets move the recorded bytes.
 //!
 //! Under a gated policy (preemptive, fikit) the host thread hands operations
@@ -138,7 +140,6 @@ fn run_inner(
         .collect::<Result<Vec<_>, _>>()?;
 
     let floor = kernel_floor(&gpu, streams[0])?;
-    let wave = wave_cost(&gpu, streams[0])?;
     let mut occupancy: HashMap<(u32, u32), u32> = HashMap::new();
     let mut per_block_ns = vec![0u64; plan.ops.len()];
     let mut counter_index = vec![0usize; plan.ops.len()];
@@ -171,15 +172,21 @@ fn run_inner(
                 shared = 0;
                 per_sm = gpu.blocks_per_sm(threads, 0)?.max(1);
             }
+            // One wave stands for all: a kernel of several waves keeps every
+            // slot it can use busy for its whole duration, as one full wave
+            // spinning that long does (without paying for every later wave's
+            // block scheduling, which the recorded duration already holds).
             let blocks: u64 = grid.iter().map(|&g| u64::from(g)).product();
             let capacity = u64::from(per_sm) * u64::from(gpu.sm_count);
-            let waves = blocks.div_ceil(capacity.max(1)).max(1);
-            let work = (o.duration_ns - floor).max(0) as u64;
-            // Each wave of blocks costs its scheduling on top of its spin.
-            per_block_ns[i] = (work / waves).saturating_sub(if waves > 1 { wave } else { 0 });
+            let grid = if blocks > capacity {
+                [capacity.max(1) as u32, 1, 1]
+            } else {
+                grid
+            };
+            per_block_ns[i] = (o.duration_ns - floor).max(0) as u64;
+            shapes[i] = (grid, block, shared);
             counter_index[i] = next_counter;
             next_counter += 1;
-            shapes[i] = (grid, block, shared);
         }
     }
 
@@ -333,7 +340,6 @@ fn run_inner(
         iterations_ns: iterations,
         kernels: launched,
         kernel_floor_ns: floor,
-        wave_ns: wave as i64,
         gate_wait_ns: shared.gate_wait_ns.load(Ordering::SeqCst),
         late_steps: late,
     })
@@ -460,27 +466,6 @@ fn submit_loop(
         submit(plan, control, sh, op)?;
     }
     Ok(())
-}
-
-/// GPU time one extra wave of empty 128-thread blocks adds to a kernel, ns:
-/// a 64-wave empty kernel's time less a 1-wave one's, over 63.
-fn wave_cost(gpu: &Gpu, s: Stream) -> Result<u64, ReplayError> {
-    let per_sm = gpu.blocks_per_sm(128, 0)?.max(1);
-    let wave = per_sm * gpu.sm_count;
-    let time = |waves: u32| -> Result<f64, ReplayError> {
-        let (a, b) = (gpu.event(true)?, gpu.event(true)?);
-        gpu.launch_spin(s, [wave * waves, 1, 1], [128, 1, 1], 0, 0, None)?;
-        gpu.record(a, s)?;
-        for _ in 0..10 {
-            gpu.launch_spin(s, [wave * waves, 1, 1], [128, 1, 1], 0, 0, None)?;
-        }
-        gpu.record(b, s)?;
-        gpu.wait(b)?;
-        Ok(f64::from(gpu.elapsed_ms(a, b)?) * 1e6 / 10.0)
-    };
-    let one = time(1)?;
-    let many = time(64)?;
-    Ok(((many - one) / 63.0).max(0.0).round() as u64)
 }
 
 /// GPU time of one empty synthetic kernel in a back-to-back stream, ns.
