@@ -11,7 +11,9 @@ Extra fikit variants at batch 1 (collector settings through the environment):
 synchronizations): the bare CUPTI collector the issue compares against;
 `fikit-callback` records the launch/copy/sync calls through CUPTI callbacks
 (the default before 2026-11-22, and how the shipped traces were made);
-`fikit-activity` is the default (API activity records) spelled out; `fikit-period` lets CUPTI's worker deliver
+`fikit-activity` is the default (API activity records) spelled out;
+`fikit-latency` records no API calls but the kernels' queued/submitted
+timestamps and CUPTI synchronization records; `fikit-period` lets CUPTI's worker deliver
 buffers (cuptiActivityFlushPeriod) instead of calling cuptiActivityFlushAll.
 
 Prints a Markdown table last; --json writes every run.
@@ -45,6 +47,11 @@ def run_once(tracer, batch, iters, warmup, fikit, tmp):
         elif tracer == "fikit-activity":
             env["FIKIT_API"] = "activity"
             env["FIKIT_SYNC_ACTIVITY"] = "0"
+        elif tracer == "fikit-latency":
+            # No API records: the kernels' queued/submitted timestamps, and
+            # the synchronizations as CUPTI synchronization records.
+            env["FIKIT_API"] = "latency"
+            env["FIKIT_SYNC_ACTIVITY"] = "1"
         elif tracer == "fikit-callback":
             env["FIKIT_API"] = "callback"
         out = tempfile.mkdtemp(dir=tmp)
