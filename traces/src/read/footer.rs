@@ -1,12 +1,16 @@
 //! A structural check of a Parquet footer before Polars decodes it.
 //!
-//! The footer is a Thrift compact-protocol struct. Polars' decoder trusts the
-//! element counts it declares: a corrupt count (a fuzzer found one) makes it
-//! allocate terabytes, and a failed allocation aborts the process, which no
-//! error handling can catch. This walk reads the footer's structure without
-//! knowing its schema (compact Thrift is self-describing) and rejects a list,
-//! set, map or string that declares more elements than bytes are left, and
-//! nesting deeper than any Parquet footer has.
+//! The footer is a Thrift compact-protocol struct. Polars' decoder
+//! (polars-parquet 0.55) reads the fields it knows by id whatever wire type
+//! the bytes declare, and sizes vectors from list lengths it does not check:
+//! a fuzzer found a footer whose schema field, declared a double, was read
+//! as a list of 27.7 GB, and a failed allocation aborts the process, which no
+//! error handling can catch. This walk reads the footer's structure (compact
+//! Thrift is self-describing) and rejects: a top-level list field (schema,
+//! row groups, key/value metadata, column orders) of another type; a list,
+//! set, map or string that declares more elements than bytes are left;
+//! nesting deeper than any Parquet footer has. Fields nested deeper are only
+//! checked for consistent lengths, not against Polars' idea of their types.
 
 /// Deepest struct/list nesting accepted (Parquet footers nest a few levels).
 const MAX_DEPTH: usize = 64;
@@ -25,9 +29,13 @@ pub(super) fn check(file: &[u8]) -> Result<(), String> {
         bytes: &file[n - 8 - len..n - 8],
         pos: 0,
     };
-    w.value(12, 0)
+    w.file_metadata()
         .map_err(|e| format!("corrupt footer at byte {}: {e}", w.pos))
 }
+
+/// `FileMetaData` fields Polars decodes as lists by their id, whatever type
+/// the bytes declare: schema, row groups, key/value metadata, column orders.
+const FILE_METADATA_LISTS: [i64; 4] = [2, 4, 5, 7];
 
 struct Walk<'a> {
     bytes: &'a [u8],
@@ -73,6 +81,32 @@ impl Walk<'_> {
                 "{declared} elements declared in {} bytes",
                 self.left()
             )),
+        }
+    }
+
+    /// Walks the top-level `FileMetaData` struct: its list fields must be
+    /// lists (Polars reads them as lists by field id), then any value.
+    fn file_metadata(&mut self) -> Result<(), String> {
+        let mut id = 0i64;
+        loop {
+            let h = self.byte()?;
+            if h == 0 {
+                return Ok(());
+            }
+            id = match h >> 4 {
+                0 => {
+                    let z = self.varint()?;
+                    (z >> 1) as i64 ^ -((z & 1) as i64)
+                }
+                delta => id + i64::from(delta),
+            };
+            let ty = h & 0x0f;
+            if FILE_METADATA_LISTS.contains(&id) && ty != 9 {
+                return Err(format!(
+                    "field {id} of the file metadata has Thrift type {ty}, not a list"
+                ));
+            }
+            self.value(ty, 1)?;
         }
     }
 
