@@ -11,6 +11,7 @@ full="$WORK/full" done="$WORK/done.json"
 mkdir -p "$full"
 mount -t tmpfs -o size=64k tmpfs "$full" 2>/dev/null ||
     skip full "cannot mount a tmpfs here (needs root); not tried"
+trap 'umount "$full" 2>/dev/null' EXIT
 dd if=/dev/zero of="$full/filler" bs=1k count=48 status=none 2>/dev/null
 fact "free before: $(df -k --output=avail "$full" | tail -1 | tr -d ' ') KiB"
 profile "$full" "$WORK/profile.log" --name full -- \
@@ -27,5 +28,4 @@ if [ -n "$t" ]; then
 else
     fact "no trace written"
 fi
-umount "$full"
 finish full

@@ -23,6 +23,7 @@ echo "not a folder" >"$WORK/a-file"
 try under-a-file "$WORK/a-file/traces"
 mkdir -p "$WORK/ro"
 if mount -t tmpfs -o ro,size=64k tmpfs "$WORK/ro" 2>/dev/null; then
+    trap 'umount "$WORK/ro" 2>/dev/null' EXIT
     try read-only-mount "$WORK/ro"
     umount "$WORK/ro"
 elif [ "$(id -u)" != 0 ]; then
