@@ -127,6 +127,26 @@ fn metadata(reader: &mut ParquetReader<Cursor<&[u8]>>) -> Result<Metadata, Probl
             .cloned()
             .map_err(|e| Problem::Truncated(e.to_string()))
     })?;
+    // Every column of a trace is flat: each chunk holds one value (or null)
+    // per row of its row group. Polars trusts these counts when it sizes its
+    // buffers; inconsistent ones (fuzzed files) made it ask for 2^61 bytes,
+    // and a failed allocation aborts the process.
+    for (i, rg) in md.row_groups.iter().enumerate() {
+        let rows = rg.num_rows();
+        if rows > i32::MAX as usize {
+            return Err(Problem::Truncated(format!(
+                "row group {i} claims {rows} rows"
+            )));
+        }
+        for c in rg.parquet_columns() {
+            if usize::try_from(c.num_values()).ok() != Some(rows) {
+                return Err(Problem::Truncated(format!(
+                    "row group {i} has {rows} rows, but a column chunk claims {} values",
+                    c.num_values()
+                )));
+            }
+        }
+    }
     let kv: HashMap<&str, &str> = md
         .key_value_metadata()
         .iter()

@@ -54,3 +54,27 @@ fn a_footer_list_field_of_another_type_is_a_corrupt_file_not_an_abort() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_column_chunk_whose_value_count_disagrees_with_its_row_group_is_corrupt() {
+    // Polars sized its buffers from such counts (a fuzzed file asked for 2^61 bytes).
+    let msg = parse_trace(&fixture("chunk-values-mismatch.bin"))
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("but a column chunk claims"), "{msg}");
+}
+
+/// Open (upstream Polars, polars-parquet 0.55): a page whose header counts
+/// disagree with its column chunk makes Polars' validity decoder reserve 2^61
+/// bytes (`decode_hybrid_rle_into_bitmap`); the failed allocation aborts the
+/// process. fikit checks the footer and the row-group counts, not each page
+/// header. Run with `--ignored` to see whether a newer Polars still aborts.
+#[test]
+#[ignore = "aborts the process until Polars checks page value counts (fuzz/README.md)"]
+fn a_page_whose_counts_polars_trusts_aborts() {
+    let path = format!(
+        "{}/tests/fixtures/fuzz-aborts/page-validity-2pow61.bin",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    assert!(parse_trace(&std::fs::read(path).unwrap()).is_err());
+}
