@@ -33,6 +33,12 @@ pub struct GpuModel {
     /// Whether a kernel still running when its context's slice ends is
     /// preempted (true) or runs to completion first (false).
     pub timeslice_preempts: bool,
+    /// When set, a context waiting for the device takes it over at the
+    /// running context's next kernel boundary (its running kernels finish,
+    /// nothing new of it starts), paying this switch cost, ns, instead of
+    /// waiting for the end of the quantum; the quantum still preempts a
+    /// kernel that runs past it. `None`: contexts take turns only by quantum.
+    pub timeslice_boundary_switch_ns: Option<i64>,
     /// Preemption granularity of the preemptive-priority policy.
     pub preempt_granularity: Granularity,
     /// Cost of an immediate preemption, ns.
@@ -51,6 +57,9 @@ impl Default for GpuModel {
     ///   context save/restore reported for Pascal+ GPUs; to be calibrated;
     /// - time slices preempt running kernels: compute preemption exists since
     ///   Pascal, and Hopper preempts at instruction level between contexts;
+    /// - no switching at kernel boundaries: contexts take turns by quantum
+    ///   only (the textbook time slicer; live replay on an H200 measured
+    ///   otherwise, see `timeslice_boundary_switch_ns` and simulator/README.md);
     /// - preemptive policy at kernel granularity: what stream priorities and a
     ///   launch-holding scheduler can do without kernel changes;
     /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
@@ -62,6 +71,7 @@ impl Default for GpuModel {
             timeslice_quantum_ns: 2_000_000,
             context_switch_ns: 25_000,
             timeslice_preempts: true,
+            timeslice_boundary_switch_ns: None,
             preempt_granularity: Granularity::Kernel,
             preempt_cost_ns: 40_000,
             block_waves: 4,
@@ -117,6 +127,10 @@ impl GpuModel {
         }
         for (name, v) in [
             ("context_switch_ns", self.context_switch_ns),
+            (
+                "timeslice_boundary_switch_ns",
+                self.timeslice_boundary_switch_ns.unwrap_or(0),
+            ),
             ("preempt_cost_ns", self.preempt_cost_ns),
         ] {
             if v < 0 {

@@ -120,6 +120,9 @@ pub struct TimeSlice {
     quantum: i64,
     switch_cost: i64,
     preempts: bool,
+    boundary_cost: Option<i64>,
+    /// A waiting job the owner drains its running kernels for.
+    drain_for: Option<usize>,
     owner: Option<usize>,
     slice_end: i64,
     switching: Option<(usize, i64)>,
@@ -132,6 +135,8 @@ impl TimeSlice {
             quantum: model.timeslice_quantum_ns,
             switch_cost: model.context_switch_ns,
             preempts: model.timeslice_preempts,
+            boundary_cost: model.timeslice_boundary_switch_ns,
+            drain_for: None,
             owner: None,
             slice_end: 0,
             switching: None,
@@ -147,14 +152,20 @@ impl TimeSlice {
 
     /// Begins a switch to `to`; true when it completed at once (no cost).
     fn switch(&mut self, to: usize, now: i64, cmds: &mut Commands) -> bool {
-        if self.switch_cost == 0 {
+        self.switch_paying(to, now, self.switch_cost, cmds)
+    }
+
+    /// [`TimeSlice::switch`] at a given cost.
+    fn switch_paying(&mut self, to: usize, now: i64, cost: i64, cmds: &mut Commands) -> bool {
+        self.drain_for = None;
+        if cost == 0 {
             self.owner = Some(to);
             self.slice_end = now + self.quantum;
             true
         } else {
             self.owner = None;
-            self.switching = Some((to, now + self.switch_cost));
-            cmds.wake(now + self.switch_cost);
+            self.switching = Some((to, now + cost));
+            cmds.wake(now + cost);
             false
         }
     }
@@ -190,9 +201,25 @@ impl Policy for TimeSlice {
         let waiting = Self::next_after(owner, state);
         if !state[owner].has_kernel_work() {
             // Yield to a job with work, if any; otherwise stay.
+            // Nothing of it runs: a kernel boundary.
+            let cost = self.boundary_cost.unwrap_or(self.switch_cost);
             if let Some(to) = waiting
-                && !self.switch(to, now, cmds)
+                && !self.switch_paying(to, now, cost, cmds)
             {
+                return;
+            }
+        } else if let (Some(cost), Some(to), true) =
+            (self.boundary_cost, waiting, now < self.slice_end)
+        {
+            // Another context waits: the owner starts nothing new, and the
+            // device changes hands at its next kernel boundary. (A new owner
+            // first starts what it has: it drains only for a later waiter.)
+            if !state[owner].running.is_empty() {
+                self.drain_for = Some(to);
+                cmds.wake(self.slice_end);
+                return;
+            }
+            if self.drain_for.take().is_some() && !self.switch_paying(to, now, cost, cmds) {
                 return;
             }
         } else if now >= self.slice_end {

@@ -276,3 +276,44 @@ fn waits_between_copies_alone_end_no_iteration() {
     let r = run_policy(&jobs, &[0], PolicyKind::Exclusive, &model(), false).unwrap();
     assert_eq!(r.jobs[0].iterations_ns, [600]);
 }
+
+#[test]
+fn timeslice_with_boundary_switching_hands_over_at_the_next_kernel_end() {
+    // L runs 100 ns kernels back to back [0,500); H arrives at 250 with one
+    // 50 ns kernel. Quantum 1000, so by quantum alone H waits for L to run out
+    // of work: L done at 500, switch 10, h1 [510,560): H's JCT 310.
+    let l = job(
+        "low",
+        9,
+        (0..5)
+            .map(|i| {
+                k(
+                    &format!("l{i}"),
+                    i + 1,
+                    100 * i64::from(i),
+                    100 * i64::from(i) + 100,
+                )
+            })
+            .collect(),
+    );
+    let h = job("high", 0, vec![k("h1", 1, 0, 50)]);
+    let jobs: Vec<Job> = [h, l].iter().map(Job::from_trace).collect();
+    let run = |m: &GpuModel| -> Vec<i64> {
+        let r = run_policy(&jobs, &[250, 0], PolicyKind::Timeslice, m, false).unwrap();
+        r.jobs.iter().map(|j| j.jct_ns()).collect()
+    };
+    let quantum = GpuModel {
+        timeslice_quantum_ns: 1000,
+        context_switch_ns: 10,
+        ..GpuModel::default()
+    };
+    assert_eq!(run(&quantum), [310, 500]);
+    // With boundary switching (cost 5): l2 [200,300) finishes, nothing new of L
+    // starts; switch until 305, h1 [305,355) (JCT 105); H has no work: switch
+    // back until 360; l3 [360,460), l4 [460,560).
+    let boundary = GpuModel {
+        timeslice_boundary_switch_ns: Some(5),
+        ..quantum
+    };
+    assert_eq!(run(&boundary), [105, 560]);
+}
