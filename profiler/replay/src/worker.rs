@@ -386,24 +386,22 @@ fn submit(plan: &Plan, control: &Control, sh: &Shared, op: usize) -> Result<(), 
     Ok(())
 }
 
-/// What the gates see now.
-fn views(plan: &Plan, control: &Control) -> Vec<JobView> {
-    plan.jobs
-        .iter()
-        .map(|j| {
-            let s = control.slot(j.index);
-            let done = s.done.load(Ordering::SeqCst);
-            let launched = s.launched.load(Ordering::SeqCst);
-            JobView {
-                index: j.index,
-                priority: j.priority,
-                active: s.state.load(Ordering::SeqCst) == state::ARRIVED,
-                in_flight: launched.saturating_sub(done),
-                done,
-                last_done: s.last_done.load(Ordering::SeqCst),
-            }
-        })
-        .collect()
+/// What the gates see now, into `out` (reused: the gate polls in a spin loop).
+fn views(plan: &Plan, control: &Control, out: &mut Vec<JobView>) {
+    out.clear();
+    out.extend(plan.jobs.iter().map(|j| {
+        let s = control.slot(j.index);
+        let done = s.done.load(Ordering::SeqCst);
+        let launched = s.launched.load(Ordering::SeqCst);
+        JobView {
+            index: j.index,
+            priority: j.priority,
+            active: s.state.load(Ordering::SeqCst) == state::ARRIVED,
+            in_flight: launched.saturating_sub(done),
+            done,
+            last_done: s.last_done.load(Ordering::SeqCst),
+        }
+    }));
 }
 
 fn submit_loop(
@@ -421,6 +419,7 @@ fn submit_loop(
         .expect("validated: the job is among `jobs`");
     // The top job's idle gap: (top index, its done count) when first seen idle, and when.
     let mut idle: Option<((usize, u64), i64)> = None;
+    let mut v = Vec::with_capacity(plan.jobs.len());
     while let Ok(op) = rx.recv() {
         if let OpKind::Kernel { predicted_ns, .. } = plan.ops[op].kind {
             let t0 = now_ns();
@@ -428,7 +427,7 @@ fn submit_loop(
                 if control.header().abort.load(Ordering::Relaxed) != 0 {
                     return Err(ReplayError::Timeout("run aborted".into()));
                 }
-                let v = views(plan, control);
+                views(plan, control, &mut v);
                 let go = match plan.policy {
                     LivePolicy::Preemptive => gate::preemptive(me, &v),
                     LivePolicy::Fikit => {
