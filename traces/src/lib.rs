@@ -16,6 +16,7 @@ pub mod fixture;
 pub mod gaps;
 pub mod model;
 pub mod read;
+pub mod repair;
 pub mod schema;
 pub mod summary;
 pub mod table;

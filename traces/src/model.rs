@@ -281,6 +281,19 @@ impl SyncKind {
         SyncKind::Other,
     ];
 
+    /// The kind of CUPTI synchronization type `t`
+    /// (`CUpti_ActivitySynchronizationType`: 1 event, 2 stream wait event,
+    /// 3 stream, 4 context; anything else is [`SyncKind::Other`]).
+    pub fn from_cupti(t: i64) -> SyncKind {
+        match t {
+            1 => SyncKind::EventSynchronize,
+            2 => SyncKind::StreamWaitEvent,
+            3 => SyncKind::StreamSynchronize,
+            4 => SyncKind::ContextSynchronize,
+            _ => SyncKind::Other,
+        }
+    }
+
     /// The name stored in the trace.
     pub fn as_str(self) -> &'static str {
         match self {

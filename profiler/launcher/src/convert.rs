@@ -77,13 +77,7 @@ fn copy_kind(k: u8) -> CopyKind {
 }
 
 fn sync_kind(t: u32) -> SyncKind {
-    match t {
-        1 => SyncKind::EventSynchronize,
-        2 => SyncKind::StreamWaitEvent,
-        3 => SyncKind::StreamSynchronize,
-        4 => SyncKind::ContextSynchronize,
-        _ => SyncKind::Other,
-    }
+    SyncKind::from_cupti(i64::from(t))
 }
 
 /// `13000` → `13.0`.
@@ -288,71 +282,22 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
     // names no stream (`None`: replay waits for the latest work of any
     // stream); the context is that of the thread's latest GPU operation.
     if syncs.is_empty() {
-        let mut ops: Vec<(u64, i64, u32)> = kernels
-            .iter()
-            .map(|k| (k.launch, k.placement.context))
-            .chain(memops.iter().map(|m| (m.launch, m.placement.context)))
-            .filter_map(|(l, c)| l.map(|l| (l.thread_id, l.start_ns, c)))
-            .collect();
-        ops.sort_unstable();
         let default_context = kernels.first().map_or(0, |k| k.placement.context);
         let mut chosen: Vec<usize> = by_corr.values().copied().collect();
         chosen.sort_unstable();
-        for i in chosen {
-            let c = &api_calls[i];
-            // The collector's own name → synchronization-type table.
-            let Some(kind) = fikit_collector::cupti::sync_type_of(&c.name).map(sync_kind) else {
-                continue;
-            };
-            let n = ops.partition_point(|&(t, s, _)| (t, s) <= (c.thread_id, c.start_ns));
-            let context = n
-                .checked_sub(1)
-                .map(|k| ops[k])
-                .filter(|&(t, _, _)| t == c.thread_id)
-                .map_or(default_context, |(_, _, ctx)| ctx);
-            syncs.push(Sync {
-                kind,
-                start_ns: c.start_ns,
-                end_ns: c.end_ns,
-                context,
-                stream: None,
-                thread_id: Some(c.thread_id),
-                correlation_id: c.correlation_id,
-            });
-        }
+        // The collector's own name → synchronization-type table.
+        syncs = fikit_trace::repair::syncs_from_calls(
+            &api_calls,
+            &chosen,
+            &kernels,
+            &memops,
+            default_context,
+            |name| fikit_collector::cupti::sync_type_of(name).map(sync_kind),
+        );
     }
 
-    // Kernels of one stream run one after another; CUPTI occasionally reports
-    // a start a little before the previous end (timer granularity, programmatic
-    // dependent launch). Clamp so the trace keeps the stream order.
-    let mut order: Vec<usize> = (0..kernels.len()).collect();
-    order.sort_by_key(|&i| {
-        let k = &kernels[i];
-        (k.placement, k.start_ns, k.end_ns, k.correlation_id)
-    });
-    let mut clamped = 0usize;
-    let mut max_shift = 0i64;
-    let mut removed_ns = 0i64;
-    for w in 1..order.len() {
-        let (a, b) = (order[w - 1], order[w]);
-        if kernels[a].placement == kernels[b].placement && kernels[b].start_ns < kernels[a].end_ns {
-            let prev_end = kernels[a].end_ns;
-            let kb = &mut kernels[b];
-            let before = kb.end_ns - kb.start_ns;
-            max_shift = max_shift.max(prev_end - kb.start_ns);
-            kb.start_ns = prev_end;
-            kb.end_ns = kb.end_ns.max(prev_end);
-            removed_ns += before - (kb.end_ns - kb.start_ns);
-            clamped += 1;
-        }
-    }
-    if clamped > 0 {
-        notes.push(format!(
-            "{clamped} kernels started before the previous kernel on their stream ended \
-             (by up to {max_shift} ns); their start was moved to that end, which took \
-             {removed_ns} ns off their durations in all"
-        ));
-    }
+    // Kernels of one stream run one after another: keep the trace in stream order.
+    notes.extend(fikit_trace::repair::clamp_stream_order(&mut kernels));
 
     let main_device = kernels_per_device
         .iter()

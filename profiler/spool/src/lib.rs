@@ -28,6 +28,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 
+pub mod api;
 mod record;
 pub use record::*;
 

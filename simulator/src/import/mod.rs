@@ -295,47 +295,15 @@ pub fn api_domain_of(name: &str) -> ApiDomain {
 /// The synchronization a synchronizing API call makes, or `None` for a call
 /// that does not synchronize (the table `fikit-profile`'s collector uses).
 pub fn sync_kind_of_api(name: &str) -> Option<SyncKind> {
-    let base = name.split('_').next().unwrap_or(name);
-    match base {
-        "cudaEventSynchronize" | "cuEventSynchronize" => Some(SyncKind::EventSynchronize),
-        "cudaStreamWaitEvent" | "cuStreamWaitEvent" => Some(SyncKind::StreamWaitEvent),
-        "cudaStreamSynchronize" | "cuStreamSynchronize" => Some(SyncKind::StreamSynchronize),
-        "cudaDeviceSynchronize" | "cudaThreadSynchronize" | "cuCtxSynchronize" => {
-            Some(SyncKind::ContextSynchronize)
-        }
-        _ => None,
-    }
+    fikit_spool::api::sync_type_of(name).map(|t| SyncKind::from_cupti(i64::from(t)))
 }
 
 /// CUPTI's synchronization type numbers (`CUpti_ActivitySynchronizationType`).
 pub fn sync_kind_of_cupti(t: i64) -> SyncKind {
-    match t {
-        1 => SyncKind::EventSynchronize,
-        2 => SyncKind::StreamWaitEvent,
-        3 => SyncKind::StreamSynchronize,
-        4 => SyncKind::ContextSynchronize,
-        _ => SyncKind::Other,
-    }
+    SyncKind::from_cupti(t)
 }
 
-/// True for the API calls `fikit-profile` records by default: those that
-/// launch GPU work, copy, set memory or synchronize.
-pub fn is_selected_api(name: &str) -> bool {
-    const PREFIXES: [&str; 10] = [
-        "cudaLaunch",
-        "cudaMemcpy",
-        "cudaMemset",
-        "cudaGraphLaunch",
-        "cudaStreamWaitEvent",
-        "cuLaunch",
-        "cuMemcpy",
-        "cuMemset",
-        "cuGraphLaunch",
-        "cuStreamWaitEvent",
-    ];
-    PREFIXES.iter().any(|p| name.starts_with(p))
-        || (name.contains("Synchronize") && !name.contains("Graph"))
-}
+pub use fikit_spool::api::is_selected_api;
 
 /// Resident blocks per SM by compute capability (CUDA C++ Programming Guide,
 /// "Technical Specifications per Compute Capability"); `None` when not in the table.
@@ -448,13 +416,6 @@ pub(crate) fn finish(
     // stream (replay waits for the latest work of any stream); the context is
     // that of the thread's latest GPU operation.
     if syncs.is_empty() {
-        let mut ops: Vec<(u64, i64, u32)> = kernels
-            .iter()
-            .map(|k| (k.launch, k.placement.context))
-            .chain(memops.iter().map(|m| (m.launch, m.placement.context)))
-            .filter_map(|(l, c)| l.map(|l| (l.thread_id, l.start_ns, c)))
-            .collect();
-        ops.sort_unstable();
         let default_context = kernels
             .first()
             .map(|k| k.placement.context)
@@ -462,27 +423,14 @@ pub(crate) fn finish(
             .unwrap_or(0);
         let mut chosen: Vec<usize> = by_corr.values().copied().collect();
         chosen.sort_unstable();
-        for i in chosen {
-            let c = &api_calls[i];
-            let Some(kind) = sync_kind_of_api(&c.name) else {
-                continue;
-            };
-            let n = ops.partition_point(|&(t, s, _)| (t, s) <= (c.thread_id, c.start_ns));
-            let context = n
-                .checked_sub(1)
-                .map(|k| ops[k])
-                .filter(|&(t, _, _)| t == c.thread_id)
-                .map_or(default_context, |(_, _, ctx)| ctx);
-            syncs.push(Sync {
-                kind,
-                start_ns: c.start_ns,
-                end_ns: c.end_ns,
-                context,
-                stream: None,
-                thread_id: Some(c.thread_id),
-                correlation_id: c.correlation_id,
-            });
-        }
+        syncs = fikit_trace::repair::syncs_from_calls(
+            &api_calls,
+            &chosen,
+            &kernels,
+            &memops,
+            default_context,
+            sync_kind_of_api,
+        );
     }
 
     // The API calls fikit-profile records by default, and any call that
@@ -587,39 +535,11 @@ pub(crate) fn finish(
     Imported { trace, notes }
 }
 
-/// Kernels of one stream run one after another; profilers occasionally report
-/// a start a little before the previous end (timer granularity, programmatic
-/// dependent launch). Moves such starts to the previous end, as `fikit-profile`
-/// does, and says so in a note.
+/// Kernels of one stream run one after another: moves starts reported
+/// before the previous end on the stream to that end, as `fikit-profile`
+/// does ([`fikit_trace::repair::clamp_stream_order`]), and says so in a note.
 pub(crate) fn clamp_stream_order(kernels: &mut [Kernel], notes: &mut Vec<String>) {
-    let mut order: Vec<usize> = (0..kernels.len()).collect();
-    order.sort_by_key(|&i| {
-        let k = &kernels[i];
-        (k.placement, k.start_ns, k.end_ns, k.correlation_id)
-    });
-    let mut clamped = 0usize;
-    let mut max_shift = 0i64;
-    let mut removed_ns = 0i64;
-    for w in 1..order.len() {
-        let (a, b) = (order[w - 1], order[w]);
-        if kernels[a].placement == kernels[b].placement && kernels[b].start_ns < kernels[a].end_ns {
-            let prev_end = kernels[a].end_ns;
-            let kb = &mut kernels[b];
-            let before = kb.end_ns - kb.start_ns;
-            max_shift = max_shift.max(prev_end - kb.start_ns);
-            kb.start_ns = prev_end;
-            kb.end_ns = kb.end_ns.max(prev_end);
-            removed_ns += before - (kb.end_ns - kb.start_ns);
-            clamped += 1;
-        }
-    }
-    if clamped > 0 {
-        notes.push(format!(
-            "{clamped} kernels started before the previous kernel on their stream ended \
-             (by up to {max_shift} ns); their start was moved to that end, which took \
-             {removed_ns} ns off their durations in all"
-        ));
-    }
+    notes.extend(fikit_trace::repair::clamp_stream_order(kernels));
 }
 
 #[cfg(test)]
