@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Profiler overhead on a GPU: resnet50 batch-1 inference (launch-bound) and
 batch-64 inference (GPU-bound), with no tracer, under fikit-profile and under
-torch.profiler (CUDA activity), alternating the tracers round by round and
+torch.profiler (CUDA activity), alternating the tracers round by round (each round starting one tracer
+later) and
 reporting the median ms/iteration over the rounds.
 
     python3 scripts/overhead.py --fikit-profile target/release/fikit-profile --rounds 5
@@ -12,6 +13,8 @@ synchronizations): the bare CUPTI collector the issue compares against;
 `fikit-callback` records the launch/copy/sync calls through CUPTI callbacks
 (the default before 2026-11-22, and how the shipped traces were made);
 `fikit-activity` is the default (API activity records) spelled out;
+`fikit-runtime` / `fikit-driver` record the same calls of only the runtime /
+only the driver API;
 `fikit-latency` records no API calls but the kernels' queued/submitted
 timestamps and CUPTI synchronization records; `fikit-period` lets CUPTI's worker deliver
 buffers (cuptiActivityFlushPeriod) instead of calling cuptiActivityFlushAll.
@@ -52,6 +55,10 @@ def run_once(tracer, batch, iters, warmup, fikit, tmp):
             # the synchronizations as CUPTI synchronization records.
             env["FIKIT_API"] = "latency"
             env["FIKIT_SYNC_ACTIVITY"] = "1"
+        elif tracer == "fikit-runtime":
+            env["FIKIT_API"] = "runtime"
+        elif tracer == "fikit-driver":
+            env["FIKIT_API"] = "driver"
         elif tracer == "fikit-callback":
             env["FIKIT_API"] = "callback"
         out = tempfile.mkdtemp(dir=tmp)
@@ -72,11 +79,13 @@ def main():
     ap.add_argument("--variants", default="fikit-bare,fikit-callback,fikit-period",
                     help="extra fikit variants at batch 1, comma-separated ('' for none)")
     ap.add_argument("--iters-bs1", type=int, default=500, help="timed iterations at batch 1")
+    ap.add_argument("--no-torch", action="store_true",
+                    help="leave torch.profiler out (experiments between fikit variants)")
     a = ap.parse_args()
     plans = [
         (1, a.iters_bs1, 100, ["none", "fikit-profile"] + [v for v in a.variants.split(",") if v]
-         + ["torch.profiler"]),
-        (64, 100, 20, ["none", "fikit-profile", "torch.profiler"]),
+         + ([] if a.no_torch else ["torch.profiler"])),
+        (64, 100, 20, ["none", "fikit-profile"] + ([] if a.no_torch else ["torch.profiler"])),
     ]
     wanted = {int(b) for b in a.batches.split(",")}
     plans = [p for p in plans if p[0] in wanted]
@@ -84,12 +93,17 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for batch, iters, warmup, tracers in plans:
             for r in range(a.rounds):
-                for t in tracers:
+                # Each round starts one tracer later (a Latin square over rounds), so
+                # a drift within rounds does not always favour the same tracer.
+                for t in tracers[r % len(tracers):] + tracers[:r % len(tracers)]:
                     ms, med = run_once(t, batch, iters, warmup, a.fikit_profile, tmp)
                     runs.append({"batch": batch, "tracer": t, "round": r, "ms_per_iter": ms,
                                  "ms_per_iter_median": med})
                     print(f"bs{batch} round {r} {t:15s} {ms:.3f} ms/iter (median iteration {med:.3f})",
                           flush=True)
+                    if a.json:  # every run so far, in case the run is cut off
+                        with open(a.json + ".partial", "w") as f:
+                            json.dump(runs, f)
     import torch
 
     result = {

@@ -23,7 +23,7 @@ pub const JOB_ENV: &str = "FIKIT_JOB";
 /// Environment variable: the priority, 0 (highest) to 9.
 pub const PRIORITY_ENV: &str = "FIKIT_PRIORITY";
 /// Environment variable: which API calls to record and how (see [`ApiSource`]):
-/// `selected` (default), `activity`, `all`, `none`, `latency`.
+/// `selected` (default), `activity`, `runtime`, `driver`, `all`, `none`, `latency`.
 pub const API_ENV: &str = "FIKIT_API";
 /// Environment variable: `1` turns CUPTI's synchronization activity on, `0`
 /// off. Default: on only for `all`; otherwise the synchronizations come from
@@ -42,6 +42,13 @@ pub enum ApiSource {
     /// among them. It measured cheaper than the callbacks in both
     /// measurements on an H200 (traces/README.md).
     ActivitySelected,
+    /// `runtime`: as `activity`, but only the runtime API's functions (an
+    /// overhead experiment: kernels launched through the driver API directly
+    /// get no launch call).
+    ActivityRuntime,
+    /// `driver`: as `activity`, but only the driver API's functions (the
+    /// runtime calls them underneath its own).
+    ActivityDriver,
     /// `all`: API activity records for every runtime and driver call.
     ActivityAll,
     /// `none`: no API calls.
@@ -58,13 +65,18 @@ impl ApiSource {
             Some("all") => ApiSource::ActivityAll,
             Some("none") => ApiSource::None,
             Some("latency") => ApiSource::Latency,
+            Some("runtime") => ApiSource::ActivityRuntime,
+            Some("driver") => ApiSource::ActivityDriver,
             _ => ApiSource::ActivitySelected,
         }
     }
 
     fn mode(self) -> ApiMode {
         match self {
-            ApiSource::Callback | ApiSource::ActivitySelected => ApiMode::Selected,
+            ApiSource::Callback
+            | ApiSource::ActivitySelected
+            | ApiSource::ActivityRuntime
+            | ApiSource::ActivityDriver => ApiMode::Selected,
             ApiSource::ActivityAll => ApiMode::All,
             ApiSource::None | ApiSource::Latency => ApiMode::None,
         }
@@ -364,11 +376,17 @@ pub fn start() -> Result<(), String> {
                 ));
             }
         }
-        ApiSource::ActivitySelected => {
+        ApiSource::ActivitySelected | ApiSource::ActivityRuntime | ApiSource::ActivityDriver => {
             let mut failures = 0;
             let mut last: Option<Failure> = None;
+            let wanted = |d: Domain| match source {
+                ApiSource::ActivityRuntime => d == Domain::Runtime,
+                ApiSource::ActivityDriver => d == Domain::Driver,
+                _ => true,
+            };
             for ((domain, cbid), name) in &c.api_names {
-                if cupti::is_selected_api(name)
+                if wanted(*domain)
+                    && cupti::is_selected_api(name)
                     && let Err(e) = cupti::enable_api(*domain == Domain::Runtime, *cbid)
                 {
                     failures += 1;
@@ -762,6 +780,8 @@ mod tests {
         assert_eq!(ApiSource::parse(Some("all")).mode(), ApiMode::All);
         assert_eq!(ApiSource::parse(Some("none")).mode(), ApiMode::None);
         assert_eq!(ApiSource::parse(Some("latency")), ApiSource::Latency);
+        assert_eq!(ApiSource::parse(Some("runtime")).mode(), ApiMode::Selected);
+        assert_eq!(ApiSource::parse(Some("driver")), ApiSource::ActivityDriver);
     }
 
     #[test]
