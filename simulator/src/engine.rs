@@ -107,6 +107,7 @@ pub struct JobRt {
     streams: Vec<VecDeque<usize>>,
     stream_last_done: Vec<i64>,
     outstanding: usize,
+    queued_kernels: usize,
 }
 
 impl JobRt {
@@ -118,6 +119,14 @@ impl JobRt {
     /// True when the job has kernels eligible or running.
     pub fn has_kernel_work(&self) -> bool {
         !self.eligible.is_empty() || !self.running.is_empty()
+    }
+
+    /// True when the job has issued kernels that are not done: eligible,
+    /// running, or queued on their stream (behind an earlier operation, or
+    /// within their recorded start offset). To the GPU's scheduler such a
+    /// context has work: its launches are in its queue.
+    pub fn has_queued_kernels(&self) -> bool {
+        self.queued_kernels > 0
     }
 
     /// True once the job finished.
@@ -301,6 +310,7 @@ impl<'a> Engine<'a> {
                     streams: vec![VecDeque::new(); nstreams],
                     stream_last_done: vec![i64::MIN; nstreams],
                     outstanding: 0,
+                    queued_kernels: 0,
                 }
             })
             .collect();
@@ -503,6 +513,9 @@ impl<'a> Engine<'a> {
         let st = &mut self.state[j];
         st.ops[op].issued_at = self.now;
         st.outstanding += 1;
+        if self.jobs[j].ops[op].is_kernel() {
+            st.queued_kernels += 1;
+        }
         st.streams[stream].push_back(op);
         if st.streams[stream].len() == 1 {
             self.schedule_eligible(j, op);
@@ -517,7 +530,8 @@ impl<'a> Engine<'a> {
             issued != OpRt::NOT_ISSUED,
             "only issued ops become eligible"
         );
-        let ready = issued.max(st.stream_last_done[o.stream as usize]) + o.start_offset_ns;
+        let ready = (issued + o.issue_offset_ns)
+            .max(st.stream_last_done[o.stream as usize].saturating_add(o.start_offset_ns));
         if ready <= self.now {
             self.make_eligible(j, op);
         } else {
@@ -618,6 +632,9 @@ impl<'a> Engine<'a> {
         st.ops[op].end = now;
         st.ops[op].remaining = 0.0;
         st.outstanding -= 1;
+        if is_kernel {
+            st.queued_kernels -= 1;
+        }
         st.stream_last_done[stream] = now;
         let front = st.streams[stream].pop_front();
         debug_assert_eq!(front, Some(op));

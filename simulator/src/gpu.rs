@@ -39,6 +39,17 @@ pub struct GpuModel {
     /// waiting for the end of the quantum; the quantum still preempts a
     /// kernel that runs past it. `None`: contexts take turns only by quantum.
     pub timeslice_boundary_switch_ns: Option<i64>,
+    /// When set, the jobs are separate processes (contexts) under every
+    /// policy but MPS: each time the device passes from one job's kernels to
+    /// another's, the new job's kernels start this long after it could have
+    /// started them (its kernel was ready and the other's had ended), ns. Time
+    /// slicing pays it when the running context has nothing queued and another
+    /// takes over (instead of `context_switch_ns`, which it still pays when a
+    /// quantum preempts); the preemptive policy pays it at each hand-over.
+    /// `None`: time slicing pays `context_switch_ns` there, and the
+    /// preemptive policy hands over for free (jobs in one context, e.g.
+    /// stream priorities).
+    pub context_handover_ns: Option<i64>,
     /// Preemption granularity of the preemptive-priority policy.
     pub preempt_granularity: Granularity,
     /// Cost of an immediate preemption, ns.
@@ -63,7 +74,9 @@ impl Default for GpuModel {
     /// - preemptive policy at kernel granularity: what stream priorities and a
     ///   launch-holding scheduler can do without kernel changes;
     /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
-    /// - 4 waves: a typical large kernel runs a few waves of blocks.
+    /// - 4 waves: a typical large kernel runs a few waves of blocks;
+    /// - no hand-over cost: measured only by live replay with timelines
+    ///   (simulator/README.md), so a calibrated model file carries it.
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
@@ -72,6 +85,7 @@ impl Default for GpuModel {
             context_switch_ns: 25_000,
             timeslice_preempts: true,
             timeslice_boundary_switch_ns: None,
+            context_handover_ns: None,
             preempt_granularity: Granularity::Kernel,
             preempt_cost_ns: 40_000,
             block_waves: 4,
@@ -131,6 +145,7 @@ impl GpuModel {
                 "timeslice_boundary_switch_ns",
                 self.timeslice_boundary_switch_ns.unwrap_or(0),
             ),
+            ("context_handover_ns", self.context_handover_ns.unwrap_or(0)),
             ("preempt_cost_ns", self.preempt_cost_ns),
         ] {
             if v < 0 {

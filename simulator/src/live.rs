@@ -504,10 +504,63 @@ pub struct ValidationRow {
     pub sim_vs_timeslice: f64,
 }
 
-/// Pairs the rows of a simulated and a live report of the same scenario.
-pub fn compare(scenario: &Scenario, sim: &Report, live: &Report) -> Vec<ValidationRow> {
+/// One job's measured JCT under one policy, as validation compares it: from
+/// a live report, or saved in an earlier validation's JSON (its `rows`).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct LiveJct {
+    /// Policy.
+    pub policy: PolicyKind,
+    /// Job.
+    pub job: String,
+    /// Priority.
+    pub priority: u8,
+    /// Live JCT, ns.
+    #[serde(rename = "live_jct_ns")]
+    pub jct_ns: i64,
+    /// Live JCT under timeslice / JCT under the policy.
+    #[serde(rename = "live_vs_timeslice")]
+    pub vs_timeslice: f64,
+}
+
+impl LiveJct {
+    /// The jobs of a live report.
+    pub fn from_report(live: &Report) -> Vec<LiveJct> {
+        live.jobs
+            .iter()
+            .map(|l| LiveJct {
+                policy: l.policy,
+                job: l.job.clone(),
+                priority: l.priority,
+                jct_ns: l.jct_ns,
+                vs_timeslice: l.vs_timeslice,
+            })
+            .collect()
+    }
+}
+
+/// A row of a saved validation JSON: the scenario it belongs to and the live result.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct SavedLive {
+    /// Scenario name.
+    pub scenario: String,
+    /// The live result.
+    #[serde(flatten)]
+    pub live: LiveJct,
+}
+
+/// A saved validation report (`validation.json`): its device and rows.
+#[derive(Debug, Clone, serde::Deserialize)]
+pub struct SavedValidation {
+    /// The device the live runs ran on.
+    pub device: String,
+    /// One row per job and policy.
+    pub rows: Vec<SavedLive>,
+}
+
+/// Pairs the rows of a simulated report and live results of the same scenario.
+pub fn compare(scenario: &Scenario, sim: &Report, live: &[LiveJct]) -> Vec<ValidationRow> {
     let mut out = Vec::new();
-    for l in &live.jobs {
+    for l in live {
         let Some(s) = sim
             .jobs
             .iter()
@@ -702,7 +755,7 @@ mod tests {
             row(PolicyKind::Fikit, "b", 100),
             row(PolicyKind::Mps, "a", 200),
         ]);
-        let rows = compare(&s, &sim, &live);
+        let rows = compare(&s, &sim, &LiveJct::from_report(&live));
         assert_eq!(rows.len(), 3);
         assert!((rows[0].error - 0.1).abs() < 1e-12);
         assert!((rows[1].error + 0.1).abs() < 1e-12);
@@ -715,5 +768,11 @@ mod tests {
         assert!((f.max_abs_error - 0.1).abs() < 1e-12);
         let m = sum.iter().find(|x| x.policy == PolicyKind::Mps).unwrap();
         assert!((m.max_abs_error - 0.5).abs() < 1e-12);
+
+        // The same live results, saved in a validation report and read back.
+        let saved = serde_json::json!({ "device": "GPU", "rows": rows });
+        let back: SavedValidation = serde_json::from_value(saved).unwrap();
+        let again: Vec<LiveJct> = back.rows.into_iter().map(|r| r.live).collect();
+        assert_eq!(compare(&s, &sim, &again), rows);
     }
 }

@@ -100,6 +100,13 @@ pub struct ValidateArgs {
         default_value = "exclusive,timeslice,mps,preemptive,fikit"
     )]
     policy: Vec<String>,
+    /// Take the live JCTs from these earlier validation reports (their
+    /// `validation.json`) instead of running on the GPU: re-simulates with
+    /// `--model` and compares with what was measured (no GPU needed). Every
+    /// scenario must have rows in them (matched by scenario name); rows of
+    /// several reports for one scenario are all compared.
+    #[arg(long, value_name = "VALIDATION_JSON", num_args = 1..)]
+    live_from: Vec<PathBuf>,
 }
 
 fn worker_options(device: i32, tag: &str) -> Result<(LiveOptions, tempfile::TempDir), Failure> {
@@ -487,7 +494,29 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
             kinds.push(k);
         }
     }
-    let device = gpu_name(a.device);
+    let mut saved: Vec<(PathBuf, live::SavedValidation)> = Vec::new();
+    for p in &a.live_from {
+        let text = std::fs::read_to_string(p)
+            .with_context(|| format!("reading {}", p.display()))
+            .map_err(bad_input)?;
+        let v: live::SavedValidation = serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a validation report (validation.json)", p.display()))
+            .map_err(bad_input)?;
+        saved.push((p.clone(), v));
+    }
+    let device = if saved.is_empty() {
+        gpu_name(a.device)
+    } else {
+        let mut devices: Vec<&str> = saved.iter().map(|(_, v)| v.device.as_str()).collect();
+        devices.sort_unstable();
+        devices.dedup();
+        let files: Vec<String> = saved.iter().map(|(p, _)| p.display().to_string()).collect();
+        format!(
+            "{} (live runs saved in {})",
+            devices.join(", "),
+            files.join(", ")
+        )
+    };
     let mut rows = Vec::new();
     for path in &a.scenarios {
         let scenario = Scenario::load_with(path, true).map_err(bad_input)?;
@@ -502,8 +531,26 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
         )
         .context("simulating")
         .map_err(other)?;
-        let live_report = live_runs(&scenario, &kinds, a.device)?;
-        rows.extend(live::compare(&scenario, &sim, &live_report));
+        let measured = if saved.is_empty() {
+            live::LiveJct::from_report(&live_runs(&scenario, &kinds, a.device)?)
+        } else {
+            let m: Vec<live::LiveJct> = saved
+                .iter()
+                .flat_map(|(_, v)| &v.rows)
+                .filter(|r| r.scenario == scenario.name && kinds.contains(&r.live.policy))
+                .map(|r| r.live.clone())
+                .collect();
+            if m.is_empty() {
+                return Err(bad_input(anyhow::anyhow!(
+                    "{}: the saved reports hold no live results of scenario \"{}\" under {}",
+                    path.display(),
+                    scenario.name,
+                    a.policy.join(",")
+                )));
+            }
+            m
+        };
+        rows.extend(live::compare(&scenario, &sim, &measured));
     }
     let summary = live::summarize(&rows);
     let md = render_validation(&rows, &summary, &device, &model);

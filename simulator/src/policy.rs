@@ -12,14 +12,14 @@
 //!   are filled with lower-priority kernels whose predicted duration fits the
 //!   predicted rest of the gap.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::{Commands, JobRt, OpId, Policy};
 use crate::gpu::{GpuModel, Granularity};
 use crate::job::Job;
 
 /// The policies by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PolicyKind {
     /// Every job alone.
@@ -121,6 +121,7 @@ pub struct TimeSlice {
     switch_cost: i64,
     preempts: bool,
     boundary_cost: Option<i64>,
+    handover_cost: Option<i64>,
     /// A waiting job the owner drains its running kernels for.
     drain_for: Option<usize>,
     owner: Option<usize>,
@@ -136,6 +137,7 @@ impl TimeSlice {
             switch_cost: model.context_switch_ns,
             preempts: model.timeslice_preempts,
             boundary_cost: model.timeslice_boundary_switch_ns,
+            handover_cost: model.context_handover_ns,
             drain_for: None,
             owner: None,
             slice_end: 0,
@@ -147,7 +149,7 @@ impl TimeSlice {
         let n = state.len();
         (1..n)
             .map(|d| (from + d) % n)
-            .find(|&j| state[j].has_kernel_work())
+            .find(|&j| state[j].has_queued_kernels())
     }
 
     /// Begins a switch to `to`; true when it completed at once (no cost).
@@ -187,7 +189,7 @@ impl Policy for TimeSlice {
             self.slice_end = now + self.quantum;
         }
         let owner = match self.owner {
-            None => match (0..state.len()).find(|&j| state[j].has_kernel_work()) {
+            None => match (0..state.len()).find(|&j| state[j].has_queued_kernels()) {
                 // The device is fresh: the first context pays no switch.
                 Some(j) => {
                     self.owner = Some(j);
@@ -199,10 +201,13 @@ impl Policy for TimeSlice {
             Some(o) => o,
         };
         let waiting = Self::next_after(owner, state);
-        if !state[owner].has_kernel_work() {
+        if !state[owner].has_queued_kernels() {
             // Yield to a job with work, if any; otherwise stay.
             // Nothing of it runs: a kernel boundary.
-            let cost = self.boundary_cost.unwrap_or(self.switch_cost);
+            let cost = self
+                .boundary_cost
+                .or(self.handover_cost)
+                .unwrap_or(self.switch_cost);
             if let Some(to) = waiting
                 && !self.switch_paying(to, now, cost, cmds)
             {
@@ -256,6 +261,11 @@ pub struct Preemptive {
     waves: i64,
     blocked_until: i64,
     planned: Vec<(OpId, i64)>,
+    handover: i64,
+    /// The job whose kernels ran last (the context on the device).
+    on_device: Option<usize>,
+    /// A hand-over in progress: to which job, done when.
+    handing_to: Option<(usize, i64)>,
 }
 
 impl Preemptive {
@@ -267,14 +277,19 @@ impl Preemptive {
             waves: model.block_waves,
             blocked_until: 0,
             planned: Vec::new(),
+            handover: model.context_handover_ns.unwrap_or(0),
+            on_device: None,
+            handing_to: None,
         }
     }
 }
 
-/// The job with eligible kernels of highest priority (ties: lowest index).
+/// The job with queued kernels (issued, not done) of highest priority (ties:
+/// lowest index): a job whose next kernel is still within its launch latency
+/// already has work, so lower-priority work does not slip in before it.
 fn top_waiting(state: &[JobRt]) -> Option<usize> {
     (0..state.len())
-        .filter(|&j| !state[j].eligible.is_empty())
+        .filter(|&j| state[j].has_queued_kernels())
         .min_by_key(|&j| (state[j].priority, j))
 }
 
@@ -312,9 +327,29 @@ impl Policy for Preemptive {
         match (runner, top) {
             (None, Some(t)) => {
                 // With pauses pending, the engine asks again once they are applied.
-                if cmds.pause.is_empty() {
-                    start_all_of(t, state, cmds);
+                if !cmds.pause.is_empty() || state[t].eligible.is_empty() {
+                    return;
                 }
+                if self.handover > 0 && self.on_device.is_some_and(|d| d != t) {
+                    // Another context was on the device: t's kernels start
+                    // once the hand-over, begun when the first of them could
+                    // start, is done.
+                    let until = match self.handing_to {
+                        Some((to, until)) if to == t => until,
+                        _ => {
+                            let until = now + self.handover;
+                            self.handing_to = Some((t, until));
+                            until
+                        }
+                    };
+                    if now < until {
+                        cmds.wake(until);
+                        return;
+                    }
+                }
+                self.handing_to = None;
+                self.on_device = Some(t);
+                start_all_of(t, state, cmds);
             }
             (None, None) => {}
             (Some(r), t) => {

@@ -65,7 +65,7 @@ pub fn launch_cost(gpu: &Gpu, n: usize) -> Result<i64, ReplayError> {
     let mut t = Vec::with_capacity(n);
     for _ in 0..n {
         let a = crate::now_ns();
-        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None)?;
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None, 0)?;
         t.push(crate::now_ns() - a);
         gpu.synchronize()?;
     }
@@ -123,7 +123,7 @@ pub fn busy(gpu: &Gpu, kernel_ns: u64, run_ns: u64) -> Result<u64, ReplayError> 
         // Keep a few kernels queued, no more, so the stream never runs dry
         // and the host stops soon after `run_ns`.
         for _ in 0..4 {
-            gpu.launch_spin(s, [gpu.sm_count, 1, 1], [32, 1, 1], 0, kernel_ns, None)?;
+            gpu.launch_spin(s, [gpu.sm_count, 1, 1], [32, 1, 1], 0, kernel_ns, None, 0)?;
             n += 1;
         }
         gpu.record(e, s)?;
@@ -150,7 +150,7 @@ pub fn sparse(
     while next < start + run_ns as i64 {
         crate::spin_until(next);
         let a = crate::now_ns();
-        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, kernel_ns, None)?;
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, kernel_ns, None, 0)?;
         gpu.record(e, s)?;
         gpu.wait(e)?;
         out.push(crate::now_ns() - a);

@@ -305,21 +305,25 @@ impl Gpu {
         shared: u32,
         per_block_ns: u64,
         done: Option<(u64, u64, u64)>,
+        stamp: u64,
     ) -> Result<(), ReplayError> {
         let mut a_ns = per_block_ns;
         let mut a_jump = PREEMPT_JUMP_NS;
         let (mut a_counter, mut a_done, mut a_pos) = done.unwrap_or((0, 0, 0));
-        let mut params: [*mut c_void; 5] = [
+        let mut a_stamp = stamp;
+        let mut params: [*mut c_void; 6] = [
             (&raw mut a_ns).cast(),
             (&raw mut a_jump).cast(),
             (&raw mut a_counter).cast(),
             (&raw mut a_done).cast(),
             (&raw mut a_pos).cast(),
+            (&raw mut a_stamp).cast(),
         ];
-        // SAFETY: the kernel's five parameters (u64, u64, pointer, pointer,
-        // u64) match `params`, which the driver copies before returning; the
-        // pointers are device addresses this process owns (or 0, which the
-        // kernel checks); shared memory is within the opt-in maximum set at open.
+        // SAFETY: the kernel's six parameters (u64, u64, pointer, pointer,
+        // u64, pointer) match `params`, which the driver copies before
+        // returning; the pointers are device addresses this process owns (or
+        // 0, which the kernel checks; `stamp` is 4 words of a buffer of this
+        // process); shared memory is within the opt-in maximum set at open.
         unsafe {
             result::launch_kernel(
                 self.spin,
@@ -394,6 +398,12 @@ impl Gpu {
         let n = bytes.min(dev.bytes).max(1);
         // SAFETY: `dev` holds at least `n` bytes.
         unsafe { result::memset_d8_async(dev.ptr, 0, n, s.0) }.map_err(driver("cuMemsetD8Async"))
+    }
+
+    /// Sets every byte of `dev` to `value` (synchronously).
+    pub fn fill(&self, dev: DeviceBuffer, value: u8) -> Result<(), ReplayError> {
+        // SAFETY: `dev` holds `dev.bytes` bytes of this process.
+        unsafe { result::memset_d8_sync(dev.ptr, value, dev.bytes) }.map_err(driver("cuMemsetD8"))
     }
 
     /// Copies device memory to a host vector (synchronously).

@@ -13,19 +13,39 @@
 // to `done[0]` and raises `done[1]` to `position + 1`, with system scope: the
 // words live in host memory shared with the other workers of the run, which
 // read them to know when this job's kernels are done.
+//
+// `stamp` (diagnostic timelines; 0 when off): four words per launch, set to
+// all ones before: [0] the earliest block start (atomicMin), [1] the bitwise
+// NOT of the latest block end (atomicMin of ~end), [2] the time block 0 was
+// switched out and [3] how many times.
 extern "C" __global__ void fikit_spin(unsigned long long per_block_ns,
                                       unsigned long long preempt_ns,
                                       unsigned int* counter,
                                       unsigned long long* done,
-                                      unsigned long long position) {
+                                      unsigned long long position,
+                                      unsigned long long* stamp) {
     if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) {
-        unsigned long long last, now, executed = 0;
+        unsigned long long last, now, executed = 0, switched = 0, jumps = 0;
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(last));
+        if (stamp != 0) atomicMin(&stamp[0], last);
+        now = last;
         while (executed < per_block_ns) {
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
             unsigned long long d = now - last;
-            if (d < preempt_ns) executed += d;
+            if (d < preempt_ns) {
+                executed += d;
+            } else {
+                switched += d;
+                jumps += 1;
+            }
             last = now;
+        }
+        if (stamp != 0) {
+            atomicMin(&stamp[1], ~now);
+            if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0) {
+                stamp[2] = switched;
+                stamp[3] = jumps;
+            }
         }
     }
     __syncthreads();

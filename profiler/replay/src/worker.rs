@@ -34,6 +34,9 @@ pub const MAX_COPY_BYTES: u64 = 512 << 20;
 pub const LATE_NS: i64 = 50_000;
 /// How long a worker waits for the run to start, ns.
 pub const START_TIMEOUT_NS: i64 = 300_000_000_000;
+/// Environment variable: a folder where each worker writes its job's
+/// timeline (a diagnostic for fitting the GPU model; see [`write_timeline`]).
+pub const TIMELINE_ENV: &str = "FIKIT_LIVE_TIMELINE";
 
 struct Shared {
     gpu: Gpu,
@@ -49,6 +52,11 @@ struct Shared {
     shapes: Vec<([u32; 3], [u32; 3], u32)>,
     submitted: Vec<AtomicBool>,
     gate_wait_ns: AtomicI64,
+    /// Timeline stamps (4 words per kernel), or 0 when off.
+    stamps: u64,
+    /// Monotonic time each op was issued by the host thread and handed to the GPU.
+    issued_ns: Vec<AtomicI64>,
+    submitted_ns: Vec<AtomicI64>,
 }
 
 // SAFETY: CUDA driver handles may be used from any thread on which their
@@ -190,6 +198,16 @@ fn run_inner(
         }
     }
 
+    let timeline = std::env::var_os(TIMELINE_ENV).map(std::path::PathBuf::from);
+    let (stamps, clock) = match &timeline {
+        Some(_) => {
+            let b = gpu.alloc(32 * kernels.max(1))?;
+            gpu.fill(b, 0xFF)?;
+            (Some(b), Some(clock_offset(&gpu, streams[0])?))
+        }
+        None => (None, None),
+    };
+
     let shared = Arc::new(Shared {
         gpu,
         streams,
@@ -206,6 +224,9 @@ fn run_inner(
             .map(|_| AtomicBool::new(false))
             .collect(),
         gate_wait_ns: AtomicI64::new(0),
+        stamps: stamps.map_or(0, |b| b.at(0)),
+        issued_ns: (0..plan.ops.len()).map(|_| AtomicI64::new(0)).collect(),
+        submitted_ns: (0..plan.ops.len()).map(|_| AtomicI64::new(0)).collect(),
     });
 
     // Ready; wait for the start.
@@ -263,6 +284,7 @@ fn run_inner(
                     late += 1;
                 }
                 t_ref = due;
+                shared.issued_ns[op].store(now_ns(), Ordering::Relaxed);
                 if matches!(plan.ops[op].kind, OpKind::Kernel { .. }) {
                     launched += 1;
                 }
@@ -333,6 +355,15 @@ fn run_inner(
     result?;
     shared.gpu.synchronize()?;
     let finished = now_ns().max(spin_until(t_ref + plan.tail_ns));
+    if let (Some(dir), Some(b), Some(clock)) = (&timeline, stamps, clock) {
+        let words = shared.gpu.read_u64(b, 4 * kernels)?;
+        write_timeline(dir, plan, &shared, &words, clock).map_err(|e| {
+            ReplayError::Timeout(format!(
+                "cannot write the timeline in {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
     Ok(WorkerResult {
         job: plan.job.clone(),
         arrived_ns: arrived,
@@ -355,6 +386,12 @@ fn submit(plan: &Plan, control: &Control, sh: &Shared, op: usize) -> Result<(), 
             let slot = control.slot(plan.index);
             slot.launched.fetch_add(1, Ordering::SeqCst);
             let counter = sh.counters.at(4 * sh.counter_index[op]);
+            let stamp = if sh.stamps == 0 {
+                0
+            } else {
+                sh.stamps + 32 * sh.counter_index[op] as u64
+            };
+            sh.submitted_ns[op].store(crate::now_ns(), Ordering::Relaxed);
             sh.gpu.launch_spin(
                 s,
                 grid,
@@ -362,6 +399,7 @@ fn submit(plan: &Plan, control: &Control, sh: &Shared, op: usize) -> Result<(), 
                 shared,
                 sh.per_block_ns[op],
                 (sh.done_ptr != 0).then_some((counter, sh.done_ptr, u64::from(position))),
+                stamp,
             )?;
         }
         OpKind::Copy { bytes, dir } => {
@@ -470,16 +508,115 @@ fn submit_loop(
 /// GPU time of one empty synthetic kernel in a back-to-back stream, ns.
 fn kernel_floor(gpu: &Gpu, s: Stream) -> Result<i64, ReplayError> {
     for _ in 0..20 {
-        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None)?;
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None, 0)?;
     }
     let (a, b) = (gpu.event(true)?, gpu.event(true)?);
     const N: i64 = 200;
     gpu.record(a, s)?;
     for _ in 0..N {
-        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None)?;
+        gpu.launch_spin(s, [1, 1, 1], [32, 1, 1], 0, 0, None, 0)?;
     }
     gpu.record(b, s)?;
     gpu.wait(b)?;
     let ms = gpu.elapsed_ms(a, b)?;
     Ok((f64::from(ms) * 1e6 / N as f64).round() as i64)
+}
+
+/// The GPU's global timer minus the monotonic clock, ns, and its uncertainty
+/// (half the shortest host round trip around a one-thread kernel that reads
+/// the timer), from 20 tries.
+fn clock_offset(gpu: &Gpu, s: Stream) -> Result<(i64, i64), ReplayError> {
+    let out = gpu.alloc(8 * 3)?;
+    let mut best = (0, i64::MAX);
+    for _ in 0..20 {
+        let t0 = now_ns();
+        gpu.launch_probe(s, 1, 0, u64::MAX / 2, out, 0)?;
+        gpu.synchronize()?;
+        let t1 = now_ns();
+        let gt = gpu.read_u64(out, 1)?[0] as i64;
+        let half = (t1 - t0) / 2;
+        if half < best.1 {
+            best = (gt - (t0 + half), half);
+        }
+    }
+    Ok(best)
+}
+
+/// Writes the job's timeline to `DIR/INDEX-JOB.csv`: one row per operation,
+/// in the GPU's global-timer nanoseconds: when the host thread issued it,
+/// when it was handed to the driver (later under a gated policy), and for
+/// kernels the first block's start, the last block's end, and the time block
+/// 0 spent switched out (`switched_ns`, over `jumps` timer jumps). Copies
+/// and memsets have no GPU stamps (empty fields). Host times carry the clock
+/// offset's uncertainty (in the header).
+fn write_timeline(
+    dir: &std::path::Path,
+    plan: &Plan,
+    sh: &Shared,
+    words: &[u64],
+    (offset, uncertainty): (i64, i64),
+) -> std::io::Result<()> {
+    use std::io::Write;
+    std::fs::create_dir_all(dir)?;
+    let name: String = plan
+        .job
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{}-{name}.csv", plan.index));
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(
+        w,
+        "# job={} index={} priority={} policy={:?} clock_offset_ns={offset} uncertainty_ns={uncertainty}",
+        plan.job, plan.index, plan.priority, plan.policy
+    )?;
+    writeln!(
+        w,
+        "op,kind,stream,duration_ns,issued_ns,submitted_ns,start_ns,end_ns,switched_ns,jumps"
+    )?;
+    let host = |t: i64| {
+        if t == 0 {
+            String::new()
+        } else {
+            (t + offset).to_string()
+        }
+    };
+    for (i, o) in plan.ops.iter().enumerate() {
+        let (kind, gpu) = match o.kind {
+            OpKind::Kernel { .. } => {
+                let k = sh.counter_index[i];
+                let v = &words[4 * k..4 * k + 4];
+                let ran = v[0] != u64::MAX;
+                (
+                    "kernel",
+                    if ran {
+                        format!("{},{},{},{}", v[0], !v[1], v[2], v[3])
+                    } else {
+                        ",,,".into()
+                    },
+                )
+            }
+            OpKind::Copy { .. } => ("copy", ",,,".into()),
+            OpKind::Memset { .. } => ("memset", ",,,".into()),
+        };
+        let submitted = match o.kind {
+            OpKind::Kernel { .. } => sh.submitted_ns[i].load(Ordering::Relaxed),
+            _ => 0,
+        };
+        writeln!(
+            w,
+            "{i},{kind},{},{},{},{},{gpu}",
+            o.stream,
+            o.duration_ns,
+            host(sh.issued_ns[i].load(Ordering::Relaxed)),
+            host(submitted),
+        )?;
+    }
+    w.flush()
 }
