@@ -515,9 +515,18 @@ fn recording_plan(
         }
         ApiSource::None | ApiSource::Latency => {}
     }
+    if env_var(TEST_FAIL_ENV).as_deref() == Some("1") {
+        // An activity kind no CUPTI knows, required, after the real ones.
+        kinds.push((u32::MAX >> 1, true));
+    }
     plan.kinds = kinds;
     plan
 }
+
+/// Environment variable, for checking the start-up undo on a GPU: `1` adds a
+/// required activity kind CUPTI rejects after the real ones were enabled, so
+/// start-up fails halfway and everything is disabled again.
+pub const TEST_FAIL_ENV: &str = "FIKIT_TEST_FAIL_START";
 
 impl Collector {
     fn note(&self, text: String) {
