@@ -22,6 +22,7 @@ pub fn metadata(job: &str, priority: u8) -> Metadata {
         },
         driver_version: "13.0".to_string(),
         cuda_version: "13.0".to_string(),
+        cuda_version_source: Some(VersionSource::Runtime),
         cupti_version: 26,
         clock_offset_ns: 1_700_000_000_000_000_000,
         dropped_records: 0,

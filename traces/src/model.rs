@@ -367,6 +367,34 @@ impl ApiRecording {
     }
 }
 
+/// Where `cuda_version` came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum VersionSource {
+    /// The profiled program's CUDA runtime (`cudaRuntimeGetVersion`).
+    Runtime,
+    /// The driver (`cuDriverGetVersion`), because the runtime's was unknown.
+    Driver,
+}
+
+impl VersionSource {
+    /// The name stored in the trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VersionSource::Runtime => "runtime",
+            VersionSource::Driver => "driver",
+        }
+    }
+
+    /// Parses a stored name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "runtime" => Some(VersionSource::Runtime),
+            "driver" => Some(VersionSource::Driver),
+            _ => None,
+        }
+    }
+}
+
 /// The device a job ran on, with the per-SM limits that decide how many of a
 /// kernel's blocks fit at once.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -406,6 +434,10 @@ pub struct Metadata {
     pub driver_version: String,
     /// CUDA version the profiled program's runtime reports, or the driver's when unknown.
     pub cuda_version: String,
+    /// Where `cuda_version` came from; `None` in traces written before the
+    /// key existed (they hold the driver's version) or when nothing was known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_version_source: Option<VersionSource>,
     /// CUPTI API version number (`cuptiGetVersion`).
     pub cupti_version: u32,
     /// Add to a trace time to get nanoseconds since the Unix epoch.

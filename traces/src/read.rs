@@ -12,7 +12,7 @@ use polars::prelude::*;
 use crate::error::{Problem, TraceError};
 use crate::model::{
     ApiCall, ApiDomain, ApiRecording, CopyKind, DeviceInfo, FORMAT_VERSION, HostCall, Kernel,
-    MemOp, Metadata, Placement, Sync, SyncKind, Trace,
+    MemOp, Metadata, Placement, Sync, SyncKind, Trace, VersionSource,
 };
 use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
 
@@ -201,6 +201,16 @@ fn metadata(reader: &mut ParquetReader<Cursor<&[u8]>>) -> Result<Metadata, Probl
         },
         driver_version: m.string("driver_version")?,
         cuda_version: m.string("cuda_version")?,
+        // Optional: traces written before it existed lack it.
+        cuda_version_source: match kv.get("cuda_version_source") {
+            None => None,
+            Some(raw) => Some(VersionSource::parse(raw).ok_or_else(|| {
+                Problem::key(
+                    "fikit.cuda_version_source",
+                    format!("expected runtime or driver, found {raw:?}"),
+                )
+            })?),
+        },
         cupti_version: m.number("cupti_version", "an unsigned 32-bit integer")?,
         clock_offset_ns: m.number("clock_offset_ns", "a signed 64-bit integer")?,
         dropped_records: m.number("dropped_records", "an unsigned 64-bit integer")?,

@@ -126,6 +126,8 @@ pub const METADATA_KEYS: &[&str] = &[
     "max_blocks_per_sm",
     "driver_version",
     "cuda_version",
+    // Optional (absent in traces written before it existed).
+    "cuda_version_source",
     "cupti_version",
     "clock_offset_ns",
     "dropped_records",

@@ -35,6 +35,12 @@ pub fn metadata_pairs(meta: &Metadata) -> Vec<(String, String)> {
         ("max_blocks_per_sm", d.max_blocks_per_sm.to_string()),
         ("driver_version", meta.driver_version.clone()),
         ("cuda_version", meta.cuda_version.clone()),
+        (
+            "cuda_version_source",
+            meta.cuda_version_source
+                .map(|s| s.as_str().to_string())
+                .unwrap_or_default(),
+        ),
         ("cupti_version", meta.cupti_version.to_string()),
         ("clock_offset_ns", meta.clock_offset_ns.to_string()),
         ("dropped_records", meta.dropped_records.to_string()),
@@ -43,6 +49,8 @@ pub fn metadata_pairs(meta: &Metadata) -> Vec<(String, String)> {
         ("producer", meta.producer.clone()),
     ]
     .into_iter()
+    // An optional key without a value is left out.
+    .filter(|(k, _)| !(*k == "cuda_version_source" && meta.cuda_version_source.is_none()))
     .map(|(k, v)| (format!("{KEY_PREFIX}{k}"), v))
     .collect()
 }

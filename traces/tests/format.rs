@@ -218,6 +218,42 @@ fn rejects_a_missing_or_mistyped_metadata_key() {
 }
 
 #[test]
+fn cuda_version_source_is_optional_but_checked() {
+    let dir = tmp();
+    // A trace written before the key existed: still read, source unknown.
+    let p = write_edited(dir.path(), &fixture::every_column("old"), |_, md| {
+        md.retain(|(k, _)| k != "fikit.cuda_version_source");
+    });
+    let t = read_trace(&p).unwrap();
+    assert_eq!(t.meta.cuda_version_source, None);
+    assert_eq!(t.meta.cuda_version, "13.0");
+    // Written without a source: the key is left out, and read back as None.
+    let mut trace = fixture::every_column("none");
+    trace.meta.cuda_version_source = None;
+    assert!(
+        !metadata_pairs(&trace.meta)
+            .iter()
+            .any(|(k, _)| k == "fikit.cuda_version_source")
+    );
+    let back = read_trace(&write(dir.path(), &trace)).unwrap();
+    assert_eq!(back.meta.cuda_version_source, None);
+    // Any other value is an error.
+    let p = write_edited(dir.path(), &fixture::every_column("bad"), |_, md| {
+        md.iter_mut()
+            .find(|(k, _)| k == "fikit.cuda_version_source")
+            .unwrap()
+            .1 = "toolkit".into();
+    });
+    assert!(
+        error_of(&p).ends_with(
+            "metadata key `fikit.cuda_version_source`: expected runtime or driver, found \"toolkit\""
+        ),
+        "{}",
+        error_of(&p)
+    );
+}
+
+#[test]
 fn rejects_a_missing_column() {
     let dir = tmp();
     let p = write_edited(dir.path(), &fixture::every_column("m"), |df, _| {

@@ -13,7 +13,9 @@ use cudarc::driver::sys as ds;
 use fikit_spool::{ApiMode, Domain, End, ProcessStart, Record, SpoolBuffer, SpoolWriter};
 
 use crate::activity::{self, Activity};
-use crate::cupti::{self, Failure};
+use crate::cupti;
+use crate::layout;
+use crate::switch::{Plan, Step, Switches, Undo, switch_on};
 use crate::{env_var, warn};
 
 /// Environment variable: the folder spools are written to (default: the current folder).
@@ -113,6 +115,8 @@ pub struct Collector {
     finished: AtomicBool,
     /// Set once device properties were written.
     devices_written: AtomicBool,
+    /// Set once the program's CUDA runtime version (or why it is unknown) was looked for.
+    version_written: AtomicBool,
     /// CUPTI synchronization type by callback id (runtime ids first, then
     /// driver ids at `MAX_CBID + cbid`); 0 for calls that do not synchronize.
     sync_types: Vec<u8>,
@@ -197,8 +201,58 @@ fn command_line() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Sets CUPTI up and starts the flushing thread. Called once, from `InitializeInjection`.
-pub fn start() -> Result<(), String> {
+/// The real CUPTI calls behind [`Switches`].
+struct Cupti {
+    flush_period_ms: u32,
+}
+
+impl Switches for Cupti {
+    fn on(&self, step: Step) -> Result<(), String> {
+        let r = match step {
+            Step::Subscribed(_) => Ok(()),
+            Step::Kind(k) => cupti::enable_raw(k),
+            Step::ApiRecords(runtime, cbid) => cupti::enable_api(runtime, cbid, true),
+            Step::Callback(runtime, cbid) => match SUBSCRIBER.get() {
+                // SAFETY: the handle from `subscribe_with`, still subscribed.
+                Some(h) => unsafe { cupti::enable_callback(h.0, runtime, cbid, true) },
+                None => Ok(()),
+            },
+            Step::FlushPeriod => cupti::flush_period(self.flush_period_ms),
+            Step::LatencyTimestamps => cupti::enable_latency_timestamps(true),
+        };
+        r.map_err(|e| e.to_string())
+    }
+
+    fn off(&self, step: Step) -> Result<(), String> {
+        let r = match step {
+            // SAFETY: the handle `subscribe` returned, not yet unsubscribed.
+            Step::Subscribed(h) => unsafe { cupti::unsubscribe(h as sys::CUpti_SubscriberHandle) },
+            Step::Kind(k) => cupti::disable(k),
+            Step::ApiRecords(runtime, cbid) => cupti::enable_api(runtime, cbid, false),
+            Step::Callback(runtime, cbid) => match SUBSCRIBER.get() {
+                // SAFETY: as in `on`; callbacks are switched off before the unsubscription.
+                Some(h) => unsafe { cupti::enable_callback(h.0, runtime, cbid, false) },
+                None => Ok(()),
+            },
+            Step::FlushPeriod => cupti::flush_period(0),
+            Step::LatencyTimestamps => cupti::enable_latency_timestamps(false),
+        };
+        r.map_err(|e| e.to_string())
+    }
+}
+
+/// The CUPTI subscriber handle, shared with [`Cupti::on`].
+struct Subscriber(sys::CUpti_SubscriberHandle);
+// SAFETY: an opaque handle CUPTI accepts from any thread.
+unsafe impl Send for Subscriber {}
+// SAFETY: as above; it is never dereferenced here.
+unsafe impl std::marker::Sync for Subscriber {}
+static SUBSCRIBER: OnceLock<Subscriber> = OnceLock::new();
+
+/// Sets CUPTI up and starts the flushing thread. Called once, from
+/// `InitializeInjection`, after libcupti was bound; `load_notes` are what
+/// choosing libcupti had to say.
+pub fn start(load_notes: Vec<String>) -> Result<(), String> {
     let pid = getpid();
     let source = ApiSource::parse(env_var(API_ENV).as_deref());
     let api_mode = source.mode();
@@ -217,40 +271,68 @@ pub fn start() -> Result<(), String> {
         .and_then(|p| p.parse::<u64>().ok())
         .filter(|&p| p > 0)
         .unwrap_or(100);
+    let flush_all = env_var(FLUSH_MODE_ENV).as_deref() != Some("period");
 
-    let mut notes = Vec::new();
+    let mut notes = load_notes;
     let cupti_version = cupti::version().map_err(|e| e.to_string())?;
-    let subscribed = if source == ApiSource::Callback {
-        cupti::subscribe_with(Some(api_callback))
-    } else {
-        cupti::subscribe()
-    };
-    let mut handle = None;
-    match subscribed {
-        Ok(h) => handle = Some(h),
-        Err(e) if cupti::is_multiple_subscribers(&e) => {
-            let msg = "another CUPTI client (e.g. torch.profiler, Nsight) is already \
-                       subscribed in this process; recording anyway, records may be missing"
-                .to_string();
-            warn(&msg);
-            notes.push(msg);
+    // A libcupti whose record layouts were never checked is not used at all.
+    let refused = match layout::check(
+        cupti_version,
+        env_var(layout::UNCHECKED_ENV).as_deref() == Some("1"),
+    ) {
+        layout::Verdict::Known => None,
+        layout::Verdict::Unchecked(n) => {
+            warn(&n);
+            notes.push(n);
+            None
         }
-        Err(e) => notes.push(format!("{e}; continuing")),
-    }
-    if let Err(e) = cupti::use_system_thread_ids() {
-        notes.push(format!("{e}; thread ids are CUPTI's default"));
+        layout::Verdict::Refuse(why) => Some(why),
+    };
+
+    let switches = Cupti {
+        flush_period_ms: u32::try_from(flush_ms / 2).unwrap_or(50).max(1),
+    };
+    // From the subscription on, every step is undone if start-up fails.
+    let mut undo = Undo::new(&switches);
+    let mut handle = None;
+    if refused.is_none() {
+        let subscribed = if source == ApiSource::Callback {
+            cupti::subscribe_with(Some(api_callback))
+        } else {
+            cupti::subscribe()
+        };
+        match subscribed {
+            Ok(h) => {
+                undo.push(Step::Subscribed(h as usize));
+                handle = Some(h);
+                let _ = SUBSCRIBER.set(Subscriber(h));
+            }
+            Err(e) if cupti::is_multiple_subscribers(&e) => {
+                let msg = "another CUPTI client (e.g. torch.profiler, Nsight) is already \
+                           subscribed in this process; recording anyway, records may be missing"
+                    .to_string();
+                warn(&msg);
+                notes.push(msg);
+            }
+            Err(e) => notes.push(format!("{e}; continuing")),
+        }
+        if let Err(e) = cupti::use_system_thread_ids() {
+            notes.push(format!("{e}; thread ids are CUPTI's default"));
+        }
     }
 
     // API names, resolved now so the buffer callbacks never call back into CUPTI.
     let mut api_names = HashMap::new();
     let mut sync_types = vec![0u8; 2 * cupti::MAX_CBID as usize];
-    for (runtime, domain) in [(true, Domain::Runtime), (false, Domain::Driver)] {
-        for cbid in 1..cupti::MAX_CBID {
-            if let Some(n) = cupti::callback_name(runtime, cbid) {
-                if let Some(t) = cupti::sync_type_of(&n) {
-                    sync_types[sync_index(domain, cbid)] = t as u8;
+    if refused.is_none() {
+        for (runtime, domain) in [(true, Domain::Runtime), (false, Domain::Driver)] {
+            for cbid in 1..cupti::MAX_CBID {
+                if let Some(n) = cupti::callback_name(runtime, cbid) {
+                    if let Some(t) = cupti::sync_type_of(&n) {
+                        sync_types[sync_index(domain, cbid)] = t as u8;
+                    }
+                    api_names.insert((domain, cbid), n);
                 }
-                api_names.insert((domain, cbid), n);
             }
         }
     }
@@ -302,9 +384,21 @@ pub fn start() -> Result<(), String> {
     for n in &notes {
         first.push(&Record::Note { text: n.clone() });
     }
+    if let Some(why) = &refused {
+        // Nothing was switched on: the spool says why and is finished now.
+        warn(why);
+        first.push(&Record::Note { text: why.clone() });
+        first.push(&Record::End(End {
+            dropped_records: 0,
+            incomplete_records: 0,
+        }));
+    }
     writer
         .write_buffer(&first)
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    if refused.is_some() {
+        return Ok(());
+    }
 
     let collector = Collector {
         pid,
@@ -315,121 +409,183 @@ pub fn start() -> Result<(), String> {
         incomplete: AtomicU64::new(0),
         finished: AtomicBool::new(false),
         devices_written: AtomicBool::new(false),
+        version_written: AtomicBool::new(false),
         sync_types,
         flush_period: Duration::from_millis(flush_ms),
-        flush_all: env_var(FLUSH_MODE_ENV).as_deref() != Some("period"),
+        flush_all,
     };
     if COLLECTOR.set(collector).is_err() {
         return Err("collector started twice".into());
     }
     let c = COLLECTOR.get().ok_or("collector missing")?;
 
-    cupti::register_buffer_callbacks(Some(buffer_requested), Some(buffer_completed))
-        .map_err(|e| e.to_string())?;
-    use sys::CUpti_ActivityKind as K;
-    let mut kinds = vec![
-        K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        K::CUPTI_ACTIVITY_KIND_MEMCPY,
-        K::CUPTI_ACTIVITY_KIND_MEMSET,
-    ];
-    if sync_activity {
-        kinds.push(K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
-    }
-    for kind in kinds {
-        if let Err(e) = cupti::enable(kind) {
-            c.note(format!("{e} for activity kind {}", kind as u32));
-        }
-    }
-    match source {
-        ApiSource::ActivityAll => {
-            for kind in [
-                K::CUPTI_ACTIVITY_KIND_RUNTIME,
-                K::CUPTI_ACTIVITY_KIND_DRIVER,
-            ] {
-                if let Err(e) = cupti::enable(kind) {
-                    c.note(format!("{e} for activity kind {}", kind as u32));
-                }
-            }
-        }
-        ApiSource::Callback => {
-            let mut failures = 0;
-            let mut last: Option<Failure> = None;
-            match handle {
-                Some(h) => {
-                    for ((domain, cbid), name) in &c.api_names {
-                        if !cupti::is_selected_api(name) {
-                            continue;
-                        }
-                        let runtime = *domain == Domain::Runtime;
-                        // SAFETY: `h` is the live handle from `subscribe_with`.
-                        if let Err(e) = unsafe { cupti::enable_callback(h, runtime, *cbid) } {
-                            failures += 1;
-                            last = Some(e);
-                        }
-                    }
-                }
-                None => c.note("no CUPTI subscription: launch calls are not recorded".into()),
-            }
-            if let Some(e) = last {
-                c.note(format!(
-                    "{failures} API callbacks could not be enabled: {e}"
-                ));
-            }
-        }
-        ApiSource::ActivitySelected | ApiSource::ActivityRuntime | ApiSource::ActivityDriver => {
-            let mut failures = 0;
-            let mut last: Option<Failure> = None;
-            let wanted = |d: Domain| match source {
-                ApiSource::ActivityRuntime => d == Domain::Runtime,
-                ApiSource::ActivityDriver => d == Domain::Driver,
-                _ => true,
-            };
-            for ((domain, cbid), name) in &c.api_names {
-                if wanted(*domain)
-                    && cupti::is_selected_api(name)
-                    && let Err(e) = cupti::enable_api(*domain == Domain::Runtime, *cbid)
-                {
-                    failures += 1;
-                    last = Some(e);
-                }
-            }
-            if let Some(e) = last {
-                c.note(format!(
-                    "{failures} API callbacks could not be enabled: {e}"
-                ));
-            }
-        }
-        ApiSource::None | ApiSource::Latency => {}
-    }
-    if !c.flush_all
-        && let Err(e) = cupti::flush_period(u32::try_from(flush_ms / 2).unwrap_or(50).max(1))
+    // Everything that can fail without touching CUPTI's recording comes
+    // before any activity is enabled.
+    if let Err(e) = cupti::register_buffer_callbacks(Some(buffer_requested), Some(buffer_completed))
     {
-        c.note(e.to_string());
+        c.abandon(&undo_now(undo, e.to_string()));
+        return Ok(());
     }
-    if source == ApiSource::Latency
-        && let Err(e) = cupti::enable_latency_timestamps()
-    {
-        c.note(e.to_string());
-    }
-
     // SAFETY: `on_fork_child` only stores to an atomic.
     unsafe { libc::pthread_atfork(None, None, Some(on_fork_child)) };
     // SAFETY: `at_exit` is an `extern "C" fn()` that never unwinds.
     if unsafe { libc::atexit(at_exit) } != 0 {
         c.note("atexit registration failed: the last 100 ms may be lost".into());
     }
-    std::thread::Builder::new()
+    if let Err(e) = std::thread::Builder::new()
         .name("fikit-flush".into())
         .spawn(flush_loop)
-        .map_err(|e| format!("cannot start the flushing thread: {e}"))?;
+    {
+        c.abandon(&undo_now(
+            undo,
+            format!("cannot start the flushing thread: {e}"),
+        ));
+        return Ok(());
+    }
+
+    let plan = recording_plan(
+        source,
+        sync_activity,
+        handle.is_some(),
+        flush_all,
+        &c.api_names,
+    );
+    if source == ApiSource::Callback && handle.is_none() {
+        c.note("no CUPTI subscription: launch calls are not recorded".into());
+    }
+    match switch_on(undo, &plan) {
+        Ok((_, notes)) => {
+            for n in notes {
+                c.note(n);
+            }
+        }
+        Err(why) => c.abandon(&why),
+    }
     Ok(())
 }
+
+/// Undoes what `undo` holds and says so.
+fn undo_now(undo: Undo<'_, Cupti>, why: String) -> String {
+    let failures = undo.undo();
+    crate::switch::undone(why, &failures)
+}
+
+/// What to switch on for `source`: the activity kinds (kernels are required),
+/// the API records or callbacks of the selected functions.
+fn recording_plan(
+    source: ApiSource,
+    sync_activity: bool,
+    subscribed: bool,
+    flush_all: bool,
+    api_names: &HashMap<(Domain, u32), String>,
+) -> Plan {
+    use sys::CUpti_ActivityKind as K;
+    let mut kinds = vec![
+        (K::CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL as u32, true),
+        (K::CUPTI_ACTIVITY_KIND_MEMCPY as u32, false),
+        (K::CUPTI_ACTIVITY_KIND_MEMSET as u32, false),
+    ];
+    if sync_activity {
+        kinds.push((K::CUPTI_ACTIVITY_KIND_SYNCHRONIZATION as u32, false));
+    }
+    let mut plan = Plan {
+        flush_period: !flush_all,
+        latency_timestamps: source == ApiSource::Latency,
+        ..Plan::default()
+    };
+    let mut selected: Vec<(bool, u32)> = api_names
+        .iter()
+        .filter(|(_, name)| cupti::is_selected_api(name))
+        .map(|((domain, cbid), _)| (*domain == Domain::Runtime, *cbid))
+        .collect();
+    selected.sort();
+    match source {
+        ApiSource::ActivityAll => {
+            kinds.push((K::CUPTI_ACTIVITY_KIND_RUNTIME as u32, false));
+            kinds.push((K::CUPTI_ACTIVITY_KIND_DRIVER as u32, false));
+        }
+        ApiSource::Callback if subscribed => plan.callbacks = selected,
+        ApiSource::Callback => {}
+        ApiSource::ActivitySelected => plan.api_records = selected,
+        ApiSource::ActivityRuntime => {
+            plan.api_records = selected.into_iter().filter(|(rt, _)| *rt).collect();
+        }
+        ApiSource::ActivityDriver => {
+            plan.api_records = selected.into_iter().filter(|(rt, _)| !rt).collect();
+        }
+        ApiSource::None | ApiSource::Latency => {}
+    }
+    if env_var(TEST_FAIL_ENV).as_deref() == Some("1") {
+        // An activity kind no CUPTI knows, required, after the real ones.
+        kinds.push((u32::MAX >> 1, true));
+    }
+    plan.kinds = kinds;
+    plan
+}
+
+/// Environment variable, for checking the start-up undo on a GPU: `1` adds a
+/// required activity kind CUPTI rejects after the real ones were enabled, so
+/// start-up fails halfway and everything is disabled again.
+pub const TEST_FAIL_ENV: &str = "FIKIT_TEST_FAIL_START";
 
 impl Collector {
     fn note(&self, text: String) {
         warn(&text);
         if let Ok(mut p) = self.pending.lock() {
             p.buf.push(&Record::Note { text });
+        }
+    }
+
+    /// Start-up failed after the spool was opened (and whatever was enabled
+    /// has been disabled again): writes why and the end record; nothing more
+    /// is recorded.
+    /// Called inside `InitializeInjection`, so it makes no CUDA or CUPTI call.
+    fn abandon(&self, why: &str) {
+        let text = format!("recording stopped at start-up: {why}");
+        warn(&text);
+        let Ok(mut file) = self.file.lock() else {
+            return;
+        };
+        let mut out = match self.pending.lock() {
+            Ok(mut p) => p.buf.take(),
+            Err(_) => SpoolBuffer::new(),
+        };
+        out.push(&Record::Note { text });
+        out.push(&Record::End(End {
+            dropped_records: 0,
+            incomplete_records: 0,
+        }));
+        if let Some(w) = file.as_mut()
+            && let Err(e) = w.write_buffer(&out)
+        {
+            warn(&format!("cannot write the spool: {e}"));
+        }
+        self.finished.store(true, Ordering::Release);
+        *file = None;
+    }
+
+    /// Looks for the program's CUDA runtime version once, from the flushing
+    /// thread's first flush or at exit (never inside `InitializeInjection`).
+    fn write_cuda_version(&self) {
+        if self
+            .version_written
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let rec = match crate::runtime::runtime_version(&maps) {
+            Ok(v) => Record::CudaRuntime { version: v },
+            Err(why) => Record::Note {
+                text: format!(
+                    "the program's CUDA runtime version is unknown ({why}); \
+                     fikit.cuda_version is the driver's"
+                ),
+            },
+        };
+        if let Ok(mut p) = self.pending.lock() {
+            p.buf.push(&rec);
         }
     }
 
@@ -465,6 +621,7 @@ impl Collector {
             return;
         }
         self.write_devices();
+        self.write_cuda_version();
         if (forced || self.flush_all)
             && let Err(e) = cupti::flush_all(forced)
             && forced
@@ -524,10 +681,7 @@ impl Collector {
         loop {
             // SAFETY: `buffer` holds `valid` bytes of records from CUPTI; `rec`
             // is the iteration cursor CUPTI expects.
-            let r = unsafe {
-                cudarc::cupti::result::activity::get_next_record(buffer, valid, &mut rec)
-            };
-            if r.is_err() || rec.is_null() {
+            if !unsafe { cupti::next_record(buffer, valid, &mut rec) } {
                 break;
             }
             // SAFETY: CUPTI returned a pointer to a whole record in the live buffer.
@@ -549,6 +703,8 @@ impl Collector {
                     p.buf.push(&Record::Kernel(kernel));
                 }
                 Activity::MemOp(m) => p.buf.push(&Record::MemOp(m)),
+                // The collector's own calls (the flushing thread's) are not the program's.
+                Activity::Api(a) if a.thread_id == FLUSH_TID.load(Ordering::Relaxed) => {}
                 Activity::Api(a) => self.push_api(p, a),
                 Activity::Sync(s) => p.buf.push(&Record::Sync(s)),
                 Activity::Incomplete => {
@@ -664,7 +820,11 @@ unsafe extern "C" fn api_callback(
     });
 }
 
+/// The flushing thread's OS thread id (its driver and runtime calls are not recorded).
+static FLUSH_TID: AtomicU64 = AtomicU64::new(u64::MAX);
+
 fn flush_loop() {
+    FLUSH_TID.store(thread_id(), Ordering::Relaxed);
     let Some(c) = COLLECTOR.get() else { return };
     loop {
         std::thread::sleep(if c.flush_all {

@@ -1,11 +1,221 @@
-//! The CUPTI and driver calls the collector makes, over `cudarc`'s `sys` and
-//! `result` layers, with errors as plain messages (cudarc's `Debug` for
-//! `CuptiError` can panic, so it is never used here).
+//! The CUPTI and driver calls the collector makes, with errors as plain messages.
+//!
+//! Every CUPTI function is called through a pointer looked up (`dlsym`) in the
+//! one libcupti handle the collector chose ([`bind`]), never through cudarc's
+//! own loader: cudarc's `culib()` opens `libcupti.so`, `libcupti.so.13`, …
+//! by name through the dynamic loader's search, which can map a *second*
+//! libcupti beside the one the program already has (two CUPTI instances in one
+//! process do not work). The driver functions are looked up the same way in
+//! the libcuda already loaded (`libcuda.so.1`, `RTLD_NOLOAD`). cudarc's `sys`
+//! module is used only for types and constants. Results are taken as raw
+//! integers, so a code unknown to the bindings is never an invalid Rust enum.
 
-use std::ffi::CStr;
+use std::ffi::{CStr, c_char, c_void};
+use std::sync::OnceLock;
 
-use cudarc::cupti::{result as cr, sys};
+use cudarc::cupti::sys;
 use cudarc::driver::sys as ds;
+
+/// The last `dlerror()` message, or `fallback`.
+pub(crate) fn dl_error(fallback: &str) -> String {
+    // SAFETY: dlerror returns null or a valid NUL-terminated string.
+    let e = unsafe { libc::dlerror() };
+    if e.is_null() {
+        fallback.to_string()
+    } else {
+        // SAFETY: non-null dlerror result is a NUL-terminated string.
+        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
+    }
+}
+
+/// Looks `name` (NUL-terminated) up in `handle`.
+///
+/// # Safety
+/// `handle` must be a live handle from `dlopen`.
+unsafe fn sym(handle: *mut c_void, name: &'static str) -> Option<*mut c_void> {
+    // SAFETY: `name` is NUL-terminated (the macro below appends the NUL); the caller passes a live handle.
+    let p = unsafe { libc::dlsym(handle, name.as_ptr().cast()) };
+    (!p.is_null()).then_some(p)
+}
+
+macro_rules! fn_table {
+    ($(#[$meta:meta])* $table:ident { $($name:ident($($arg:ty),*);)* }) => {
+        $(#[$meta])*
+        #[allow(non_snake_case)]
+        struct $table {
+            $($name: Option<unsafe extern "C" fn($($arg),*) -> u32>,)*
+        }
+
+        impl $table {
+            /// Looks every function up in `handle` (missing ones stay `None`).
+            ///
+            /// # Safety
+            /// `handle` must be a live `dlopen` handle of the library whose C
+            /// functions have exactly these signatures.
+            unsafe fn load(handle: *mut c_void) -> Self {
+                Self {
+                    $($name: {
+                        // SAFETY: the caller passes a live handle.
+                        let p = unsafe { sym(handle, concat!(stringify!($name), "\0")) };
+                        // SAFETY: the symbol is this C function, whose signature
+                        // (from the CUPTI / driver headers, as cudarc's bindings
+                        // declare it) is the one in the table; enum arguments
+                        // and results are 32-bit C enums, passed as u32.
+                        p.map(|p| unsafe {
+                            std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> u32>(p)
+                        })
+                    },)*
+                }
+            }
+        }
+    };
+}
+
+fn_table! {
+    /// The CUPTI functions the collector calls.
+    Cupti {
+        cuptiGetVersion(*mut u32);
+        cuptiGetResultString(u32, *mut *const c_char);
+        cuptiGetTimestamp(*mut u64);
+        cuptiSubscribe(*mut sys::CUpti_SubscriberHandle, sys::CUpti_CallbackFunc, *mut c_void);
+        cuptiUnsubscribe(sys::CUpti_SubscriberHandle);
+        cuptiEnableCallback(u32, sys::CUpti_SubscriberHandle, u32, u32);
+        cuptiGetStreamId(ds::CUcontext, ds::CUstream, *mut u32);
+        cuptiSetThreadIdType(u32);
+        cuptiActivityRegisterCallbacks(
+            sys::CUpti_BuffersCallbackRequestFunc,
+            sys::CUpti_BuffersCallbackCompleteFunc
+        );
+        cuptiActivityEnable(u32);
+        cuptiActivityDisable(u32);
+        cuptiActivityEnableRuntimeApi(u32, u8);
+        cuptiActivityEnableDriverApi(u32, u8);
+        cuptiActivityFlushPeriod(u32);
+        cuptiActivityEnableLatencyTimestamps(u8);
+        cuptiActivityFlushAll(u32);
+        cuptiActivityGetNumDroppedRecords(ds::CUcontext, u32, *mut usize);
+        cuptiGetCallbackName(u32, u32, *mut *const c_char);
+        cuptiActivityGetNextRecord(*mut u8, usize, *mut *mut sys::CUpti_Activity);
+    }
+}
+
+fn_table! {
+    /// The driver functions the collector calls.
+    Driver {
+        cuDeviceGet(*mut ds::CUdevice, i32);
+        cuDeviceGetAttribute(*mut i32, u32, ds::CUdevice);
+        cuDeviceGetName(*mut c_char, i32, ds::CUdevice);
+        cuDriverGetVersion(*mut i32);
+        cuDeviceGetCount(*mut i32);
+    }
+}
+
+static CUPTI: OnceLock<Cupti> = OnceLock::new();
+static DRIVER: OnceLock<Driver> = OnceLock::new();
+
+/// The CUPTI functions without which nothing can be recorded.
+const REQUIRED: [&str; 7] = [
+    "cuptiGetVersion",
+    "cuptiGetTimestamp",
+    "cuptiActivityRegisterCallbacks",
+    "cuptiActivityEnable",
+    "cuptiActivityDisable",
+    "cuptiActivityFlushAll",
+    "cuptiActivityGetNextRecord",
+];
+
+/// Takes every CUPTI function from `handle` (the chosen libcupti) and every
+/// driver function from the libcuda already loaded. Fails when a function
+/// the collector cannot do without is missing.
+///
+/// # Safety
+/// `handle` must be a live `dlopen` handle of a libcupti, kept open for the
+/// life of the process.
+pub unsafe fn bind(handle: *mut c_void) -> Result<(), String> {
+    // SAFETY: guaranteed by the caller.
+    let t = unsafe { Cupti::load(handle) };
+    let present = [
+        t.cuptiGetVersion.is_some(),
+        t.cuptiGetTimestamp.is_some(),
+        t.cuptiActivityRegisterCallbacks.is_some(),
+        t.cuptiActivityEnable.is_some(),
+        t.cuptiActivityDisable.is_some(),
+        t.cuptiActivityFlushAll.is_some(),
+        t.cuptiActivityGetNextRecord.is_some(),
+    ];
+    let missing: Vec<&str> = REQUIRED
+        .iter()
+        .zip(present)
+        .filter(|(_, p)| !p)
+        .map(|(n, _)| *n)
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!("this libcupti lacks {}", missing.join(", ")));
+    }
+    let _ = CUPTI.set(t);
+    // The driver called InitializeInjection, so it is loaded: never load another.
+    let name = c"libcuda.so.1";
+    // SAFETY: RTLD_NOLOAD only returns a handle of a library already loaded.
+    let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD) };
+    if !h.is_null() {
+        // SAFETY: a live handle of libcuda, never closed.
+        let _ = DRIVER.set(unsafe { Driver::load(h) });
+    }
+    Ok(())
+}
+
+/// True once [`bind`] succeeded.
+pub fn is_bound() -> bool {
+    CUPTI.get().is_some()
+}
+
+/// The code used for a function this libcupti or libcuda lacks.
+pub const MISSING: u32 = u32::MAX;
+
+/// Calls a CUPTI function of the table; a [`Failure`] when it is missing or fails.
+macro_rules! cupti {
+    ($name:ident($($arg:expr),*)) => {
+        match CUPTI.get().and_then(|t| t.$name) {
+            // SAFETY: a function of the bound libcupti, called with the
+            // arguments its C signature takes; each call site's comment says
+            // why its pointers are valid.
+            Some(f) => check(stringify!($name), unsafe { f($($arg),*) }),
+            None => Err(missing(stringify!($name))),
+        }
+    };
+}
+
+/// Calls a driver function of the table; a [`Failure`] when it is missing or fails.
+macro_rules! driver {
+    ($name:ident($($arg:expr),*)) => {
+        match DRIVER.get().and_then(|t| t.$name) {
+            // SAFETY: a function of the loaded libcuda, called with the
+            // arguments its C signature takes (valid out pointers at each site).
+            Some(f) => dcheck(stringify!($name), unsafe { f($($arg),*) }),
+            None => Err(missing(stringify!($name))),
+        }
+    };
+}
+
+fn missing(call: &'static str) -> Failure {
+    Failure {
+        call,
+        code: MISSING,
+        message: "not found in the loaded library".to_string(),
+    }
+}
+
+fn dcheck(call: &'static str, r: u32) -> Result<(), Failure> {
+    if r == ds::CUresult::CUDA_SUCCESS as u32 {
+        Ok(())
+    } else {
+        Err(Failure {
+            call,
+            code: r,
+            message: "CUDA driver error".to_string(),
+        })
+    }
+}
 
 /// A failed CUPTI or driver call, ready to print.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,13 +243,16 @@ pub fn is_multiple_subscribers(f: &Failure) -> bool {
     f.code == sys::CUptiResult::CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED as u32
 }
 
-fn check(call: &'static str, r: sys::CUptiResult) -> Result<(), Failure> {
-    if r == sys::CUptiResult::CUPTI_SUCCESS {
+fn check(call: &'static str, r: u32) -> Result<(), Failure> {
+    if r == sys::CUptiResult::CUPTI_SUCCESS as u32 {
         return Ok(());
     }
-    let mut s: *const std::ffi::c_char = std::ptr::null();
-    // SAFETY: cuptiGetResultString writes a pointer to a static string or fails.
-    let ok = unsafe { sys::cuptiGetResultString(r, &mut s) } == sys::CUptiResult::CUPTI_SUCCESS;
+    let mut s: *const c_char = std::ptr::null();
+    let ok = match CUPTI.get().and_then(|t| t.cuptiGetResultString) {
+        // SAFETY: cuptiGetResultString writes a pointer to a static string or fails.
+        Some(f) => (unsafe { f(r, &mut s) }) == sys::CUptiResult::CUPTI_SUCCESS as u32,
+        None => false,
+    };
     let message = if ok && !s.is_null() {
         // SAFETY: CUPTI returned a valid NUL-terminated static string.
         unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
@@ -48,75 +261,77 @@ fn check(call: &'static str, r: sys::CUptiResult) -> Result<(), Failure> {
     };
     Err(Failure {
         call,
-        code: r as u32,
+        code: r,
         message,
     })
-}
-
-fn check_result(call: &'static str, r: Result<(), cr::CuptiError>) -> Result<(), Failure> {
-    match r {
-        Ok(()) => Ok(()),
-        Err(e) => check(call, e.0),
-    }
 }
 
 /// `cuptiGetVersion`.
 pub fn version() -> Result<u32, Failure> {
     let mut v = 0u32;
-    // SAFETY: writes one u32.
-    check("cuptiGetVersion", unsafe { sys::cuptiGetVersion(&mut v) })?;
+    // Writes one u32.
+    cupti!(cuptiGetVersion(&mut v))?;
     Ok(v)
 }
 
 /// `cuptiGetTimestamp`.
 pub fn timestamp() -> Result<u64, Failure> {
     let mut t = 0u64;
-    // SAFETY: writes one u64.
-    check_result("cuptiGetTimestamp", unsafe { cr::get_timestamp(&mut t) })?;
+    // Writes one u64.
+    cupti!(cuptiGetTimestamp(&mut t))?;
     Ok(t)
 }
 
 /// `cuptiSubscribe` with no callback: claims CUPTI's one subscriber slot, so a
 /// second CUPTI client is detected (by it or by us).
 pub fn subscribe() -> Result<sys::CUpti_SubscriberHandle, Failure> {
-    let mut h: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // SAFETY: `h` is a valid out pointer; a null callback is allowed.
-    check_result("cuptiSubscribe", unsafe {
-        cr::subscribe(&mut h, None, std::ptr::null_mut())
-    })?;
-    Ok(h)
+    subscribe_with(None)
 }
 
-/// `cuptiSubscribe` with `callback`, for the callback API.
+/// `cuptiSubscribe` with `callback` (or none), for the callback API.
 pub fn subscribe_with(
     callback: sys::CUpti_CallbackFunc,
 ) -> Result<sys::CUpti_SubscriberHandle, Failure> {
     let mut h: sys::CUpti_SubscriberHandle = std::ptr::null_mut();
-    // SAFETY: `h` is a valid out pointer; the callback is an `extern "C"` fn that never unwinds.
-    check_result("cuptiSubscribe", unsafe {
-        cr::subscribe(&mut h, callback, std::ptr::null_mut())
-    })?;
+    // `h` is a valid out pointer; the callback is an `extern "C"` fn that never unwinds.
+    cupti!(cuptiSubscribe(&mut h, callback, std::ptr::null_mut()))?;
     Ok(h)
 }
 
-/// `cuptiEnableCallback(1, …)` for one runtime (`runtime`) or driver API callback id.
+/// `cuptiUnsubscribe`.
 ///
 /// # Safety
-/// `handle` must come from [`subscribe_with`].
+/// `handle` must come from [`subscribe_with`] and not have been unsubscribed.
+pub unsafe fn unsubscribe(handle: sys::CUpti_SubscriberHandle) -> Result<(), Failure> {
+    // The caller passes a live subscriber handle.
+    cupti!(cuptiUnsubscribe(handle))
+}
+
+fn api_domain(runtime: bool) -> u32 {
+    if runtime {
+        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API as u32
+    } else {
+        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API as u32
+    }
+}
+
+/// `cuptiEnableCallback(on, …)` for one runtime (`runtime`) or driver API callback id.
+///
+/// # Safety
+/// `handle` must come from [`subscribe_with`] and still be subscribed.
 pub unsafe fn enable_callback(
     handle: sys::CUpti_SubscriberHandle,
     runtime: bool,
     cbid: u32,
+    on: bool,
 ) -> Result<(), Failure> {
-    let domain = if runtime {
-        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API
-    } else {
-        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API
-    };
-    // SAFETY: the caller passes a live subscriber handle.
-    check_result("cuptiEnableCallback", unsafe {
-        cr::enable_callback(1, handle, domain, cbid)
-    })
+    // The caller passes a live subscriber handle.
+    cupti!(cuptiEnableCallback(
+        u32::from(on),
+        handle,
+        api_domain(runtime),
+        cbid
+    ))
 }
 
 /// `cuptiGetStreamId`: CUPTI's id of a stream handle.
@@ -125,19 +340,15 @@ pub unsafe fn enable_callback(
 /// `ctx` and `stream` must be the context and a stream of it, as a CUDA API call received them.
 pub unsafe fn stream_id(ctx: ds::CUcontext, stream: ds::CUstream) -> Option<u32> {
     let mut id = 0u32;
-    // SAFETY: guaranteed by the caller; `id` is a valid out pointer.
-    let r = unsafe { sys::cuptiGetStreamId(ctx, stream, &mut id) };
-    (r == sys::CUptiResult::CUPTI_SUCCESS).then_some(id)
+    // Guaranteed by the caller; `id` is a valid out pointer.
+    cupti!(cuptiGetStreamId(ctx, stream, &mut id)).ok()?;
+    Some(id)
 }
 
 /// `cuptiSetThreadIdType(SYSTEM)`: API records carry the OS thread id.
 pub fn use_system_thread_ids() -> Result<(), Failure> {
-    check_result(
-        "cuptiSetThreadIdType",
-        cr::set_thread_id_type(
-            sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM,
-        ),
-    )
+    let system = sys::CUpti_ActivityThreadIdType::CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM as u32;
+    cupti!(cuptiSetThreadIdType(system))
 }
 
 /// `cuptiActivityRegisterCallbacks`.
@@ -145,43 +356,46 @@ pub fn register_buffer_callbacks(
     requested: sys::CUpti_BuffersCallbackRequestFunc,
     completed: sys::CUpti_BuffersCallbackCompleteFunc,
 ) -> Result<(), Failure> {
-    check_result(
-        "cuptiActivityRegisterCallbacks",
-        cr::activity::register_callbacks(requested, completed),
-    )
+    // Both are `extern "C"` functions that never unwind.
+    cupti!(cuptiActivityRegisterCallbacks(requested, completed))
 }
 
 /// `cuptiActivityEnable(kind)`.
 pub fn enable(kind: sys::CUpti_ActivityKind) -> Result<(), Failure> {
-    check_result("cuptiActivityEnable", cr::activity::enable(kind))
+    let kind = kind as u32;
+    cupti!(cuptiActivityEnable(kind))
 }
 
-/// `cuptiActivityEnableRuntimeApi` / `cuptiActivityEnableDriverApi` for one callback id.
-pub fn enable_api(runtime: bool, cbid: u32) -> Result<(), Failure> {
+/// `cuptiActivityEnable(kind)`, for an activity kind as a raw number.
+pub fn enable_raw(kind: u32) -> Result<(), Failure> {
+    cupti!(cuptiActivityEnable(kind))
+}
+
+/// `cuptiActivityDisable(kind)`, for an activity kind as a raw number.
+pub fn disable(kind: u32) -> Result<(), Failure> {
+    cupti!(cuptiActivityDisable(kind))
+}
+
+/// `cuptiActivityEnableRuntimeApi` / `cuptiActivityEnableDriverApi` for one
+/// callback id, on or off.
+pub fn enable_api(runtime: bool, cbid: u32, on: bool) -> Result<(), Failure> {
+    let on = u8::from(on);
     if runtime {
-        check_result(
-            "cuptiActivityEnableRuntimeApi",
-            cr::activity::enable_runtime_api(cbid, 1),
-        )
+        cupti!(cuptiActivityEnableRuntimeApi(cbid, on))
     } else {
-        check_result(
-            "cuptiActivityEnableDriverApi",
-            cr::activity::enable_driver_api(cbid, 1),
-        )
+        cupti!(cuptiActivityEnableDriverApi(cbid, on))
     }
 }
 
-/// `cuptiActivityFlushPeriod(ms)`: CUPTI's worker delivers completed buffers every `ms`.
+/// `cuptiActivityFlushPeriod(ms)`: CUPTI's worker delivers completed buffers every `ms` (0: off).
 pub fn flush_period(ms: u32) -> Result<(), Failure> {
-    check_result("cuptiActivityFlushPeriod", cr::activity::flush_period(ms))
+    cupti!(cuptiActivityFlushPeriod(ms))
 }
 
-/// `cuptiActivityEnableLatencyTimestamps(1)`.
-pub fn enable_latency_timestamps() -> Result<(), Failure> {
-    check_result(
-        "cuptiActivityEnableLatencyTimestamps",
-        cr::activity::enable_latency_timestamps(1),
-    )
+/// `cuptiActivityEnableLatencyTimestamps(on)`.
+pub fn enable_latency_timestamps(on: bool) -> Result<(), Failure> {
+    let on = u8::from(on);
+    cupti!(cuptiActivityEnableLatencyTimestamps(on))
 }
 
 /// `cuptiActivityFlushAll`; `forced` also returns records of work still running.
@@ -191,7 +405,7 @@ pub fn flush_all(forced: bool) -> Result<(), Failure> {
     } else {
         0
     };
-    check_result("cuptiActivityFlushAll", cr::activity::flush_all(flag))
+    cupti!(cuptiActivityFlushAll(flag))
 }
 
 /// `cuptiActivityGetNumDroppedRecords` for a buffer's context and stream.
@@ -200,24 +414,32 @@ pub fn flush_all(forced: bool) -> Result<(), Failure> {
 /// `ctx` must be null or the context CUPTI passed to the completion callback.
 pub unsafe fn dropped_records(ctx: ds::CUcontext, stream: u32) -> Result<u64, Failure> {
     let mut n = 0usize;
-    // SAFETY: the caller passes a context from CUPTI (or null); `n` is a valid out pointer.
-    check_result("cuptiActivityGetNumDroppedRecords", unsafe {
-        cr::activity::get_num_dropped_records(ctx, stream, &mut n)
-    })?;
+    // The caller passes a context from CUPTI (or null); `n` is a valid out pointer.
+    cupti!(cuptiActivityGetNumDroppedRecords(ctx, stream, &mut n))?;
     Ok(n as u64)
+}
+
+/// `cuptiActivityGetNextRecord`: advances `rec` to the next record of the
+/// buffer; false at the end (or on an error).
+///
+/// # Safety
+/// `buffer` must hold `valid` bytes of records CUPTI completed, and `rec` must
+/// be null (first call) or the record this function returned last.
+pub unsafe fn next_record(
+    buffer: *mut u8,
+    valid: usize,
+    rec: &mut *mut sys::CUpti_Activity,
+) -> bool {
+    // Guaranteed by the caller.
+    cupti!(cuptiActivityGetNextRecord(buffer, valid, rec)).is_ok() && !rec.is_null()
 }
 
 /// `cuptiGetCallbackName` for the runtime (`runtime`) or driver API domain.
 pub fn callback_name(runtime: bool, cbid: u32) -> Option<String> {
-    let domain = if runtime {
-        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_RUNTIME_API
-    } else {
-        sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API
-    };
-    let mut s: *const std::ffi::c_char = std::ptr::null();
-    // SAFETY: `s` is a valid out pointer; CUPTI rejects unknown ids with an error.
-    let r = unsafe { cr::get_callback_name(domain, cbid, &mut s) };
-    if r.is_err() || s.is_null() {
+    let mut s: *const c_char = std::ptr::null();
+    // `s` is a valid out pointer; CUPTI rejects unknown ids with an error.
+    cupti!(cuptiGetCallbackName(api_domain(runtime), cbid, &mut s)).ok()?;
+    if s.is_null() {
         return None;
     }
     // SAFETY: CUPTI returned a NUL-terminated static string.
@@ -230,45 +452,34 @@ pub const MAX_CBID: u32 = 1024;
 
 pub use fikit_spool::api::{is_selected_api, sync_type_of};
 
+/// `cuDriverGetVersion`, e.g. 13000.
+pub fn driver_version() -> Result<u32, Failure> {
+    let mut drv: i32 = 0;
+    // Valid out pointer.
+    driver!(cuDriverGetVersion(&mut drv))?;
+    Ok(u32::try_from(drv).unwrap_or(0))
+}
+
 /// A device's properties from the driver.
 pub fn device_properties(ordinal: i32) -> Result<fikit_spool::Device, Failure> {
-    fn dcheck(call: &'static str, r: ds::CUresult) -> Result<(), Failure> {
-        if r == ds::CUresult::CUDA_SUCCESS {
-            Ok(())
-        } else {
-            Err(Failure {
-                call,
-                code: r as u32,
-                message: "CUDA driver error".to_string(),
-            })
-        }
-    }
     let mut dev: ds::CUdevice = 0;
-    // SAFETY: valid out pointer.
-    dcheck("cuDeviceGet", unsafe { ds::cuDeviceGet(&mut dev, ordinal) })?;
+    // Valid out pointer.
+    driver!(cuDeviceGet(&mut dev, ordinal))?;
     let attr = |a: ds::CUdevice_attribute| -> Result<u32, Failure> {
-        let mut v: std::ffi::c_int = 0;
-        // SAFETY: valid out pointer and device handle.
-        dcheck("cuDeviceGetAttribute", unsafe {
-            ds::cuDeviceGetAttribute(&mut v, a, dev)
-        })?;
+        let mut v: i32 = 0;
+        let a = a as u32;
+        // Valid out pointer and device handle.
+        driver!(cuDeviceGetAttribute(&mut v, a, dev))?;
         Ok(u32::try_from(v).unwrap_or(0))
     };
     use ds::CUdevice_attribute as A;
-    let mut name = [0 as std::ffi::c_char; 256];
-    // SAFETY: the buffer holds 256 bytes; the driver NUL-terminates within len.
-    dcheck("cuDeviceGetName", unsafe {
-        ds::cuDeviceGetName(name.as_mut_ptr(), 255, dev)
-    })?;
+    let mut name = [0 as c_char; 256];
+    // The buffer holds 256 bytes; the driver NUL-terminates within 255.
+    driver!(cuDeviceGetName(name.as_mut_ptr(), 255, dev))?;
     // SAFETY: NUL-terminated by the driver (and the last byte was never written).
     let name = unsafe { CStr::from_ptr(name.as_ptr()) }
         .to_string_lossy()
         .into_owned();
-    let mut drv: std::ffi::c_int = 0;
-    // SAFETY: valid out pointer.
-    dcheck("cuDriverGetVersion", unsafe {
-        ds::cuDriverGetVersion(&mut drv)
-    })?;
     Ok(fikit_spool::Device {
         ordinal: u32::try_from(ordinal).unwrap_or(0),
         name,
@@ -279,22 +490,53 @@ pub fn device_properties(ordinal: i32) -> Result<fikit_spool::Device, Failure> {
             A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
         )?,
         max_blocks_per_sm: attr(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
-        driver_version: u32::try_from(drv).unwrap_or(0),
+        driver_version: driver_version()?,
     })
 }
 
 /// `cuDeviceGetCount`.
 pub fn device_count() -> Result<u32, Failure> {
-    let mut n: std::ffi::c_int = 0;
-    // SAFETY: valid out pointer.
-    let r = unsafe { ds::cuDeviceGetCount(&mut n) };
-    if r == ds::CUresult::CUDA_SUCCESS {
-        Ok(u32::try_from(n).unwrap_or(0))
-    } else {
-        Err(Failure {
-            call: "cuDeviceGetCount",
-            code: r as u32,
-            message: "CUDA driver error".to_string(),
-        })
+    let mut n: i32 = 0;
+    // Valid out pointer.
+    driver!(cuDeviceGetCount(&mut n))?;
+    Ok(u32::try_from(n).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unbound_calls_fail_instead_of_loading_a_library() {
+        // Nothing was bound in this test process: every call says which
+        // function is missing, and none makes cudarc load a libcupti.
+        let e = flush_all(false).unwrap_err();
+        assert_eq!(e.call, "cuptiActivityFlushAll");
+        assert_eq!(e.code, MISSING);
+        assert_eq!(device_count().unwrap_err().call, "cuDeviceGetCount");
+        assert_eq!(callback_name(true, 1), None);
+    }
+
+    #[test]
+    fn no_call_goes_through_cudarcs_loader() {
+        // cudarc's CUPTI and driver functions (`sys::cupti…`, `sys::cu…`,
+        // `result::…`) load their library by name; the collector must use
+        // only the table above.
+        for (file, text) in [
+            ("lib.rs", include_str!("lib.rs")),
+            ("collector.rs", include_str!("collector.rs")),
+            ("activity.rs", include_str!("activity.rs")),
+            ("locate.rs", include_str!("locate.rs")),
+        ] {
+            for bad in [
+                "sys::cupti",
+                "sys::cu",
+                "cupti::result",
+                "is_culib_present",
+                "culib(",
+            ] {
+                assert!(!text.contains(bad), "{file} calls cudarc's loader: {bad}");
+            }
+        }
     }
 }

@@ -21,7 +21,10 @@
 pub mod activity;
 pub mod collector;
 pub mod cupti;
+pub mod layout;
 pub mod locate;
+pub mod runtime;
+pub mod switch;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -38,55 +41,61 @@ pub(crate) fn env_var(k: &str) -> Option<String> {
 
 static STARTED: AtomicBool = AtomicBool::new(false);
 
-/// Loads libcupti with `RTLD_GLOBAL` from the path [`locate::locate_cupti`]
-/// finds, so that cudarc's loader (which asks for `libcupti.so.13` and similar
-/// names) gets this already-loaded copy instead of panicking.
-fn load_cupti() -> Result<std::path::PathBuf, String> {
+/// Opens the one libcupti the collector uses ([`locate::choose_cupti`]: the
+/// program's own copy when it has one) and binds every CUPTI function to it;
+/// cudarc's loader, which searches by name and could map a second copy, is
+/// never used. Returns what the trace should say about the choice.
+fn load_cupti() -> Result<Vec<String>, String> {
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-    match locate::locate_cupti(&env_var, &maps) {
-        locate::Located::Found(path) => {
-            let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
-                .map_err(|_| format!("bad libcupti path {}", path.display()))?;
-            // SAFETY: dlopen with a valid C string; the handle is kept for the process's life.
-            let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_GLOBAL) };
-            if h.is_null() {
-                // SAFETY: dlerror returns null or a valid C string.
-                let e = unsafe { libc::dlerror() };
-                let why = if e.is_null() {
-                    "unknown error".to_string()
-                } else {
-                    // SAFETY: non-null dlerror result is a NUL-terminated string.
-                    unsafe { std::ffi::CStr::from_ptr(e) }
-                        .to_string_lossy()
-                        .into_owned()
-                };
-                return Err(format!("cannot load {}: {why}", path.display()));
-            }
-            // cudarc asks for library names, not paths; check that one of them
-            // now resolves to the loaded copy before any cudarc call.
-            // SAFETY: only checks that loading by name succeeds; cannot panic.
-            if !unsafe { cudarc::cupti::sys::is_culib_present() } {
-                return Err(format!(
-                    "loaded {} but it is not named like libcupti.so.<major>; \
-                     add its folder to LD_LIBRARY_PATH",
-                    path.display()
-                ));
-            }
-            Ok(path)
-        }
-        locate::Located::NotFound(tried) => {
+    let chosen = match locate::choose_cupti(&env_var, &maps, &locate::same_file) {
+        Ok(c) => c,
+        Err(tried) => {
             let list: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
-            Err(format!(
+            return Err(format!(
                 "libcupti not found; set FIKIT_CUPTI_PATH. Looked in: {}",
                 list.join(", ")
-            ))
+            ));
         }
+    };
+    let path = &chosen.path;
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| format!("bad libcupti path {}", path.display()))?;
+    // The program's copy is only looked up (RTLD_NOLOAD maps nothing new).
+    let flags = if chosen.already_loaded {
+        libc::RTLD_NOW | libc::RTLD_NOLOAD
+    } else {
+        libc::RTLD_NOW | libc::RTLD_GLOBAL
+    };
+    // SAFETY: dlopen with a valid C string; the handle is kept for the process's life.
+    let h = unsafe { libc::dlopen(c.as_ptr(), flags) };
+    if h.is_null() {
+        return Err(format!(
+            "cannot load {}: {}",
+            path.display(),
+            cupti::dl_error("unknown error")
+        ));
     }
+    // SAFETY: a live handle of libcupti, never closed.
+    unsafe { cupti::bind(h) }.map_err(|e| format!("{}: {e}", path.display()))?;
+    for n in &chosen.notes {
+        warn(n);
+    }
+    let mut notes = chosen.notes;
+    notes.push(format!(
+        "libcupti: {}{}",
+        path.display(),
+        if chosen.already_loaded {
+            " (the program's own copy)"
+        } else {
+            ""
+        }
+    ));
+    Ok(notes)
 }
 
 fn initialize() -> Result<(), String> {
-    load_cupti()?;
-    collector::start()
+    let notes = load_cupti()?;
+    collector::start(notes)
 }
 
 /// The entry point the CUDA driver calls when this library is named by

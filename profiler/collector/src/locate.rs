@@ -1,5 +1,12 @@
-//! Finding libcupti before cudarc's loader looks for it (its loader panics when
-//! it finds nothing, and only searches the dynamic loader's path).
+//! Finding libcupti. The collector never lets cudarc's loader search for it
+//! (that loader panics when it finds nothing, and could map a second copy
+//! beside the program's); it opens the one chosen here and takes every CUPTI
+//! function from that handle ([`crate::cupti::bind`]).
+//!
+//! The choice ([`choose_cupti`]): a libcupti the program already loaded (for
+//! example PyTorch's, from its NVIDIA wheel) always wins, since two CUPTI
+//! instances in one process do not work; `FIKIT_CUPTI_PATH` naming another
+//! file is then overruled, with a note. Otherwise [`locate_cupti`]'s search.
 
 use std::path::{Path, PathBuf};
 
@@ -56,15 +63,121 @@ pub fn site_packages_from_maps(maps: &str) -> Vec<PathBuf> {
 
 /// A libcupti already mapped into the process, from a `/proc/<pid>/maps` text.
 pub fn loaded_cupti_from_maps(maps: &str) -> Option<PathBuf> {
-    maps.lines()
-        .filter_map(|l| l.split_whitespace().nth(5))
-        .find(|p| {
-            Path::new(p)
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(is_cupti_file_name)
-        })
-        .map(PathBuf::from)
+    loaded_cuptis_from_maps(maps).into_iter().next()
+}
+
+/// The mapped files of a `/proc/<pid>/maps` text whose names `is_name`
+/// accepts, each once, in the order of their first mapping. A path may hold
+/// spaces; ` (deleted)` after a replaced file is dropped.
+pub fn mapped_files(maps: &str, is_name: &dyn Fn(&str) -> bool) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for line in maps.lines() {
+        // address perms offset dev inode path: the path is the rest after 5 fields.
+        let mut rest = line.trim_start();
+        for _ in 0..5 {
+            rest = match rest.find(char::is_whitespace) {
+                Some(i) => rest[i..].trim_start(),
+                None => "",
+            };
+        }
+        let path = rest.trim_end().trim_end_matches(" (deleted)");
+        if !path.starts_with('/') {
+            continue;
+        }
+        let p = PathBuf::from(path);
+        if p.file_name().and_then(|n| n.to_str()).is_some_and(is_name) && !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Every libcupti mapped into the process, from a `/proc/<pid>/maps` text.
+pub fn loaded_cuptis_from_maps(maps: &str) -> Vec<PathBuf> {
+    mapped_files(maps, &is_cupti_file_name)
+}
+
+/// The libcupti the collector will use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// The file.
+    pub path: PathBuf,
+    /// True when the program had already loaded it (open it with
+    /// `RTLD_NOLOAD`: never map a copy).
+    pub already_loaded: bool,
+    /// What the trace should say about the choice.
+    pub notes: Vec<String>,
+}
+
+/// Chooses libcupti: one the program already loaded (from `maps`) first,
+/// overruling `FIKIT_CUPTI_PATH` when that names another file (`same_file`
+/// compares two paths by identity); otherwise [`locate_cupti`].
+pub fn choose_cupti(
+    env: &dyn Fn(&str) -> Option<String>,
+    maps: &str,
+    same_file: &dyn Fn(&Path, &Path) -> bool,
+) -> Result<Chosen, Vec<PathBuf>> {
+    let loaded = loaded_cuptis_from_maps(maps);
+    let Some(first) = loaded.first().cloned() else {
+        return match locate_cupti(env, "") {
+            Located::Found(path) => Ok(Chosen {
+                path,
+                already_loaded: false,
+                notes: Vec::new(),
+            }),
+            Located::NotFound(tried) => Err(tried),
+        };
+    };
+    let mut notes = Vec::new();
+    // Several names of one file (a symlink and its target) are one copy.
+    let mut distinct: Vec<&PathBuf> = Vec::new();
+    for p in &loaded {
+        if !distinct.iter().any(|d| same_file(d, p)) {
+            distinct.push(p);
+        }
+    }
+    if distinct.len() > 1 {
+        let list: Vec<String> = distinct.iter().map(|p| p.display().to_string()).collect();
+        notes.push(format!(
+            "the program already has {} different libcupti loaded ({}); using the first, \
+             records may be missing",
+            distinct.len(),
+            list.join(", ")
+        ));
+    }
+    if let Some(wanted) = env(CUPTI_PATH_ENV).filter(|s| !s.is_empty()) {
+        let w = PathBuf::from(&wanted);
+        let file = if w.is_dir() {
+            cupti_in_dir(&w)
+        } else {
+            Some(w)
+        };
+        let same = file.as_deref().is_some_and(|f| same_file(f, &first));
+        if !same {
+            notes.push(format!(
+                "{CUPTI_PATH_ENV}={wanted} is not the libcupti the program already loaded \
+                 ({}); using the program's (two libcupti in one process do not work)",
+                first.display()
+            ));
+        }
+    }
+    Ok(Chosen {
+        path: first,
+        already_loaded: true,
+        notes,
+    })
+}
+
+/// True when both paths name the same file (same device and inode), or are equal.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if a == b {
+        return true;
+    }
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
 }
 
 /// The folders to search, in order, given the environment and the process's maps.
@@ -181,6 +294,87 @@ mod tests {
             loaded_cupti_from_maps(&with),
             Some(PathBuf::from("/x/nvidia/cu13/lib/libcupti.so.13"))
         );
+    }
+
+    fn maps_with(paths: &[&str]) -> String {
+        let mut m = MAPS.to_string();
+        for (i, p) in paths.iter().enumerate() {
+            m.push_str(&format!(
+                "7f{i:02}0000-7f{i:02}1000 r-xp 00000000 08:01 {i} {p}\n"
+            ));
+        }
+        m
+    }
+
+    #[test]
+    fn loaded_copies_are_read_from_maps() {
+        let m = maps_with(&[
+            "/w/nvidia/cu13/lib/libcupti.so.13",
+            "/w/nvidia/cu13/lib/libcupti.so.13",
+            "/opt/my cuda/lib64/libcupti.so.2025.3.0 (deleted)",
+            "/usr/lib/libcupti_static_helper.so",
+        ]);
+        assert_eq!(
+            loaded_cuptis_from_maps(&m),
+            vec![
+                PathBuf::from("/w/nvidia/cu13/lib/libcupti.so.13"),
+                PathBuf::from("/opt/my cuda/lib64/libcupti.so.2025.3.0"),
+            ]
+        );
+        assert!(loaded_cuptis_from_maps(MAPS).is_empty());
+        let cudart = mapped_files(MAPS, &|n| n.starts_with("libcudart.so"));
+        assert_eq!(
+            cudart,
+            vec![PathBuf::from(
+                "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcudart.so.13"
+            )]
+        );
+    }
+
+    #[test]
+    fn the_programs_libcupti_wins_over_fikit_cupti_path() {
+        let by_name = |a: &Path, b: &Path| a == b;
+        let wheel = "/w/nvidia/cu13/lib/libcupti.so.13";
+        let maps = maps_with(&[wheel]);
+        // The launcher chose the toolkit's copy: the program's is used, with a note.
+        let env =
+            |k: &str| (k == CUPTI_PATH_ENV).then(|| "/usr/local/cuda/lib64/libcupti.so.13".into());
+        let c = choose_cupti(&env, &maps, &by_name).unwrap();
+        assert_eq!(c.path, PathBuf::from(wheel));
+        assert!(c.already_loaded);
+        assert_eq!(c.notes.len(), 1, "{:?}", c.notes);
+        assert!(c.notes[0].contains("using the program's"), "{:?}", c.notes);
+        // FIKIT_CUPTI_PATH naming that same file: no note.
+        let env = |k: &str| (k == CUPTI_PATH_ENV).then(|| wheel.to_string());
+        let c = choose_cupti(&env, &maps, &by_name).unwrap();
+        assert!(c.already_loaded && c.notes.is_empty(), "{c:?}");
+        // Two different copies already: the first, and a note.
+        let maps2 = maps_with(&[wheel, "/usr/local/cuda/lib64/libcupti.so.13"]);
+        let c = choose_cupti(&|_: &str| None, &maps2, &by_name).unwrap();
+        assert_eq!(c.path, PathBuf::from(wheel));
+        assert!(c.notes[0].contains("2 different libcupti"), "{:?}", c.notes);
+        // Two names of one file are one copy.
+        let one = |_: &Path, _: &Path| true;
+        let c = choose_cupti(&|_: &str| None, &maps2, &one).unwrap();
+        assert!(c.notes.is_empty(), "{:?}", c.notes);
+    }
+
+    #[test]
+    fn without_a_loaded_copy_the_search_decides() {
+        let dir = tempfile::tempdir().unwrap();
+        let lib = dir.path().join("libcupti.so.13");
+        std::fs::write(&lib, b"").unwrap();
+        let p = lib.to_str().unwrap().to_string();
+        let env = |k: &str| (k == CUPTI_PATH_ENV).then(|| p.clone());
+        let c = choose_cupti(&env, MAPS, &same_file).unwrap();
+        assert_eq!(c.path, lib);
+        assert!(!c.already_loaded);
+        assert!(c.notes.is_empty());
+        // same_file sees through a symlink.
+        let link = dir.path().join("libcupti.so");
+        std::os::unix::fs::symlink(&lib, &link).unwrap();
+        assert!(same_file(&lib, &link));
+        assert!(!same_file(&lib, Path::new("/nonexistent/libcupti.so")));
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use fikit_spool::{ApiMode, Domain, Record, Spool};
 use fikit_trace::{
     ApiCall, ApiDomain, ApiRecording, CopyKind, DeviceInfo, FORMAT_VERSION, HostCall, Kernel,
-    MemOp, Metadata, Placement, Sync, SyncKind, Trace, kernel_key,
+    MemOp, Metadata, Placement, Sync, SyncKind, Trace, VersionSource, kernel_key,
 };
 
 /// Why a spool could not become a trace.
@@ -89,6 +89,19 @@ fn ns(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
+/// `fikit.cuda_version` and where it came from: the program's runtime when
+/// the collector found it, else the driver's, else `unknown`.
+pub fn cuda_version_of(
+    runtime: Option<u32>,
+    driver: Option<u32>,
+) -> (String, Option<VersionSource>) {
+    match (runtime, driver) {
+        (Some(v), _) => (cuda_version_string(v), Some(VersionSource::Runtime)),
+        (None, Some(v)) => (cuda_version_string(v), Some(VersionSource::Driver)),
+        (None, None) => ("unknown".into(), None),
+    }
+}
+
 /// True when the spool recorded any GPU operation.
 pub fn has_gpu_work(spool: &Spool) -> bool {
     spool
@@ -114,6 +127,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
     let mut devices: Vec<&fikit_spool::Device> = Vec::new();
     let mut dropped = 0u64;
     let mut end = None;
+    let mut runtime_version = None;
     for r in &spool.records {
         match r {
             Record::String { id, text } => {
@@ -126,6 +140,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
             Record::Dropped { total } => dropped = dropped.max(*total),
             Record::Note { text } => notes.push(format!("collector: {text}")),
             Record::End(e) => end = Some(*e),
+            Record::CudaRuntime { version } => runtime_version = Some(*version),
             _ => {}
         }
     }
@@ -330,6 +345,8 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
         }
     };
     let driver = dev.map(|d| cuda_version_string(d.driver_version));
+    let (cuda_version, cuda_version_source) =
+        cuda_version_of(runtime_version, dev.map(|d| d.driver_version));
     if let fikit_spool::Tail::Truncated { offset, bytes } = spool.tail {
         notes.push(format!(
             "{bytes} bytes of the spool from offset {offset} were not whole records and were \
@@ -362,7 +379,8 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
         host: start.host.clone(),
         device,
         driver_version: driver.clone().unwrap_or_else(|| "unknown".into()),
-        cuda_version: driver.unwrap_or_else(|| "unknown".into()),
+        cuda_version,
+        cuda_version_source,
         cupti_version: start.cupti_version,
         clock_offset_ns: start
             .realtime_ns
@@ -444,6 +462,15 @@ mod tests {
     #[test]
     fn versions_and_stems() {
         assert_eq!(cuda_version_string(13000), "13.0");
+        assert_eq!(
+            cuda_version_of(Some(12080), Some(13000)),
+            ("12.8".to_string(), Some(VersionSource::Runtime))
+        );
+        assert_eq!(
+            cuda_version_of(None, Some(13000)),
+            ("13.0".to_string(), Some(VersionSource::Driver))
+        );
+        assert_eq!(cuda_version_of(None, None), ("unknown".to_string(), None));
         assert_eq!(cuda_version_string(12080), "12.8");
         assert_eq!(file_stem("resnet50 bs1/eval"), "resnet50_bs1_eval");
         assert_eq!(file_stem(""), "job");

@@ -8,5 +8,6 @@
 
 pub mod convert;
 pub mod options;
+pub mod reaper;
 pub mod run;
 pub mod signals;

@@ -14,7 +14,9 @@ use fikit_profile::options::{Options, default_job, parse_priority};
 /// The collector is injected with CUDA_INJECTION64_PATH, so the program is
 /// neither modified nor relinked. fikit-profile exits with the command's
 /// status (128+signal when it was killed) and forwards SIGINT, SIGTERM, SIGHUP
-/// and SIGQUIT to it. Traces are named DIR/<job>-<pid>.parquet; a summary of
+/// and SIGQUIT to it. Processes the command leaves running (daemons, workers
+/// that outlive it) are waited for, up to --wait-descendants seconds, and get
+/// the forwarded signals too. Traces are named DIR/<job>-<pid>.parquet; a summary of
 /// each is printed at the end.
 ///
 /// Environment: FIKIT_COLLECTOR (the collector library; default
@@ -50,6 +52,12 @@ struct Cli {
     #[arg(long, short = 'q')]
     quiet: bool,
 
+    /// After the command exits, wait up to SECS seconds for the processes it
+    /// started that still run (their spools may still grow); the ones still
+    /// running then are named and their traces marked incomplete.
+    #[arg(long, value_name = "SECS", default_value_t = fikit_profile::reaper::DEFAULT_GRACE_SECS)]
+    wait_descendants: u64,
+
     /// The command to run, after `--`.
     #[arg(required = true, last = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -68,6 +76,7 @@ impl From<Cli> for Options {
             all_api: c.all_api,
             keep_spools: c.keep_spools,
             quiet: c.quiet,
+            descendant_grace: std::time::Duration::from_secs(c.wait_descendants),
             command: c.command,
         }
     }

@@ -18,6 +18,9 @@ pub struct Options {
     pub keep_spools: bool,
     /// Skip the summary table.
     pub quiet: bool,
+    /// How long to wait, after the command exits, for the processes it
+    /// started that still run (see [`crate::reaper`]).
+    pub descendant_grace: std::time::Duration,
     /// The command and its arguments; never empty.
     pub command: Vec<OsString>,
 }

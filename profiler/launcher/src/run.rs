@@ -127,6 +127,15 @@ pub fn profile(opts: &Options) -> Result<i32> {
     if let Err(e) = crate::signals::install() {
         say(&format!("signals will not be forwarded: {e}"));
     }
+    // Orphaned descendants (daemons, workers that outlive the command) become
+    // our children, so they can be waited for before their spools are read.
+    let subreaper = crate::reaper::become_subreaper();
+    if let Err(e) = &subreaper {
+        say(&format!(
+            "processes the command leaves running will not be waited for: \
+             prctl(PR_SET_CHILD_SUBREAPER) failed: {e}"
+        ));
+    }
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -143,12 +152,17 @@ pub fn profile(opts: &Options) -> Result<i32> {
         }
     };
     crate::signals::forward_to(child.id());
-    // Wait for the exit without reaping, stop forwarding, then reap: a signal
-    // arriving in between can never reach another process that reused the pid.
+    // Wait for the exit without reaping, stop forwarding to it, then reap: a
+    // signal arriving in between can never reach another process that reused
+    // the pid. Signals from then on go to the descendants still running.
     crate::signals::wait_exited(child.id());
-    crate::signals::stop();
+    crate::signals::forward_to_descendants();
     let status = child.wait().context("waiting for the command")?;
     let code = exit_code(status);
+    if subreaper.is_ok() {
+        crate::reaper::wait_for_descendants(opts.descendant_grace, &say);
+    }
+    crate::signals::stop();
 
     let converted = convert_dir(&spool_dir, opts, &pre);
     if !opts.keep_spools && converted.as_ref().is_ok_and(|c| c.failures == 0) {

@@ -3,13 +3,20 @@
 //! A signal another process sends to fikit-profile (`kill`) is passed on to
 //! the child. A signal the terminal sends (Ctrl-C) already reaches the child,
 //! which is in the same process group, so it is not sent a second time.
+//! After the command has exited, while fikit-profile waits for the processes
+//! it left running ([`crate::reaper`]), a forwarded signal is kept here and
+//! passed on to each of them by the waiting loop.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
-/// The child's pid, 0 while there is none, -1 once it has exited.
+/// The child's pid, 0 while there is none, -1 once it has exited and
+/// nothing more is forwarded, [`DESCENDANTS`] while the descendants are waited for.
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// A signal that arrived before the child existed; sent to it once it does.
 static PENDING: AtomicI32 = AtomicI32::new(0);
+
+/// [`CHILD`] while the command's remaining descendants are waited for.
+const DESCENDANTS: i32 = -2;
 
 /// The signals forwarded.
 pub const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
@@ -20,14 +27,18 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut l
         PENDING.store(sig, Ordering::SeqCst);
         return;
     }
-    if pid < 0 {
+    if pid < 0 && pid != DESCENDANTS {
         return;
     }
     // si_code > 0 means the kernel generated it (e.g. the terminal's Ctrl-C),
     // and the child's process group got it too.
     // SAFETY: the kernel passes a valid siginfo_t with SA_SIGINFO.
     let from_kernel = !info.is_null() && unsafe { (*info).si_code } > 0;
-    if !from_kernel {
+    if pid == DESCENDANTS {
+        if !from_kernel {
+            PENDING.store(sig, Ordering::SeqCst);
+        }
+    } else if !from_kernel {
         // SAFETY: kill is async-signal-safe.
         unsafe { libc::kill(pid, sig) };
     }
@@ -95,7 +106,21 @@ pub fn wait_exited(child: u32) {
     }
 }
 
-/// Stops forwarding (the child has exited); the signals are ignored from now
+/// The command has exited: from now on a forwarded signal is kept for
+/// [`take_pending`] (the descendants' waiting loop passes it on).
+pub fn forward_to_descendants() {
+    CHILD.store(DESCENDANTS, Ordering::SeqCst);
+}
+
+/// A signal kept for the descendants since the last call, if any.
+pub fn take_pending() -> Option<libc::c_int> {
+    match PENDING.swap(0, Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Stops forwarding (the child and its descendants are done); the signals are ignored from now
 /// on so the conversion can finish.
 pub fn stop() {
     CHILD.store(-1, Ordering::SeqCst);

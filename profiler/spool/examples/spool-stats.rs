@@ -29,6 +29,10 @@ fn main() {
                     "device"
                 }
                 Record::String { .. } => "string",
+                Record::CudaRuntime { version } => {
+                    println!("cuda runtime: {version}");
+                    "cuda_runtime"
+                }
                 Record::ApiName { domain, cbid, name } => {
                     api_names.insert((*domain, *cbid), name.clone());
                     "api_name"

@@ -252,6 +252,14 @@ pub enum Record {
     },
     /// Marks a capture that ended cleanly.
     End(End),
+    /// The program's CUDA runtime version (`cudaRuntimeGetVersion`, e.g.
+    /// 13000), written once, after start-up. Spools without it (older
+    /// collectors, or a program without a dynamic libcudart) give the driver's
+    /// version instead. Readers before this record skip it as an unknown tag.
+    CudaRuntime {
+        /// The version, `1000 * major + 10 * minor`.
+        version: u32,
+    },
 }
 
 /// A payload that does not decode as its tag says.
@@ -271,6 +279,7 @@ mod tag {
     pub const NOTE: u8 = 10;
     pub const END: u8 = 11;
     pub const SYNC_CALL: u8 = 12;
+    pub const CUDA_RUNTIME: u8 = 13;
 }
 
 struct Enc<'a>(&'a mut Vec<u8>);
@@ -355,6 +364,7 @@ impl Record {
             Record::Dropped { .. } => tag::DROPPED,
             Record::Note { .. } => tag::NOTE,
             Record::End(_) => tag::END,
+            Record::CudaRuntime { .. } => tag::CUDA_RUNTIME,
         }
     }
 
@@ -474,6 +484,7 @@ impl Record {
                 e.u64(x.dropped_records);
                 e.u64(x.incomplete_records);
             }
+            Record::CudaRuntime { version } => e.u32(*version),
         }
     }
 
@@ -633,6 +644,7 @@ impl Record {
             })(),
             tag::DROPPED => (|| Ok(Record::Dropped { total: d.u64()? }))(),
             tag::NOTE => (|| Ok(Record::Note { text: d.str()? }))(),
+            tag::CUDA_RUNTIME => (|| Ok(Record::CudaRuntime { version: d.u32()? }))(),
             tag::END => (|| {
                 Ok(Record::End(End {
                     dropped_records: d.u64()?,

@@ -107,6 +107,7 @@ fn sample_records() -> Vec<Record> {
             stream: None,
         },
         Record::Dropped { total: 3 },
+        Record::CudaRuntime { version: 12080 },
         Record::Note {
             text: "a warning ünïcode".into(),
         },

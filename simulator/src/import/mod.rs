@@ -509,6 +509,13 @@ pub(crate) fn finish(
             .clone()
             .or_else(|| source.driver_version.clone())
             .unwrap_or_else(|| "unknown".into()),
+        cuda_version_source: if source.cuda_version.is_some() {
+            Some(fikit_trace::VersionSource::Runtime)
+        } else if source.driver_version.is_some() {
+            Some(fikit_trace::VersionSource::Driver)
+        } else {
+            None
+        },
         cupti_version: source.cupti_version.unwrap_or(0),
         clock_offset_ns: source.clock_offset_ns.unwrap_or(0),
         dropped_records: 0,

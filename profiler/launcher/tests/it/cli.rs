@@ -220,6 +220,7 @@ fn help_documents_every_option() {
         "--all-api",
         "--keep-spools",
         "--quiet",
+        "--wait-descendants",
         "COMMAND",
         "128+signal",
         "FIKIT_COLLECTOR",
@@ -289,4 +290,84 @@ fn spools_left_by_the_command_become_traces() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left.len(), 2, "{left:?}");
+}
+
+#[test]
+fn a_daemonized_grandchild_is_waited_for() {
+    // The command exits at once; the process it leaves behind (its output
+    // closed, as a daemon's is) writes a file a second later. fikit-profile
+    // must not return before that file exists, and exits with the command's 0.
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("done");
+    let script = format!(
+        "(sleep 1; touch {}) >/dev/null 2>&1 </dev/null & exit 0",
+        done.display()
+    );
+    let t = Instant::now();
+    let out = profile(&dir.path().join("traces"))
+        .args(["--", "sh", "-c", &script])
+        .assert()
+        .code(0);
+    assert!(
+        done.exists(),
+        "fikit-profile returned before the grandchild ended"
+    );
+    assert!(t.elapsed() >= Duration::from_millis(900));
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("waiting up to 10 s for 1 process(es)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn descendants_still_running_after_the_grace_period_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    let out = profile(&dir.path().join("traces"))
+        .args(["--wait-descendants", "1", "--"])
+        .args(["sh", "-c", "sleep 6 >/dev/null 2>&1 </dev/null & exit 5"])
+        .assert()
+        .code(5);
+    let elapsed = t.elapsed();
+    assert!(elapsed >= Duration::from_millis(900), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("still run after 1 s: pid ") && stderr.contains("(sleep)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn signals_reach_descendants_after_the_command_exited() {
+    // The grandchild traps SIGTERM and records that it got it; fikit-profile
+    // receives SIGTERM after its direct child has exited with 7.
+    let dir = tempfile::tempdir().unwrap();
+    let ready = dir.path().join("ready");
+    let got = dir.path().join("got-term");
+    let script = format!(
+        "(trap 'touch {got}; exit 0' TERM; touch {ready}; while :; do sleep 0.05; done) \
+         >/dev/null 2>&1 </dev/null & exit 7",
+        got = got.display(),
+        ready = ready.display()
+    );
+    let mut child = StdCommand::new(BIN)
+        .arg("-o")
+        .arg(dir.path().join("traces"))
+        .args(["--wait-descendants", "30", "--", "sh", "-c", &script])
+        .env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for(&ready);
+    // Give the direct child time to exit, so the signal goes the new way.
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    send(child.id(), libc::SIGTERM);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(7));
+    assert!(got.exists(), "the grandchild never got SIGTERM");
+    assert!(t.elapsed() < Duration::from_secs(10));
 }

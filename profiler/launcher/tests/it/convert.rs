@@ -34,6 +34,12 @@ fn converts_and_round_trips_through_parquet() {
     assert_eq!(t.meta.device.sm_count, 132);
     assert_eq!(t.meta.device.max_blocks_per_sm, 32);
     assert_eq!(t.meta.driver_version, "13.0");
+    // No runtime version in the spool: the driver's, and the trace says so.
+    assert_eq!(t.meta.cuda_version, "13.0");
+    assert_eq!(
+        t.meta.cuda_version_source,
+        Some(fikit_trace::VersionSource::Driver)
+    );
     assert_eq!(t.meta.cupti_version, 130001);
     assert_eq!(t.meta.clock_offset_ns, 1_790_000_000_000_000_000 - t0);
     assert!(t.meta.capture_complete);
@@ -199,4 +205,26 @@ fn without_sync_records_the_synchronizing_api_calls_become_the_syncs() {
     assert_eq!(s.correlation_id, 14);
     // The call names no stream; the context is that of the thread's latest operation (the copy).
     assert_eq!((s.stream, s.context), (None, 1));
+}
+
+#[test]
+fn the_programs_runtime_version_is_the_cuda_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let spool_path = dir.path().join("fikit-4242.spool");
+    let mut records = common::records(true);
+    // The collector writes it after start-up, at the first flush.
+    records.insert(2, Record::CudaRuntime { version: 12080 });
+    common::write_spool(&spool_path, &records);
+    let conv = spool_to_trace(&read_spool(&spool_path).unwrap(), &opts()).unwrap();
+    assert_eq!(conv.trace.meta.cuda_version, "12.8");
+    assert_eq!(conv.trace.meta.driver_version, "13.0");
+    assert_eq!(
+        conv.trace.meta.cuda_version_source,
+        Some(fikit_trace::VersionSource::Runtime)
+    );
+    // Through Parquet and back, with the key.
+    let out = dir.path().join("t.parquet");
+    fikit_trace::write_trace(&out, &conv.trace).unwrap();
+    let back = read_trace(&out).unwrap();
+    assert_eq!(back.meta, conv.trace.meta);
 }
