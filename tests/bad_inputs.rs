@@ -96,6 +96,14 @@ fn trace_cases(d: &Path) -> Vec<Case> {
     let n = bad_footer.len();
     bad_footer[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
     std::fs::write(d.join("footer.parquet"), &bad_footer).unwrap();
+    // A fuzzer's input: the first data page claims -3 values (Polars sized
+    // a buffer of 2^61 bytes from it and aborted).
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../traces/tests/fixtures/fuzz/page-values-negative.bin"),
+        d.join("page-count.parquet"),
+    )
+    .unwrap();
     std::fs::create_dir(d.join("no-traces")).unwrap();
     std::fs::write(d.join("no-traces/notes.txt"), "not a trace").unwrap();
 
@@ -108,6 +116,10 @@ fn trace_cases(d: &Path) -> Vec<Case> {
         inspect(
             "broken footer length (last 8 bytes edited)",
             "footer.parquet".into(),
+        ),
+        inspect(
+            "a page header's value count negative (fuzzed)",
+            "page-count.parquet".into(),
         ),
         inspect(
             "Parquet without fikit metadata",

@@ -17,6 +17,7 @@ use crate::model::{
 use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
 
 mod footer;
+mod pages;
 
 const MAGIC: &[u8; 4] = b"PAR1";
 
@@ -41,8 +42,7 @@ pub fn read_metadata(path: &Path) -> Result<Metadata, TraceError> {
 
 /// Parses and validates a trace held in memory.
 pub fn parse_trace(bytes: &[u8]) -> Result<Trace, Problem> {
-    let mut reader = open(bytes)?;
-    let meta = metadata(&mut reader)?;
+    let (reader, meta) = checked(bytes)?;
     let df = guarded(|| {
         reader
             .finish()
@@ -59,6 +59,30 @@ pub fn parse_trace(bytes: &[u8]) -> Result<Trace, Problem> {
     check_streams(&df, &trace)?;
     trace.sort();
     Ok(trace)
+}
+
+/// Runs the checks [`parse_trace`] makes before Polars decodes any column
+/// data: the file's framing, the footer's Thrift structure, fikit's
+/// metadata, each row group's value counts and every page header (see
+/// `read/pages.rs`). Cheap next to decoding; public so that its cost can be
+/// measured (`cargo bench -p fikit-trace`).
+pub fn check_structure(bytes: &[u8]) -> Result<Metadata, Problem> {
+    checked(bytes).map(|(_, meta)| meta)
+}
+
+/// [`check_structure`], keeping the reader for decoding.
+fn checked(bytes: &[u8]) -> Result<(ParquetReader<Cursor<&[u8]>>, Metadata), Problem> {
+    let mut reader = open(bytes)?;
+    let meta = metadata(&mut reader)?;
+    // Page headers Polars would trust: checked before it decodes any.
+    let md = guarded(|| {
+        reader
+            .get_metadata()
+            .cloned()
+            .map_err(|e| Problem::Truncated(e.to_string()))
+    })?;
+    pages::check(bytes, &md).map_err(Problem::Truncated)?;
+    Ok((reader, meta))
 }
 
 fn open(bytes: &[u8]) -> Result<ParquetReader<Cursor<&[u8]>>, Problem> {
