@@ -33,7 +33,7 @@ use serde_json::{Map, Value, json};
 use fikit_trace::gaps::{GapCause, busy_intervals, idle_gaps};
 use fikit_trace::{HostCall, Trace};
 
-use crate::engine::{Segment, Stuck};
+use crate::engine::{RunError, Segment};
 use crate::gpu::GpuModel;
 use crate::job::Job;
 use crate::policy::PolicyKind;
@@ -894,7 +894,7 @@ pub fn run_for_export(
     scenario: &Scenario,
     policy: PolicyKind,
     model: &GpuModel,
-) -> Result<PolicyRun, Stuck> {
+) -> Result<PolicyRun, RunError> {
     let mut run = PolicyRun {
         policy,
         segments: Vec::new(),

@@ -382,13 +382,17 @@ impl Job {
             .collect();
         let gap_after_kernel_ns = profiled_gaps(&kernel_spans);
 
-        let mut sums: HashMap<u64, (i64, i64)> = HashMap::new();
+        // Summed as i128: durations of many kernels can pass i64 (a mean cannot).
+        let mut sums: HashMap<u64, (i128, i128)> = HashMap::new();
         for k in &trace.kernels {
             let e = sums.entry(k.kernel_key).or_default();
-            e.0 += k.duration_ns();
+            e.0 += i128::from(k.duration_ns());
             e.1 += 1;
         }
-        let mean_duration_ns = sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect();
+        let mean_duration_ns = sums
+            .into_iter()
+            .map(|(k, (s, n))| (k, (s / n) as i64))
+            .collect();
         let mut next_pos = 0;
         let kernel_position: Vec<usize> = ops
             .iter()

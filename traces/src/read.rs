@@ -21,6 +21,13 @@ mod pages;
 
 const MAGIC: &[u8; 4] = b"PAR1";
 
+/// A trace's timestamps lie in `-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS`, ns:
+/// 2^62 is 146 years either side of the clock's zero (CUPTI's clock counts from the Unix epoch: 2026 is
+/// about 1.8·10^18 ns). Within it, the difference of any two timestamps (a
+/// duration, a gap, a delay) fits an `i64`, so nothing computed from a trace
+/// overflows.
+pub const MAX_TIMESTAMP_NS: i64 = 1 << 62;
+
 /// Reads and validates the trace at `path`.
 ///
 /// Checks, in order: the file is a complete Parquet file; it carries fikit
@@ -439,6 +446,23 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
         }
         let s = need!(start, "start_ns");
         let e = need!(end, "end_ns");
+        for (v, col) in [(s, "start_ns"), (e, "end_ns")]
+            .into_iter()
+            .chain(lstart.map(|v| (v, "launch_start_ns")))
+            .chain(lend.map(|v| (v, "launch_end_ns")))
+        {
+            if !(-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS).contains(&v) {
+                return Err(Problem::row(
+                    row,
+                    Some(kname),
+                    Some(col),
+                    format!(
+                        "{v} ns is outside -2^62 to 2^62 ns (146 years either side of \
+                         the clock's zero), the range a trace's times may take"
+                    ),
+                ));
+            }
+        }
         if e < s {
             return Err(Problem::row(
                 row,

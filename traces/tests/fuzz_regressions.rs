@@ -79,3 +79,19 @@ fn a_page_whose_value_count_disagrees_with_its_chunk_is_corrupt_not_an_abort() {
          a data page of num_values -3, but its column chunk has 7 values left of 7)"
     );
 }
+
+#[test]
+fn a_kernel_ending_past_2_pow_62_ns_is_refused() {
+    // A fuzzed, otherwise valid trace whose kernels last about 8·10^18 ns:
+    // replaying two copies under time slicing took a 2 ms quantum at a time
+    // (about 4·10^12 switches), and durations that large overflow i64 sums.
+    // Timestamps now lie within ±2^62 ns (fikit_trace::MAX_TIMESTAMP_NS).
+    let msg = parse_trace(&fixture("kernel-end-8e18ns.bin"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        msg,
+        "row 4 (kernel), column `end_ns`: 8791026472627238192 ns is outside -2^62 to 2^62 ns \
+         (146 years either side of the clock's zero), the range a trace's times may take"
+    );
+}
