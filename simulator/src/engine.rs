@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::job::{HostStep, Job};
+use crate::job::{HostStep, Job, NO_OP};
 
 /// The latest simulated time a run may reach, ns: 2^62, 146 years. Every
 /// time the engine computes saturates instead of overflowing, and a run that
@@ -44,7 +44,8 @@ pub enum Status {
     Done,
 }
 
-/// Run-time state of one operation.
+/// Run-time state of one operation (56 bytes: one per operation of every
+/// job in a run).
 #[derive(Debug, Clone)]
 pub struct OpRt {
     /// Status.
@@ -61,8 +62,6 @@ pub struct OpRt {
     pub eligible_at: i64,
     /// When it last started or resumed.
     pub resumed_at: i64,
-    /// When it ended.
-    pub end: i64,
     /// When the host issued it; [`OpRt::NOT_ISSUED`] until then. (A plain
     /// `i64` rather than an `Option`: this struct exists once per operation
     /// of every job in a run, tens of millions on large inputs.)
@@ -354,7 +353,6 @@ impl<'a> Engine<'a> {
                             version: 0,
                             eligible_at: 0,
                             resumed_at: 0,
-                            end: 0,
                             issued_at: OpRt::NOT_ISSUED,
                         })
                         .collect(),
@@ -575,7 +573,7 @@ impl<'a> Engine<'a> {
                     let st = &mut self.state[j];
                     st.iteration_start = st.arrival_ns.saturating_add(at_ns);
                 }
-                HostStep::Issue { op, .. } => self.issue(j, op),
+                HostStep::Issue { op, .. } => self.issue(j, op as usize),
                 HostStep::Wait {
                     op,
                     wake_ns,
@@ -583,7 +581,7 @@ impl<'a> Engine<'a> {
                     ..
                 } => {
                     let st = &mut self.state[j];
-                    match op {
+                    match (op != NO_OP).then_some(op as usize) {
                         Some(op) if st.ops[op].status != Status::Done => {
                             st.host = Host::Waiting {
                                 op,
@@ -730,7 +728,6 @@ impl<'a> Engine<'a> {
         let stream = self.jobs[j].ops[op].stream as usize;
         let st = &mut self.state[j];
         st.ops[op].status = Status::Done;
-        st.ops[op].end = now;
         st.ops[op].remaining = 0.0;
         st.outstanding -= 1;
         st.stream_last_done[stream] = now;
@@ -738,7 +735,7 @@ impl<'a> Engine<'a> {
         debug_assert_eq!(front, Some(op));
         if is_kernel {
             let pos = self.jobs[j].kernel_position[op];
-            st.last_kernel_done = Some((pos, now));
+            st.last_kernel_done = Some((pos as usize, now));
         }
         if let Some(&next) = st.streams[stream].front() {
             self.schedule_eligible(j, next);
@@ -927,7 +924,7 @@ impl<'a> Engine<'a> {
             .map(|(j, st)| {
                 st.running
                     .iter()
-                    .map(|&op| self.jobs[j].ops[op].sm_demand)
+                    .map(|&op| self.jobs[j].sm_demand(op))
                     .sum::<f64>()
                     .min(1.0)
             })
@@ -953,3 +950,6 @@ impl<'a> Engine<'a> {
         }
     }
 }
+
+// One per operation of every job in a run (simulator/README.md, "Large inputs").
+const _: () = assert!(std::mem::size_of::<OpRt>() == 56);

@@ -452,7 +452,7 @@ impl Policy for Fikit {
             for &op in &st.eligible {
                 let o = &jobs[j].ops[op];
                 let key = o
-                    .kernel_key
+                    .kernel_key()
                     .expect("only kernels are eligible for the policy");
                 let predicted = jobs[j]
                     .mean_duration_ns
