@@ -119,7 +119,7 @@ pub fn plan(
                         grid,
                         block,
                         shared_bytes,
-                        position: job.kernel_position[i] as u32,
+                        position: job.kernel_position[i],
                         predicted_ns: job
                             .mean_duration_ns
                             .get(&key)

@@ -262,7 +262,7 @@ impl Policy for TimeSlice {
             .map(|d| (owner + d) % n)
             .filter(|&j| state[j].has_kernel_work())
             .collect();
-        (jobs.len() >= 2 && jobs[0] == owner).then(|| Rotation {
+        (jobs.len() >= 2 && jobs[0] == owner).then_some(Rotation {
             jobs,
             slice_ns: self.quantum,
             switch_ns: self.switch_cost,

@@ -77,8 +77,11 @@ pub fn check_structure(bytes: &[u8]) -> Result<Metadata, Problem> {
     checked(bytes).map(|(_, meta)| meta)
 }
 
+/// A Parquet reader over bytes in memory.
+type Reader<'a> = ParquetReader<Cursor<&'a [u8]>>;
+
 /// [`check_structure`], keeping the reader for decoding.
-fn checked(bytes: &[u8]) -> Result<(ParquetReader<Cursor<&[u8]>>, Metadata), Problem> {
+fn checked(bytes: &[u8]) -> Result<(Reader<'_>, Metadata), Problem> {
     let mut reader = open(bytes)?;
     let meta = metadata(&mut reader)?;
     // Page headers Polars would trust: checked before it decodes any.
