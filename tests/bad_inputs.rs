@@ -84,6 +84,18 @@ fn inspect(input: &'static str, file: String) -> Case {
     }
 }
 
+/// Writes the scenario `DIR/name`: two jobs of one kernel lasting 2^61 ns
+/// (a valid trace, `long.parquet`); under time slicing they take more than
+/// 2^62 ns.
+fn long_kernels(dir: &Path, name: &str) -> String {
+    let mut t = fixture::empty("long", 0);
+    t.kernels = vec![fixture::kernel("k", 7, 1, Some(0), 0, 1 << 61)];
+    write_trace(&dir.join("long.parquet"), &t).unwrap();
+    let job = r#"{"trace": "long.parquet"}"#;
+    std::fs::write(dir.join(name), format!(r#"{{"jobs": [{job}, {job}]}}"#)).unwrap();
+    name.to_string()
+}
+
 fn trace_cases(d: &Path) -> Vec<Case> {
     let good_file = "good.parquet";
     write_trace(&d.join(good_file), &good()).unwrap();
@@ -96,6 +108,14 @@ fn trace_cases(d: &Path) -> Vec<Case> {
     let n = bad_footer.len();
     bad_footer[n - 8..n - 4].copy_from_slice(&u32::MAX.to_le_bytes());
     std::fs::write(d.join("footer.parquet"), &bad_footer).unwrap();
+    // A fuzzer's input: the first data page claims -3 values (Polars sized
+    // a buffer of 2^61 bytes from it and aborted).
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../traces/tests/fixtures/fuzz/page-values-negative.bin"),
+        d.join("page-count.parquet"),
+    )
+    .unwrap();
     std::fs::create_dir(d.join("no-traces")).unwrap();
     std::fs::write(d.join("no-traces/notes.txt"), "not a trace").unwrap();
 
@@ -108,6 +128,10 @@ fn trace_cases(d: &Path) -> Vec<Case> {
         inspect(
             "broken footer length (last 8 bytes edited)",
             "footer.parquet".into(),
+        ),
+        inspect(
+            "a page header's value count negative (fuzzed)",
+            "page-count.parquet".into(),
         ),
         inspect(
             "Parquet without fikit metadata",
@@ -196,6 +220,21 @@ fn trace_cases(d: &Path) -> Vec<Case> {
                 set_i64(df, "launch_end_ns", r, None)
             }),
         ),
+        inspect(
+            "timestamp beyond 2^62 ns",
+            edited(d, "far.parquet", |df, _| {
+                let r = first_row(df, "kernel");
+                set_i64(df, "end_ns", r, Some(1 << 62))
+            }),
+        ),
+        Case {
+            input: "kernels too long to replay (two jobs of one 2^61 ns kernel)",
+            args: vec![
+                "--no-plots".into(),
+                "--scenario".into(),
+                long_kernels(d, "s-long.json"),
+            ],
+        },
         inspect(
             "overlapping kernels on one stream",
             edited(d, "overlap.parquet", |df, _| {

@@ -11,7 +11,18 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::job::{HostStep, Job};
+use crate::job::{HostStep, Job, NO_OP};
+
+/// The latest simulated time a run may reach, ns: 2^62, 146 years. Every
+/// time the engine computes saturates instead of overflowing, and a run that
+/// would schedule anything later stops with [`RunError::TooLong`] (traces'
+/// timestamps are bounded the same way: `fikit_trace::MAX_TIMESTAMP_NS`).
+pub const MAX_SIM_NS: i64 = 1 << 62;
+
+/// Whole time-slice rounds the engine skips at once, at the least (see
+/// [`Policy::rotation`]): fewer are stepped through, so that ordinary runs
+/// (kernels of microseconds to milliseconds) are replayed event by event.
+pub const MIN_ROUNDS_TO_SKIP: u64 = 1024;
 
 /// Decisions asked for in one instant: a policy that pauses work is asked again
 /// (to start what the pause made room for); this bounds a policy that keeps pausing.
@@ -33,7 +44,8 @@ pub enum Status {
     Done,
 }
 
-/// Run-time state of one operation.
+/// Run-time state of one operation (56 bytes: one per operation of every
+/// job in a run).
 #[derive(Debug, Clone)]
 pub struct OpRt {
     /// Status.
@@ -50,8 +62,6 @@ pub struct OpRt {
     pub eligible_at: i64,
     /// When it last started or resumed.
     pub resumed_at: i64,
-    /// When it ended.
-    pub end: i64,
     /// When the host issued it; [`OpRt::NOT_ISSUED`] until then. (A plain
     /// `i64` rather than an `Option`: this struct exists once per operation
     /// of every job in a run, tens of millions on large inputs.)
@@ -168,6 +178,31 @@ pub trait Policy {
     fn misprediction(&self) -> Option<(i64, usize)> {
         None
     }
+    /// When the policy has just begun a time slice of a rotation that
+    /// repeats unchanged for as long as no kernel finishes and nothing else
+    /// happens (each job of the rotation in turn runs all its kernels for
+    /// `slice_ns`, then `switch_ns` pass with nothing running), the rotation,
+    /// its current owner first. The engine then skips whole rounds at once
+    /// ([`Policy::skip`]) instead of replaying each slice: a trace of kernels
+    /// lasting years would otherwise take a quantum at a time. `None`
+    /// (the default): the policy's decisions do not repeat so.
+    fn rotation(&self, _now: i64, _state: &[JobRt]) -> Option<Rotation> {
+        None
+    }
+    /// The engine skipped `by` ns of whole rounds of the rotation
+    /// [`Policy::rotation`] gave: move the policy's own clock on by as much.
+    fn skip(&mut self, _by: i64) {}
+}
+
+/// A rotation of time slices (see [`Policy::rotation`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rotation {
+    /// The jobs in turn, the one whose slice has just begun first.
+    pub jobs: Vec<usize>,
+    /// How long each job's kernels run per turn, ns.
+    pub slice_ns: i64,
+    /// Nothing runs for this long after each turn, ns.
+    pub switch_ns: i64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -227,18 +262,43 @@ impl JobOutcome {
     }
 }
 
-/// A run that could not finish: the policy left work unscheduled.
+/// A run that could not finish.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error(
-    "policy {policy} left job {job} unfinished at {at_ns} ns with nothing left to happen (a policy bug)"
-)]
-pub struct Stuck {
-    /// The policy.
-    pub policy: &'static str,
-    /// The job that never finished.
-    pub job: String,
-    /// When the run stopped.
-    pub at_ns: i64,
+pub enum RunError {
+    /// The policy left work unscheduled.
+    #[error(
+        "policy {policy} left job {job} unfinished at {at_ns} ns with nothing left to happen (a policy bug)"
+    )]
+    Stuck {
+        /// The policy.
+        policy: &'static str,
+        /// The job that never finished.
+        job: String,
+        /// When the run stopped.
+        at_ns: i64,
+    },
+    /// The run would pass [`MAX_SIM_NS`]: the inputs' durations, gaps or
+    /// arrivals (or the GPU model's times) are implausibly long.
+    #[error(
+        "under policy {policy}, the replay would run past {MAX_SIM_NS} ns (2^62 ns, 146 years) of \
+         simulated time (at {at_ns} ns, something was due at {due_ns} ns): the inputs' \
+         durations, gaps or arrivals are implausibly long"
+    )]
+    TooLong {
+        /// The policy.
+        policy: &'static str,
+        /// When the run stopped.
+        at_ns: i64,
+        /// What was due beyond the limit.
+        due_ns: i64,
+    },
+}
+
+impl RunError {
+    /// True when the inputs, not the program, are at fault ([`RunError::TooLong`]).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, RunError::TooLong { .. })
+    }
 }
 
 /// Options of one run.
@@ -246,6 +306,10 @@ pub struct Stuck {
 pub struct RunOptions {
     /// Record kernel run segments (for timelines).
     pub record_segments: bool,
+    /// Skip whole time-slice rounds from this many on ([`Policy::rotation`]);
+    /// `None`: from [`MIN_ROUNDS_TO_SKIP`]; `Some(u64::MAX)`: never (every
+    /// slice replayed, as tests compare).
+    pub min_rounds_to_skip: Option<u64>,
 }
 
 /// The simulation of a set of jobs under one policy.
@@ -265,6 +329,8 @@ pub struct Engine<'a> {
     segments: Vec<Segment>,
     opts: RunOptions,
     shares_sms: bool,
+    /// Set when something was due past [`MAX_SIM_NS`]: (now, when).
+    too_long: Option<(i64, i64)>,
 }
 
 impl<'a> Engine<'a> {
@@ -296,7 +362,6 @@ impl<'a> Engine<'a> {
                             version: 0,
                             eligible_at: 0,
                             resumed_at: 0,
-                            end: 0,
                             issued_at: OpRt::NOT_ISSUED,
                         })
                         .collect(),
@@ -330,10 +395,15 @@ impl<'a> Engine<'a> {
             segments: Vec::new(),
             opts,
             shares_sms: false,
+            too_long: None,
         }
     }
 
     fn schedule(&mut self, t: i64, e: Event) {
+        if t > MAX_SIM_NS {
+            self.too_long.get_or_insert((self.now, t));
+            return;
+        }
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.events[s] = e;
@@ -350,33 +420,50 @@ impl<'a> Engine<'a> {
 
     /// Runs to the end under `policy`. Fails only when the policy leaves
     /// eligible work unscheduled with nothing left to happen (a policy bug).
-    pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, Stuck> {
+    pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
         self.shares_sms = policy.shares_sms();
         for j in 0..self.jobs.len() {
             let arrival = self.state[j].arrival_ns;
             self.schedule(arrival, Event::Host(j));
         }
         let mut cmds = Commands::default();
+        // Whether anything happened in this instant yet.
+        let mut changed = false;
         while let Some(Reverse((t, _, slot))) = self.queue.pop() {
+            if let Some((at_ns, due_ns)) = self.too_long {
+                return Err(RunError::TooLong {
+                    policy: policy.name(),
+                    at_ns,
+                    due_ns,
+                });
+            }
             let event = self.events[slot];
             self.free_slots.push(slot);
             self.now = t;
             self.processed += 1;
             match event {
-                Event::Host(j) => self.host_step(j),
-                Event::Eligible(j, op) => self.make_eligible(j, op),
+                Event::Host(j) => {
+                    self.host_step(j);
+                    changed = true;
+                }
+                Event::Eligible(j, op) => {
+                    self.make_eligible(j, op);
+                    changed = true;
+                }
                 Event::Done(j, op, version) => {
-                    // A stale completion (rescheduled or paused since) changes nothing,
-                    // but may still be the last event of this instant: fall through.
+                    // A stale completion (rescheduled or paused since) changes nothing.
                     if self.state[j].ops[op].version == version
                         && self.state[j].ops[op].status == Status::Running
                     {
                         self.complete(j, op);
+                        changed = true;
                     }
                 }
                 Event::Wake => {
+                    // A wake-up the policy no longer waits for changes nothing.
                     if self.wake_pending == Some(t) {
                         self.wake_pending = None;
+                        changed = true;
                     }
                 }
             }
@@ -386,6 +473,13 @@ impl<'a> Engine<'a> {
                 .peek()
                 .is_some_and(|Reverse((nt, _, _))| *nt == t)
             {
+                continue;
+            }
+            // An instant of stale events only is no decision point: the
+            // policy is asked when something happened, so that a run does
+            // not depend on when leftover events of earlier plans fall (the
+            // engine skips time-slice rounds without creating them).
+            if !std::mem::take(&mut changed) {
                 continue;
             }
             // Ask the policy; after it paused work, ask again so it can use the freed device.
@@ -415,10 +509,23 @@ impl<'a> Engine<'a> {
                     break;
                 }
             }
+            if let Some(r) = policy.rotation(self.now, &self.state) {
+                let by = self.skip_rounds(&r);
+                if by > 0 {
+                    policy.skip(by);
+                }
+            }
+        }
+        if let Some((at_ns, due_ns)) = self.too_long {
+            return Err(RunError::TooLong {
+                policy: policy.name(),
+                at_ns,
+                due_ns,
+            });
         }
         let mut jobs = Vec::with_capacity(self.state.len());
         for (j, st) in self.state.iter().enumerate() {
-            let finish = st.finish_ns.ok_or_else(|| Stuck {
+            let finish = st.finish_ns.ok_or_else(|| RunError::Stuck {
                 policy: policy.name(),
                 job: self.jobs[j].name.clone(),
                 at_ns: self.now,
@@ -457,9 +564,13 @@ impl<'a> Engine<'a> {
             };
             let delay = match step {
                 HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. } => delay_ns,
-                HostStep::Arrive { at_ns } => (st.arrival_ns + at_ns - st.host_t).max(0),
+                HostStep::Arrive { at_ns } => st
+                    .arrival_ns
+                    .saturating_add(at_ns)
+                    .saturating_sub(st.host_t)
+                    .max(0),
             };
-            let due = st.host_t + delay;
+            let due = st.host_t.saturating_add(delay);
             if due > self.now {
                 st.host = Host::Busy;
                 self.schedule(due, Event::Host(j));
@@ -470,9 +581,9 @@ impl<'a> Engine<'a> {
             match step {
                 HostStep::Arrive { at_ns } => {
                     let st = &mut self.state[j];
-                    st.iteration_start = st.arrival_ns + at_ns;
+                    st.iteration_start = st.arrival_ns.saturating_add(at_ns);
                 }
-                HostStep::Issue { op, .. } => self.issue(j, op),
+                HostStep::Issue { op, .. } => self.issue(j, op as usize),
                 HostStep::Wait {
                     op,
                     wake_ns,
@@ -480,7 +591,7 @@ impl<'a> Engine<'a> {
                     ..
                 } => {
                     let st = &mut self.state[j];
-                    match op {
+                    match (op != NO_OP).then_some(op as usize) {
                         Some(op) if st.ops[op].status != Status::Done => {
                             st.host = Host::Waiting {
                                 op,
@@ -490,7 +601,7 @@ impl<'a> Engine<'a> {
                             return;
                         }
                         _ => {
-                            let resume = self.now + wake_ns;
+                            let resume = self.now.saturating_add(wake_ns);
                             if ends_iteration {
                                 st.end_iteration(resume);
                             }
@@ -530,7 +641,8 @@ impl<'a> Engine<'a> {
             issued != OpRt::NOT_ISSUED,
             "only issued ops become eligible"
         );
-        let ready = (issued + o.issue_offset_ns)
+        let ready = issued
+            .saturating_add(o.issue_offset_ns)
             .max(st.stream_last_done[o.stream as usize].saturating_add(o.start_offset_ns));
         if ready <= self.now {
             self.make_eligible(j, op);
@@ -565,7 +677,7 @@ impl<'a> Engine<'a> {
         o.rate = 1.0;
         o.resumed_at = now;
         o.version += 1;
-        let finish = now + o.remaining.ceil() as i64;
+        let finish = now.saturating_add(o.remaining.ceil() as i64);
         let version = o.version;
         if is_kernel {
             if let Some(pos) = st.eligible.iter().position(|&x| x == op) {
@@ -629,7 +741,6 @@ impl<'a> Engine<'a> {
         let stream = self.jobs[j].ops[op].stream as usize;
         let st = &mut self.state[j];
         st.ops[op].status = Status::Done;
-        st.ops[op].end = now;
         st.ops[op].remaining = 0.0;
         st.outstanding -= 1;
         if is_kernel {
@@ -640,7 +751,7 @@ impl<'a> Engine<'a> {
         debug_assert_eq!(front, Some(op));
         if is_kernel {
             let pos = self.jobs[j].kernel_position[op];
-            st.last_kernel_done = Some((pos, now));
+            st.last_kernel_done = Some((pos as usize, now));
         }
         if let Some(&next) = st.streams[stream].front() {
             self.schedule_eligible(j, next);
@@ -653,7 +764,7 @@ impl<'a> Engine<'a> {
             && w == op
         {
             let st = &mut self.state[j];
-            let resume = now + wake_ns;
+            let resume = now.saturating_add(wake_ns);
             if ends_iteration {
                 st.end_iteration(resume);
             }
@@ -674,8 +785,146 @@ impl<'a> Engine<'a> {
     fn maybe_finish(&mut self, j: usize) {
         let st = &mut self.state[j];
         if st.host == Host::Finished && st.outstanding == 0 && st.finish_ns.is_none() {
-            st.finish_ns = Some(self.now.max(st.host_t) + self.jobs[j].tail_ns);
+            st.finish_ns = Some(self.now.max(st.host_t).saturating_add(self.jobs[j].tail_ns));
         }
+    }
+
+    /// Skips whole rounds of rotation `r`, which has just begun at `now`
+    /// (its first job's kernels all started now, every other job of it with
+    /// all its kernels paused), while nothing else can happen: no host step,
+    /// no operation becoming eligible or finishing, and no kernel of the
+    /// rotation finishing. Leaves the state exactly as replaying the rounds
+    /// slice by slice would (the same remaining work, stream order, busy
+    /// time; a paused kernel's `eligible_at` and `resumed_at` those of its
+    /// last turn), but for what no result shows: the events skipped are not
+    /// counted, stale events are dropped, and recorded segments cover each
+    /// kernel's turns of the skipped rounds with one segment. Remaining work
+    /// is `f64`: exact, and so the same as stepping, below 2^53 ns (104
+    /// days). Returns the time skipped, ns (0: nothing skipped).
+    fn skip_rounds(&mut self, r: &Rotation) -> i64 {
+        let now = self.now;
+        let n = r.jobs.len() as i64;
+        let (q, c) = (r.slice_ns, r.switch_ns);
+        if n < 2 || q <= 0 || c < 0 || self.shares_sms {
+            return 0;
+        }
+        let Some(period) = q.checked_add(c).and_then(|t| t.checked_mul(n)) else {
+            return 0;
+        };
+        let owner = r.jobs[0];
+        // The rotation's state: the owner's kernels all just started, the
+        // others' all paused; no other job has kernel work.
+        let mut rounds = u64::MAX;
+        for (j, st) in self.state.iter().enumerate() {
+            let in_rotation = r.jobs.contains(&j);
+            let shape_ok = if j == owner {
+                st.eligible.is_empty() && !st.running.is_empty()
+            } else if in_rotation {
+                st.running.is_empty() && !st.eligible.is_empty()
+            } else {
+                !st.has_kernel_work()
+            };
+            if !shape_ok {
+                return 0;
+            }
+            for &op in st.running.iter().chain(&st.eligible) {
+                let o = &st.ops[op];
+                if o.rate != 1.0 || (j == owner && o.since != now) {
+                    return 0;
+                }
+                // A kernel survives round k's turn while its remaining work
+                // before the turn exceeds the slice: rounds < remaining / q.
+                // One round less, for rounding.
+                let fit = (o.remaining / q as f64).ceil() - 2.0;
+                if fit.is_nan() || fit < 1.0 {
+                    return 0;
+                }
+                rounds = rounds.min(fit as u64);
+            }
+        }
+        // Nothing else may happen before the rounds end: the earliest event
+        // that is not a wake-up or a stale completion.
+        let mut horizon = i64::MAX;
+        for Reverse((t, _, slot)) in self.queue.iter() {
+            let external = match self.events[*slot] {
+                Event::Wake => false,
+                Event::Done(j, op, v) => {
+                    let o = &self.state[j].ops[op];
+                    let live = o.version == v && o.status == Status::Running;
+                    live && !(j == owner && self.state[j].running.contains(&op))
+                }
+                Event::Host(_) | Event::Eligible(..) => true,
+            };
+            if external {
+                horizon = horizon.min(*t);
+            }
+        }
+        let before_horizon = ((horizon.min(MAX_SIM_NS) - now - 1) / period).max(0) as u64;
+        let rounds = rounds.min(before_horizon);
+        let min = self.opts.min_rounds_to_skip.unwrap_or(MIN_ROUNDS_TO_SKIP);
+        if rounds < min.max(1) {
+            return 0;
+        }
+        let rounds = rounds as i64;
+        let by = rounds * period; // < horizon - now: no overflow
+        let t1 = now + by;
+        let work = (rounds * q) as f64;
+        for (p, &j) in r.jobs.iter().enumerate() {
+            // This job's turn in the last skipped round.
+            let turn = t1 - period + p as i64 * (q + c);
+            let st = &mut self.state[j];
+            for &op in st.running.iter().chain(&st.eligible) {
+                let o = &mut st.ops[op];
+                if self.opts.record_segments {
+                    self.segments.push(Segment {
+                        job: j,
+                        op,
+                        start_ns: if j == owner {
+                            now
+                        } else {
+                            now + p as i64 * (q + c)
+                        },
+                        end_ns: turn + q,
+                    });
+                }
+                o.remaining -= work;
+                o.version += 1;
+                o.eligible_at = turn + q;
+                if j == owner {
+                    o.since = t1;
+                    o.resumed_at = t1;
+                } else {
+                    o.resumed_at = turn;
+                }
+            }
+        }
+        self.busy_ns += rounds * n * q;
+        self.busy_since = t1;
+        // Drop what the skipped rounds would have consumed (wake-ups and
+        // stale completions, none later than t1), then resume the owner.
+        let mut kept = Vec::with_capacity(self.queue.len());
+        for e in std::mem::take(&mut self.queue).into_vec() {
+            let Reverse((t, _, slot)) = e;
+            if t > t1 {
+                kept.push(e);
+            } else {
+                self.free_slots.push(slot);
+            }
+        }
+        self.queue = BinaryHeap::from(kept);
+        self.now = t1;
+        let live: Vec<usize> = self.state[owner].running.clone();
+        for op in live {
+            let o = &self.state[owner].ops[op];
+            let done = t1.saturating_add(o.remaining.ceil() as i64);
+            let v = o.version;
+            self.schedule(done, Event::Done(owner, op, v));
+        }
+        self.wake_pending = None;
+        let wake = t1.saturating_add(q);
+        self.wake_pending = Some(wake);
+        self.schedule(wake, Event::Wake);
+        by
     }
 
     /// MPS: when the jobs' SM demand exceeds the device, every running kernel
@@ -691,7 +940,7 @@ impl<'a> Engine<'a> {
             .map(|(j, st)| {
                 st.running
                     .iter()
-                    .map(|&op| self.jobs[j].ops[op].sm_demand)
+                    .map(|&op| self.jobs[j].sm_demand(op))
                     .sum::<f64>()
                     .min(1.0)
             })
@@ -708,7 +957,8 @@ impl<'a> Engine<'a> {
                 o.since = now;
                 o.rate = rate;
                 o.version += 1;
-                reschedule.push((j, op, now + (o.remaining / rate).ceil() as i64, o.version));
+                let done = now.saturating_add((o.remaining / rate).ceil() as i64);
+                reschedule.push((j, op, done, o.version));
             }
         }
         for (j, op, t, v) in reschedule {
@@ -716,3 +966,6 @@ impl<'a> Engine<'a> {
         }
     }
 }
+
+// One per operation of every job in a run (simulator/README.md, "Large inputs").
+const _: () = assert!(std::mem::size_of::<OpRt>() == 56);

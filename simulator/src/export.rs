@@ -33,7 +33,7 @@ use serde_json::{Map, Value, json};
 use fikit_trace::gaps::{GapCause, busy_intervals, idle_gaps};
 use fikit_trace::{HostCall, Trace};
 
-use crate::engine::{Segment, Stuck};
+use crate::engine::{RunError, Segment};
 use crate::gpu::GpuModel;
 use crate::job::Job;
 use crate::policy::PolicyKind;
@@ -864,7 +864,7 @@ pub fn op_infos(job: &Job, trace: &Trace) -> Vec<Option<OpInfo>> {
     job.ops
         .iter()
         .map(|o| {
-            let key = o.kernel_key?;
+            let key = o.kernel_key()?;
             let k = &trace.kernels[*index.get(&(o.recorded_start_ns, o.duration_ns, key))?];
             Some(OpInfo {
                 name: k.demangled_name.clone(),
@@ -894,7 +894,7 @@ pub fn run_for_export(
     scenario: &Scenario,
     policy: PolicyKind,
     model: &GpuModel,
-) -> Result<PolicyRun, Stuck> {
+) -> Result<PolicyRun, RunError> {
     let mut run = PolicyRun {
         policy,
         segments: Vec::new(),
@@ -969,7 +969,7 @@ pub fn from_runs(
                     .get(j)
                     .and_then(|v| v.get(op))
                     .and_then(Option::as_ref);
-                let key = gpu_op.kernel_key.unwrap_or(0);
+                let key = gpu_op.kernel_key().unwrap_or(0);
                 let base_name =
                     info.map_or_else(|| format!("kernel {key:016x}"), |k| k.name.clone());
                 let mut prev: Option<usize> = None;
@@ -1432,7 +1432,7 @@ mod tests {
             let infos = op_infos(&j, &t);
             assert_eq!(infos.len(), j.ops.len());
             for (op, info) in j.ops.iter().zip(&infos) {
-                match (op.kernel_key, info) {
+                match (op.kernel_key(), info) {
                     (Some(key), Some(i)) => {
                         let k = t
                             .kernels

@@ -18,11 +18,11 @@ use std::sync::Arc;
 
 use fikit_trace::Trace;
 
-/// One GPU operation of a job.
+/// One GPU operation of a job. Compact (56 bytes): a large input holds tens
+/// of millions; a kernel's key and SM demand are read through
+/// [`GpuOp::kernel_key`] and [`Job::sm_demand`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOp {
-    /// The job-local stream index (0, 1, … in order of first use).
-    pub stream: u32,
     /// Recorded duration, ns.
     pub duration_ns: i64,
     /// Time from the previous op on the stream done to this op's start, ns:
@@ -37,16 +37,17 @@ pub struct GpuOp {
     /// stream, queued ops follow each other at the back-to-back gap, not at
     /// the launch latency.
     pub issue_offset_ns: i64,
-    /// `Some(kernel_key)` for a kernel, `None` for a copy or memset (which
-    /// occupy a copy engine, not the SMs: they never wait for other jobs).
-    pub kernel_key: Option<u64>,
-    /// Fraction of the device's SMs the kernel occupies (0..=1), from its grid,
-    /// block, registers and shared memory against the per-SM limits.
-    pub sm_demand: f64,
     /// Recorded start, ns since the job's first host action (for reports).
     pub recorded_start_ns: i64,
+    /// The kernel key (0 for a copy or memset).
+    key: u64,
+    /// The job-local stream index (0, 1, … in order of first use).
+    pub stream: u32,
     /// Index of its launch shape in [`Job::shapes`] (copies of an op share it).
     pub shape: u32,
+    /// Index of the kernel's SM demand in [`Job::sm_demands`];
+    /// [`GpuOp::NOT_A_KERNEL`] for a copy or memset.
+    demand: u32,
 }
 
 /// How a recorded operation was launched: what live replay needs to launch
@@ -72,13 +73,25 @@ pub enum OpShape {
 }
 
 impl GpuOp {
+    /// [`GpuOp::demand`] of a copy or memset (which occupy a copy engine, not
+    /// the SMs: they never wait for other jobs).
+    const NOT_A_KERNEL: u32 = u32::MAX;
+
     /// True when the op runs on the SMs (a kernel).
     pub fn is_kernel(&self) -> bool {
-        self.kernel_key.is_some()
+        self.demand != Self::NOT_A_KERNEL
+    }
+
+    /// `Some(kernel_key)` for a kernel, `None` for a copy or memset.
+    pub fn kernel_key(&self) -> Option<u64> {
+        self.is_kernel().then_some(self.key)
     }
 }
 
-/// One step of the host program.
+/// Index of "no operation" in [`HostStep::Wait::op`].
+pub const NO_OP: u32 = u32::MAX;
+
+/// One step of the host program (24 bytes: one per operation at least).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostStep {
     /// After `delay_ns` of host time, issue GPU operation `op`.
@@ -86,14 +99,15 @@ pub enum HostStep {
         /// Host time since the previous step ended, ns.
         delay_ns: i64,
         /// Index into [`Job::ops`].
-        op: usize,
+        op: u32,
     },
     /// After `delay_ns`, block until operation `op` is done, then `wake_ns` more.
     Wait {
         /// Host time since the previous step ended, ns.
         delay_ns: i64,
-        /// The operation waited for; `None` when nothing was outstanding.
-        op: Option<usize>,
+        /// The operation waited for (index into [`Job::ops`]); [`NO_OP`] when
+        /// nothing was outstanding.
+        op: u32,
         /// Recorded time from the op's end (or the wait's start, if later) to the wait's return, ns.
         wake_ns: i64,
         /// True when the wait ends an iteration (a blocking host synchronization).
@@ -129,8 +143,12 @@ pub struct Job {
     /// Profiled mean duration per kernel key, ns: FIKIT's duration prediction.
     pub mean_duration_ns: Arc<HashMap<u64, i64>>,
     /// For each op, its position among the job's kernels in issue order
-    /// (`usize::MAX` for copies and memsets).
-    pub kernel_position: Arc<[usize]>,
+    /// (`u32::MAX` for copies and memsets).
+    pub kernel_position: Arc<[u32]>,
+    /// The distinct SM demands of the job's kernels: the fraction of the
+    /// device's SMs a kernel occupies (0..=1), from its grid, block, registers
+    /// and shared memory against the per-SM limits ([`Job::sm_demand`]).
+    pub sm_demands: Arc<[f64]>,
     /// True when the first iteration is the process's setup (weight upload,
     /// warm-up, autotuning) rather than work to measure: latency statistics
     /// leave it out. True for a job made from a trace; false for a serving job,
@@ -184,6 +202,16 @@ pub fn blocks_per_sm(
 }
 
 impl Job {
+    /// The SM demand of operation `op` (0 for a copy or memset).
+    pub fn sm_demand(&self, op: usize) -> f64 {
+        let d = self.ops[op].demand;
+        if d == GpuOp::NOT_A_KERNEL {
+            0.0
+        } else {
+            self.sm_demands[d as usize]
+        }
+    }
+
     /// Builds the replayable program of a trace.
     ///
     /// GPU operations without a recorded launch are issued at their recorded
@@ -205,17 +233,23 @@ impl Job {
     fn build(trace: &Trace, keep_shapes: bool) -> Job {
         let dev = &trace.meta.device;
         let mut streams: HashMap<(u32, u32, u32), u32> = HashMap::new();
+        // One per operation (56 bytes; tens of millions on large inputs):
+        // `src` indexes the kernels, then the memory operations, of the trace.
         struct Raw {
             issue: i64,
             start: i64,
             end: i64,
+            key: u64,
             place: (u32, u32, u32),
-            key: Option<u64>,
-            demand: f64,
-            shape: OpShape,
+            demand: u32,
+            src: u32,
         }
-        let mut raw: Vec<Raw> = Vec::with_capacity(trace.kernels.len() + trace.memops.len());
-        for k in &trace.kernels {
+        let nk = trace.kernels.len();
+        // The distinct SM demands, by their bits (kernels have few shapes).
+        let mut demands: Vec<f64> = Vec::new();
+        let mut demand_index: HashMap<u64, u32> = HashMap::new();
+        let mut raw: Vec<Raw> = Vec::with_capacity(nk + trace.memops.len());
+        for (i, k) in trace.kernels.iter().enumerate() {
             let per_sm = blocks_per_sm(
                 dev,
                 k.threads_per_block(),
@@ -223,34 +257,33 @@ impl Job {
                 u64::from(k.static_shared_bytes) + u64::from(k.dynamic_shared_bytes),
             );
             let capacity = (per_sm * u64::from(dev.sm_count.max(1))) as f64;
+            let demand = (k.blocks() as f64 / capacity).min(1.0);
+            let demand = *demand_index.entry(demand.to_bits()).or_insert_with(|| {
+                demands.push(demand);
+                demands.len() as u32 - 1
+            });
             raw.push(Raw {
                 issue: k.launch.map_or(k.start_ns, |l| l.start_ns.min(k.start_ns)),
                 start: k.start_ns,
                 end: k.end_ns,
                 place: (k.placement.device, k.placement.context, k.placement.stream),
-                key: Some(k.kernel_key),
-                demand: (k.blocks() as f64 / capacity).min(1.0),
-                shape: OpShape::Kernel {
-                    grid: k.grid,
-                    block: k.block,
-                    shared_bytes: k.static_shared_bytes.saturating_add(k.dynamic_shared_bytes),
-                },
+                key: k.kernel_key,
+                demand,
+                src: i as u32,
             });
         }
-        for m in &trace.memops {
+        for (i, m) in trace.memops.iter().enumerate() {
             raw.push(Raw {
                 issue: m.launch.map_or(m.start_ns, |l| l.start_ns.min(m.start_ns)),
                 start: m.start_ns,
                 end: m.end_ns,
                 place: (m.placement.device, m.placement.context, m.placement.stream),
-                key: None,
-                demand: 0.0,
-                shape: OpShape::Mem {
-                    bytes: m.bytes,
-                    kind: m.copy_kind,
-                },
+                key: 0,
+                demand: GpuOp::NOT_A_KERNEL,
+                src: (nk + i) as u32,
             });
         }
+        let is_kernel = |r: &Raw| r.demand != GpuOp::NOT_A_KERNEL;
         // Issue order: by issue time, then start.
         raw.sort_by_key(|r| (r.issue, r.start, r.end));
 
@@ -288,7 +321,22 @@ impl Job {
         prev_end.clear();
         let mut ops = Vec::with_capacity(raw.len());
         let shapes: Vec<OpShape> = if keep_shapes {
-            raw.iter().map(|r| r.shape).collect()
+            raw.iter()
+                .map(|r| match trace.kernels.get(r.src as usize) {
+                    Some(k) => OpShape::Kernel {
+                        grid: k.grid,
+                        block: k.block,
+                        shared_bytes: k.static_shared_bytes.saturating_add(k.dynamic_shared_bytes),
+                    },
+                    None => {
+                        let m = &trace.memops[r.src as usize - nk];
+                        OpShape::Mem {
+                            bytes: m.bytes,
+                            kind: m.copy_kind,
+                        }
+                    }
+                })
+                .collect()
         } else {
             Vec::new()
         };
@@ -311,8 +359,8 @@ impl Job {
                 duration_ns: r.end - r.start,
                 start_offset_ns,
                 issue_offset_ns,
-                kernel_key: r.key,
-                sm_demand: r.demand,
+                key: r.key,
+                demand: r.demand,
                 recorded_start_ns: r.start - origin,
                 shape: ops.len() as u32,
             });
@@ -353,22 +401,23 @@ impl Job {
         // Per (context, stream): the issued ops as (end, index), sorted; ends
         // arrive nearly in order, so inserting is cheap and each wait's lookup
         // is a binary search.
-        let mut ended_by_stream: HashMap<(u32, u32), Vec<(i64, usize)>> = HashMap::new();
+        let mut ended_by_stream: HashMap<(u32, u32), Vec<(i64, u32)>> = HashMap::new();
         let mut kernels_in_iteration = 0usize;
         for a in &actions {
             match *a {
                 Action::Issue { at, op } => {
                     steps.push(HostStep::Issue {
                         delay_ns: (at - host_time).max(0),
-                        op,
+                        op: op as u32,
                     });
                     host_time = host_time.max(at);
                     let ended = ended_by_stream
                         .entry((raw[op].place.1, raw[op].place.2))
                         .or_default();
-                    let pos = ended.partition_point(|&x| x <= (raw[op].end, op));
-                    ended.insert(pos, (raw[op].end, op));
-                    if raw[op].key.is_some() {
+                    let entry = (raw[op].end, op as u32);
+                    let pos = ended.partition_point(|&x| x <= entry);
+                    ended.insert(pos, entry);
+                    if is_kernel(&raw[op]) {
                         kernels_in_iteration += 1;
                     }
                 }
@@ -382,7 +431,7 @@ impl Job {
                         continue; // a device-side wait: the GPU ops carry its effect in their offsets
                     }
                     // The op issued before the wait, on its stream if named, that ended last by its end.
-                    let last_on = |ops: &Vec<(i64, usize)>| {
+                    let last_on = |ops: &Vec<(i64, u32)>| {
                         let n = ops.partition_point(|&(e, _)| e <= end);
                         n.checked_sub(1).map(|k| ops[k])
                     };
@@ -391,12 +440,12 @@ impl Job {
                         None => ended_by_stream.values().filter_map(last_on).max(),
                     }
                     .map(|(_, i)| i);
-                    let resume_from = target.map_or(start, |i| start.max(raw[i].end));
+                    let resume_from = target.map_or(start, |i| start.max(raw[i as usize].end));
                     // An iteration holds at least one kernel: waits between
                     // copies alone (e.g. uploading weights) do not end one.
                     steps.push(HostStep::Wait {
                         delay_ns: (start - host_time).max(0),
-                        op: target,
+                        op: target.unwrap_or(NO_OP),
                         wake_ns: (end - resume_from).max(0),
                         ends_iteration: kernels_in_iteration > 0,
                     });
@@ -411,32 +460,38 @@ impl Job {
         // Profiled gaps after each kernel, by kernel position in issue order.
         let kernel_spans: Vec<(i64, i64)> = raw
             .iter()
-            .filter(|r| r.key.is_some())
+            .filter(|r| is_kernel(r))
             .map(|r| (r.start, r.end))
             .collect();
         let gap_after_kernel_ns = profiled_gaps(&kernel_spans);
 
-        let mut sums: HashMap<u64, (i64, i64)> = HashMap::new();
+        // Summed as i128: durations of many kernels can pass i64 (a mean cannot).
+        let mut sums: HashMap<u64, (i128, i128)> = HashMap::new();
         for k in &trace.kernels {
             let e = sums.entry(k.kernel_key).or_default();
-            e.0 += k.duration_ns();
+            e.0 += i128::from(k.duration_ns());
             e.1 += 1;
         }
-        let mean_duration_ns = sums.into_iter().map(|(k, (s, n))| (k, s / n)).collect();
+        let mean_duration_ns = sums
+            .into_iter()
+            .map(|(k, (s, n))| (k, (s / n) as i64))
+            .collect();
+        drop(raw);
         let mut next_pos = 0;
-        let kernel_position: Vec<usize> = ops
+        let kernel_position: Vec<u32> = ops
             .iter()
             .map(|o| {
                 if o.is_kernel() {
                     next_pos += 1;
                     next_pos - 1
                 } else {
-                    usize::MAX
+                    u32::MAX
                 }
             })
             .collect();
         Job {
             kernel_position: kernel_position.into(),
+            sm_demands: demands.into(),
             first_iteration_is_setup: true,
             name: trace.meta.job_name.clone(),
             priority: trace.meta.priority,
@@ -536,21 +591,22 @@ impl Job {
             if let Some(at_ns) = arrival {
                 steps.push(HostStep::Arrive { at_ns: *at_ns });
             }
-            let mut map: HashMap<usize, usize> = HashMap::new();
+            let mut map: HashMap<u32, u32> = HashMap::new();
             for step in part.iter() {
                 match *step {
                     HostStep::Issue { delay_ns, op } => {
-                        map.insert(op, ops.len());
-                        ops.push(self.ops[op].clone());
-                        if self.ops[op].is_kernel() {
+                        let o = &self.ops[op as usize];
+                        map.insert(op, ops.len() as u32);
+                        ops.push(o.clone());
+                        if o.is_kernel() {
                             kernel_position.push(next_pos);
                             next_pos += 1;
                         } else {
-                            kernel_position.push(usize::MAX);
+                            kernel_position.push(u32::MAX);
                         }
                         steps.push(HostStep::Issue {
                             delay_ns,
-                            op: ops.len() - 1,
+                            op: ops.len() as u32 - 1,
                         });
                     }
                     HostStep::Wait {
@@ -560,7 +616,7 @@ impl Job {
                         ends_iteration,
                     } => steps.push(HostStep::Wait {
                         delay_ns,
-                        op: op.and_then(|o| map.get(&o).copied()),
+                        op: map.get(&op).copied().unwrap_or(NO_OP),
                         wake_ns,
                         ends_iteration,
                     }),
@@ -569,13 +625,13 @@ impl Job {
             }
         }
         // Profiled gaps follow the copied kernels, by their original positions.
-        let mut gaps = Vec::with_capacity(next_pos);
+        let mut gaps = Vec::with_capacity(next_pos as usize);
         for (_, part) in parts {
             for step in part.iter() {
                 if let HostStep::Issue { op, .. } = *step
-                    && self.ops[op].is_kernel()
+                    && self.ops[op as usize].is_kernel()
                 {
-                    gaps.push(self.gap_after_kernel_ns[self.kernel_position[op]]);
+                    gaps.push(self.gap_after_kernel_ns[self.kernel_position[op as usize] as usize]);
                 }
             }
         }
@@ -589,6 +645,7 @@ impl Job {
             gap_after_kernel_ns: gaps.into(),
             mean_duration_ns: Arc::clone(&self.mean_duration_ns),
             kernel_position: kernel_position.into(),
+            sm_demands: Arc::clone(&self.sm_demands),
             first_iteration_is_setup: self.first_iteration_is_setup,
             shapes: Arc::clone(&self.shapes),
         }
@@ -672,3 +729,8 @@ fn typical_offsets(recorded: &[(i64, i64)]) -> (i64, i64) {
     let gap = median(queued).unwrap_or(DEFAULT_BACK_TO_BACK_NS);
     (latency, gap)
 }
+
+// The sizes the large-input figures (simulator/README.md, "Large inputs")
+// depend on: one of each per operation.
+const _: () = assert!(std::mem::size_of::<GpuOp>() == 56);
+const _: () = assert!(std::mem::size_of::<HostStep>() == 24);

@@ -13,7 +13,7 @@ use fikit_replay::control::{Control, state};
 use fikit_replay::plan::{CopyDir, LivePolicy, Op, OpKind, Plan, Step, TopInfo, WorkerResult};
 use fikit_trace::CopyKind;
 
-use crate::job::{HostStep, Job, OpShape};
+use crate::job::{HostStep, Job, NO_OP, OpShape};
 use crate::policy::PolicyKind;
 use crate::scenario::Scenario;
 use crate::simulate::{JobRow, PolicyRow, Report, measured_iterations, percentiles};
@@ -114,12 +114,12 @@ pub fn plan(
                     block,
                     shared_bytes,
                 } => {
-                    let key = o.kernel_key.unwrap_or(0);
+                    let key = o.kernel_key().unwrap_or(0);
                     OpKind::Kernel {
                         grid,
                         block,
                         shared_bytes,
-                        position: job.kernel_position[i] as u32,
+                        position: job.kernel_position[i],
                         predicted_ns: job
                             .mean_duration_ns
                             .get(&key)
@@ -147,7 +147,10 @@ pub fn plan(
         .steps
         .iter()
         .map(|s| match *s {
-            HostStep::Issue { delay_ns, op } => Step::Issue { delay_ns, op },
+            HostStep::Issue { delay_ns, op } => Step::Issue {
+                delay_ns,
+                op: op as usize,
+            },
             HostStep::Wait {
                 delay_ns,
                 op,
@@ -155,7 +158,7 @@ pub fn plan(
                 ends_iteration,
             } => Step::Wait {
                 delay_ns,
-                op,
+                op: (op != NO_OP).then_some(op as usize),
                 wake_ns,
                 ends_iteration,
             },

@@ -279,8 +279,11 @@ fn run_simulation(args: SimArgs) -> Result<(), Failure> {
     let report = simulate_with_progress(&scenario.jobs, &scenario.arrivals, &opts, &|m| {
         progress.phase(m)
     })
-    .context("simulating")
-    .map_err(other)?;
+    .map_err(|e| {
+        let bad = e.is_bad_input();
+        let e = anyhow::Error::from(e).context("simulating");
+        if bad { bad_input(e) } else { other(e) }
+    })?;
     progress.finish();
     print(&report::render(&report, args.format.into()))?;
     let mut plot_files = Vec::new();

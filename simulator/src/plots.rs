@@ -492,8 +492,8 @@ fn iteration_first_kernels(job: &Job) -> Vec<usize> {
     let mut open = true; // looking for the current iteration's first kernel
     for step in job.steps.iter() {
         match *step {
-            HostStep::Issue { op, .. } if open && job.ops[op].is_kernel() => {
-                out.push(op);
+            HostStep::Issue { op, .. } if open && job.ops[op as usize].is_kernel() => {
+                out.push(op as usize);
                 open = false;
             }
             HostStep::Wait {

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::{Commands, JobRt, OpId, Policy};
+use crate::engine::{Commands, JobRt, OpId, Policy, Rotation};
 use crate::gpu::{GpuModel, Granularity};
 use crate::job::Job;
 
@@ -162,12 +162,12 @@ impl TimeSlice {
         self.drain_for = None;
         if cost == 0 {
             self.owner = Some(to);
-            self.slice_end = now + self.quantum;
+            self.slice_end = now.saturating_add(self.quantum);
             true
         } else {
             self.owner = None;
-            self.switching = Some((to, now + cost));
-            cmds.wake(now + cost);
+            self.switching = Some((to, now.saturating_add(cost)));
+            cmds.wake(now.saturating_add(cost));
             false
         }
     }
@@ -186,14 +186,14 @@ impl Policy for TimeSlice {
             }
             self.switching = None;
             self.owner = Some(to);
-            self.slice_end = now + self.quantum;
+            self.slice_end = now.saturating_add(self.quantum);
         }
         let owner = match self.owner {
             None => match (0..state.len()).find(|&j| state[j].has_queued_kernels()) {
                 // The device is fresh: the first context pays no switch.
                 Some(j) => {
                     self.owner = Some(j);
-                    self.slice_end = now + self.quantum;
+                    self.slice_end = now.saturating_add(self.quantum);
                     j
                 }
                 None => return,
@@ -229,7 +229,7 @@ impl Policy for TimeSlice {
             }
         } else if now >= self.slice_end {
             match waiting {
-                None => self.slice_end = now + self.quantum,
+                None => self.slice_end = now.saturating_add(self.quantum),
                 Some(to) => {
                     if self.preempts {
                         cmds.pause
@@ -248,6 +248,34 @@ impl Policy for TimeSlice {
         if Self::next_after(owner, state).is_some() {
             cmds.wake(self.slice_end);
         }
+    }
+
+    /// With preemption by quantum and no hand-over at kernel boundaries,
+    /// the jobs with kernel work take equal turns, round robin, for as long
+    /// as none of their kernels finishes and nothing else happens: at the
+    /// start of a slice, that rotation.
+    fn rotation(&self, now: i64, state: &[JobRt]) -> Option<Rotation> {
+        if !self.preempts || self.boundary_cost.is_some() || self.switching.is_some() {
+            return None;
+        }
+        let owner = self.owner?;
+        if self.slice_end != now.saturating_add(self.quantum) {
+            return None;
+        }
+        let n = state.len();
+        let jobs: Vec<usize> = (0..n)
+            .map(|d| (owner + d) % n)
+            .filter(|&j| state[j].has_kernel_work())
+            .collect();
+        (jobs.len() >= 2 && jobs[0] == owner).then_some(Rotation {
+            jobs,
+            slice_ns: self.quantum,
+            switch_ns: self.switch_cost,
+        })
+    }
+
+    fn skip(&mut self, by: i64) {
+        self.slice_end = self.slice_end.saturating_add(by);
     }
 }
 
@@ -363,7 +391,7 @@ impl Policy for Preemptive {
                     Granularity::Immediate => {
                         cmds.pause
                             .extend(state[r].running.iter().map(|&op| (r, op)));
-                        self.blocked_until = now + self.cost;
+                        self.blocked_until = now.saturating_add(self.cost);
                         cmds.wake(self.blocked_until);
                     }
                     Granularity::Block => {
@@ -374,7 +402,7 @@ impl Policy for Preemptive {
                             let o = &state[r].ops[op];
                             let left = (o.remaining - (now - o.since) as f64 * o.rate).max(0.0);
                             let wave = jobs[r].ops[op].duration_ns / self.waves.max(1);
-                            let at = now + (left.ceil() as i64).min(wave);
+                            let at = now.saturating_add((left.ceil() as i64).min(wave));
                             self.planned.push(((r, op), at));
                             cmds.wake(at);
                         }
@@ -425,7 +453,7 @@ impl Policy for Fikit {
                 for &op in &state[h].eligible {
                     let waited = now - state[h].ops[op].eligible_at.max(top_since);
                     if waited > 0 {
-                        self.delay_ns += waited;
+                        self.delay_ns = self.delay_ns.saturating_add(waited);
                         self.delayed += 1;
                     }
                     cmds.start.push((h, op));
@@ -439,17 +467,17 @@ impl Policy for Fikit {
         // The top job is in an idle gap: predict its end.
         let job = &jobs[h];
         let gap_end = match state[h].last_kernel_done {
-            Some((pos, t)) => t + job.gap_after_kernel_ns.get(pos).copied().unwrap_or(0),
-            None => {
-                state[h].arrival_ns
-                    + job
-                        .ops
-                        .iter()
-                        .find(|o| o.is_kernel())
-                        .map_or(0, |o| o.recorded_start_ns)
+            Some((pos, t)) => {
+                t.saturating_add(job.gap_after_kernel_ns.get(pos).copied().unwrap_or(0))
             }
+            None => state[h].arrival_ns.saturating_add(
+                job.ops
+                    .iter()
+                    .find(|o| o.is_kernel())
+                    .map_or(0, |o| o.recorded_start_ns),
+            ),
         };
-        let left = gap_end - now;
+        let left = gap_end.saturating_sub(now);
         // Best priority fit: highest priority first, then earliest eligible, job, op.
         let mut best: Option<((u8, i64, usize, usize), OpId)> = None;
         for (j, st) in state.iter().enumerate() {
@@ -459,7 +487,7 @@ impl Policy for Fikit {
             for &op in &st.eligible {
                 let o = &jobs[j].ops[op];
                 let key = o
-                    .kernel_key
+                    .kernel_key()
                     .expect("only kernels are eligible for the policy");
                 let predicted = jobs[j]
                     .mean_duration_ns

@@ -119,11 +119,26 @@ impl Scenario {
     /// shapes (for live replay: [`Job::from_trace_with_shapes`]).
     pub fn from_traces_with(files: &[PathBuf], shapes: bool) -> Result<Scenario, ScenarioError> {
         use rayon::prelude::*;
-        // Traces are independent: read and convert them in parallel, keeping their order.
-        let mut jobs = files
-            .par_iter()
-            .map(|f| Ok(job_of(&fikit_trace::read_trace(f)?, shapes)))
-            .collect::<Result<Vec<Job>, ScenarioError>>()?;
+        let read = |f: &PathBuf| Ok(job_of(&fikit_trace::read_trace(f)?, shapes));
+        // Traces are independent: read and convert them in parallel, keeping
+        // their order; but one at a time when they are large, so that only
+        // one trace's data frame and events are in memory beside the jobs.
+        let bytes: u64 = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        let mut jobs = if bytes > PARALLEL_READ_BYTES {
+            files
+                .iter()
+                .map(read)
+                .collect::<Result<Vec<Job>, ScenarioError>>()?
+        } else {
+            files
+                .par_iter()
+                .map(read)
+                .collect::<Result<Vec<Job>, ScenarioError>>()?
+        };
         dedup_names(&mut jobs);
         Ok(Scenario {
             name: "traces".to_string(),
@@ -262,6 +277,11 @@ fn job_of(trace: &fikit_trace::Trace, shapes: bool) -> Job {
         Job::from_trace(trace)
     }
 }
+
+/// Trace files of more bytes than this in all are read one at a time
+/// (256 MiB: about 1.5 million kernels of zstd Parquet, whose events take
+/// about 1.3 GB while a trace is read).
+pub const PARALLEL_READ_BYTES: u64 = 256 << 20;
 
 /// The most host steps plus GPU operations one job of a scenario may have
 /// after `repeat` and `requests` (2^30, about 100 GB in memory): a bound on

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use fikit_trace::gaps::nearest_rank;
 
-use crate::engine::{Engine, JobOutcome, RunOptions, RunResult, Segment, Stuck};
+use crate::engine::{Engine, JobOutcome, RunError, RunOptions, RunResult, Segment};
 use crate::gpu::GpuModel;
 use crate::job::Job;
 use crate::policy::PolicyKind;
@@ -100,13 +100,21 @@ pub fn run_policy(
     kind: PolicyKind,
     model: &GpuModel,
     record_segments: bool,
-) -> Result<RunResult, Stuck> {
+) -> Result<RunResult, RunError> {
     let mut policy = kind.build(model);
-    Engine::new(jobs, arrivals, RunOptions { record_segments }).run(policy.as_mut())
+    Engine::new(
+        jobs,
+        arrivals,
+        RunOptions {
+            record_segments,
+            ..RunOptions::default()
+        },
+    )
+    .run(policy.as_mut())
 }
 
 /// Each job alone, as the exclusive policy runs it.
-pub fn run_isolated(jobs: &[Job], model: &GpuModel) -> Result<Vec<RunResult>, Stuck> {
+pub fn run_isolated(jobs: &[Job], model: &GpuModel) -> Result<Vec<RunResult>, RunError> {
     jobs.iter()
         .map(|j| {
             run_policy(
@@ -142,7 +150,7 @@ pub fn percentiles(iterations: &[i64]) -> (i64, i64) {
 
 /// Simulates the jobs under every requested policy. The isolated runs and
 /// time slicing (the baseline of `vs_timeslice`) always run.
-pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Report, Stuck> {
+pub fn simulate(jobs: &[Job], arrivals: &[i64], opts: &SimOptions) -> Result<Report, RunError> {
     simulate_with_progress(jobs, arrivals, opts, &|_| {})
 }
 
@@ -154,7 +162,7 @@ pub fn simulate_with_progress(
     arrivals: &[i64],
     opts: &SimOptions,
     phase: &dyn Fn(String),
-) -> Result<Report, Stuck> {
+) -> Result<Report, RunError> {
     phase(format!("replaying each of {} jobs alone", jobs.len()));
     let isolated = run_isolated(jobs, &opts.model)?;
     simulate_with_isolated_progress(jobs, arrivals, opts, &isolated, phase)
@@ -168,7 +176,7 @@ pub fn simulate_with_isolated(
     arrivals: &[i64],
     opts: &SimOptions,
     isolated: &[RunResult],
-) -> Result<Report, Stuck> {
+) -> Result<Report, RunError> {
     simulate_with_isolated_progress(jobs, arrivals, opts, isolated, &|_| {})
 }
 
@@ -178,7 +186,7 @@ fn simulate_with_isolated_progress(
     opts: &SimOptions,
     isolated: &[RunResult],
     phase: &dyn Fn(String),
-) -> Result<Report, Stuck> {
+) -> Result<Report, RunError> {
     phase("replaying under timeslice (the baseline)".into());
     let iso_jct: Vec<i64> = isolated.iter().map(|r| r.jobs[0].jct_ns()).collect();
     let baseline = run_policy(jobs, arrivals, PolicyKind::Timeslice, &opts.model, false)?;

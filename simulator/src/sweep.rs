@@ -4,7 +4,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::{RunResult, Stuck};
+use crate::engine::{RunError, RunResult};
 use crate::gpu::GpuModel;
 use crate::job::Job;
 use crate::policy::PolicyKind;
@@ -44,7 +44,7 @@ pub struct SweepOptions {
 
 /// Every ordered pair of distinct jobs, the first as high priority (0) and the
 /// second as low (9), simulated in parallel; rows in pair order, then policy order.
-pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, Stuck> {
+pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, RunError> {
     let pairs: Vec<(usize, usize)> = (0..jobs.len())
         .flat_map(|h| {
             (0..jobs.len())
@@ -80,8 +80,8 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, Stuck> {
                 false,
             )
         })
-        .collect::<Result<_, Stuck>>()?;
-    let results: Result<Vec<Vec<PairRow>>, Stuck> = pairs
+        .collect::<Result<_, RunError>>()?;
+    let results: Result<Vec<Vec<PairRow>>, RunError> = pairs
         .par_iter()
         .map(|&(h, l)| {
             let mut high = jobs[h].clone();

@@ -17,8 +17,16 @@ use crate::model::{
 use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
 
 mod footer;
+mod pages;
 
 const MAGIC: &[u8; 4] = b"PAR1";
+
+/// A trace's timestamps lie in `-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS`, ns:
+/// 2^62 is 146 years either side of the clock's zero (CUPTI's clock counts from the Unix epoch: 2026 is
+/// about 1.8·10^18 ns). Within it, the difference of any two timestamps (a
+/// duration, a gap, a delay) fits an `i64`, so nothing computed from a trace
+/// overflows.
+pub const MAX_TIMESTAMP_NS: i64 = 1 << 62;
 
 /// Reads and validates the trace at `path`.
 ///
@@ -41,8 +49,7 @@ pub fn read_metadata(path: &Path) -> Result<Metadata, TraceError> {
 
 /// Parses and validates a trace held in memory.
 pub fn parse_trace(bytes: &[u8]) -> Result<Trace, Problem> {
-    let mut reader = open(bytes)?;
-    let meta = metadata(&mut reader)?;
+    let (reader, meta) = checked(bytes)?;
     let df = guarded(|| {
         reader
             .finish()
@@ -59,6 +66,33 @@ pub fn parse_trace(bytes: &[u8]) -> Result<Trace, Problem> {
     check_streams(&df, &trace)?;
     trace.sort();
     Ok(trace)
+}
+
+/// Runs the checks [`parse_trace`] makes before Polars decodes any column
+/// data: the file's framing, the footer's Thrift structure, fikit's
+/// metadata, each row group's value counts and every page header (see
+/// `read/pages.rs`). Cheap next to decoding; public so that its cost can be
+/// measured (`cargo bench -p fikit-trace`).
+pub fn check_structure(bytes: &[u8]) -> Result<Metadata, Problem> {
+    checked(bytes).map(|(_, meta)| meta)
+}
+
+/// A Parquet reader over bytes in memory.
+type Reader<'a> = ParquetReader<Cursor<&'a [u8]>>;
+
+/// [`check_structure`], keeping the reader for decoding.
+fn checked(bytes: &[u8]) -> Result<(Reader<'_>, Metadata), Problem> {
+    let mut reader = open(bytes)?;
+    let meta = metadata(&mut reader)?;
+    // Page headers Polars would trust: checked before it decodes any.
+    let md = guarded(|| {
+        reader
+            .get_metadata()
+            .cloned()
+            .map_err(|e| Problem::Truncated(e.to_string()))
+    })?;
+    pages::check(bytes, &md).map_err(Problem::Truncated)?;
+    Ok((reader, meta))
 }
 
 fn open(bytes: &[u8]) -> Result<ParquetReader<Cursor<&[u8]>>, Problem> {
@@ -425,6 +459,23 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
         }
         let s = need!(start, "start_ns");
         let e = need!(end, "end_ns");
+        for (v, col) in [(s, "start_ns"), (e, "end_ns")]
+            .into_iter()
+            .chain(lstart.map(|v| (v, "launch_start_ns")))
+            .chain(lend.map(|v| (v, "launch_end_ns")))
+        {
+            if !(-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS).contains(&v) {
+                return Err(Problem::row(
+                    row,
+                    Some(kname),
+                    Some(col),
+                    format!(
+                        "{v} ns is outside -2^62 to 2^62 ns (146 years either side of \
+                         the clock's zero), the range a trace's times may take"
+                    ),
+                ));
+            }
+        }
         if e < s {
             return Err(Problem::row(
                 row,

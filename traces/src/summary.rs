@@ -99,9 +99,11 @@ pub fn summarize(trace: &Trace, file: &str, top_n: usize) -> JobSummary {
     for k in &trace.kernels {
         let e = per_name.entry(&k.demangled_name).or_default();
         e.0 += 1;
-        e.1 += k.duration_ns();
+        // Saturating: kernels of many streams can add up past i64 (only on
+        // absurd inputs; the reader bounds each timestamp, not their sums).
+        e.1 = e.1.saturating_add(k.duration_ns());
     }
-    let kernel_total: i64 = per_name.values().map(|v| v.1).sum();
+    let kernel_total: i64 = per_name.values().fold(0i64, |a, v| a.saturating_add(v.1));
     let mut top: Vec<KernelStat> = per_name
         .into_iter()
         .map(|(name, (count, total_ns))| KernelStat {

@@ -64,17 +64,34 @@ fn a_column_chunk_whose_value_count_disagrees_with_its_row_group_is_corrupt() {
     assert!(msg.contains("but a column chunk claims"), "{msg}");
 }
 
-/// Open (upstream Polars, polars-parquet 0.55): a page whose header counts
-/// disagree with its column chunk makes Polars' validity decoder reserve 2^61
-/// bytes (`decode_hybrid_rle_into_bitmap`); the failed allocation aborts the
-/// process. fikit checks the footer and the row-group counts, not each page
-/// header. Run with `--ignored` to see whether a newer Polars still aborts.
 #[test]
-#[ignore = "aborts the process until Polars checks page value counts (fuzz/README.md)"]
-fn a_page_whose_counts_polars_trusts_aborts() {
-    let path = format!(
-        "{}/tests/fixtures/fuzz-aborts/page-validity-2pow61.bin",
-        env!("CARGO_MANIFEST_DIR")
+fn a_page_whose_value_count_disagrees_with_its_chunk_is_corrupt_not_an_abort() {
+    // The data page of column `kind` claims -3 values. Polars (polars-parquet
+    // 0.55) reads the count `as usize` and reserved a validity bitmap of
+    // (2^64 - 3) bits, 2^61 bytes: the failed allocation aborted the process
+    // (`decode_hybrid_rle_into_bitmap`). fikit's page check (src/read/pages.rs)
+    // refuses the file before Polars decodes a page.
+    let err = parse_trace(&fixture("page-values-negative.bin")).unwrap_err();
+    assert!(matches!(err, Problem::Truncated(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "truncated or corrupt Parquet file (row group 0, column kind: page at byte 4: \
+         a data page of num_values -3, but its column chunk has 7 values left of 7)"
     );
-    assert!(parse_trace(&std::fs::read(path).unwrap()).is_err());
+}
+
+#[test]
+fn a_kernel_ending_past_2_pow_62_ns_is_refused() {
+    // A fuzzed, otherwise valid trace whose kernels last about 8·10^18 ns:
+    // replaying two copies under time slicing took a 2 ms quantum at a time
+    // (about 4·10^12 switches), and durations that large overflow i64 sums.
+    // Timestamps now lie within ±2^62 ns (fikit_trace::MAX_TIMESTAMP_NS).
+    let msg = parse_trace(&fixture("kernel-end-8e18ns.bin"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        msg,
+        "row 4 (kernel), column `end_ns`: 8791026472627238192 ns is outside -2^62 to 2^62 ns \
+         (146 years either side of the clock's zero), the range a trace's times may take"
+    );
 }

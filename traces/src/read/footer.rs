@@ -37,23 +37,25 @@ pub(super) fn check(file: &[u8]) -> Result<(), String> {
 /// the bytes declare: schema, row groups, key/value metadata, column orders.
 const FILE_METADATA_LISTS: [i64; 4] = [2, 4, 5, 7];
 
-struct Walk<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+/// A cursor over compact-protocol Thrift bytes (also used by the page
+/// header check, `pages.rs`).
+pub(super) struct Walk<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) pos: usize,
 }
 
 impl Walk<'_> {
-    fn left(&self) -> usize {
+    pub(super) fn left(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
-    fn byte(&mut self) -> Result<u8, String> {
+    pub(super) fn byte(&mut self) -> Result<u8, String> {
         let b = *self.bytes.get(self.pos).ok_or("it ends early")?;
         self.pos += 1;
         Ok(b)
     }
 
-    fn skip(&mut self, n: usize) -> Result<(), String> {
+    pub(super) fn skip(&mut self, n: usize) -> Result<(), String> {
         if n > self.left() {
             return Err(format!("{n} bytes declared, {} left", self.left()));
         }
@@ -61,7 +63,7 @@ impl Walk<'_> {
         Ok(())
     }
 
-    fn varint(&mut self) -> Result<u64, String> {
+    pub(super) fn varint(&mut self) -> Result<u64, String> {
         let mut v = 0u64;
         for shift in (0..70).step_by(7) {
             let b = self.byte()?;
@@ -111,7 +113,7 @@ impl Walk<'_> {
     }
 
     /// Skips one value of compact type `ty`.
-    fn value(&mut self, ty: u8, depth: usize) -> Result<(), String> {
+    pub(super) fn value(&mut self, ty: u8, depth: usize) -> Result<(), String> {
         if depth > MAX_DEPTH {
             return Err(format!("nested deeper than {MAX_DEPTH} levels"));
         }
