@@ -1,101 +1,97 @@
 #!/usr/bin/env python3
-"""Reads live-replay timelines (fikit-sim --live with FIKIT_LIVE_TIMELINE=DIR)
-of two-job runs and reports how the GPU handed over between the jobs: for
-each kernel of the high-priority job, the wait from when it could start (its
-submission, or its stream predecessor's end) to its start, split by what the
-other job was doing then; and how often and how long the other job's kernels
-were switched out.
+"""Reads live-replay timelines of two-job runs and reports how the GPU passed
+between the jobs (`fikit-sim --live` or `validate` with
+FIKIT_LIVE_TIMELINE=DIR: each worker writes DIR/INDEX-JOB.csv, in the GPU's
+global-timer ns; profiler/replay/src/worker.rs, write_timeline).
 
-    python3 scripts/analysis/timelines.py RUN_DIR [RUN_DIR ...]
+    python3 scripts/analysis/timelines.py [--json OUT] RUN_DIR [RUN_DIR ...]
 
-RUN_DIR holds one INDEX-JOB.csv per job of one run (the worker's format,
-profiler/replay/src/worker.rs, write_timeline).
+Per run: how often the device changed hands between the jobs and the
+hand-over time, i.e. how long after it could have started (its kernel was
+ready: submitted and its stream predecessor done, and the other job's kernel
+had ended) the new job's first kernel started; runs of consecutive kernels
+of one job; kernels switched out (time-slice preemption seen by the spin
+kernel). Over all runs: the median hand-over, which is the GPU model's
+`context_handover_ns` (simulator/README.md).
 """
-import csv, glob, os, statistics, sys, bisect
+import argparse, bisect, csv, glob, json, os, statistics
 
 
 def load(path):
     with open(path) as f:
-        head = f.readline()
-        meta = dict(kv.split("=", 1) for kv in head[2:].split())
+        meta = dict(kv.split("=", 1) for kv in f.readline()[2:].split())
         rows = []
         for r in csv.DictReader(f):
-            for k in ("op", "stream", "duration_ns", "switched_ns", "jumps"):
-                r[k] = int(r[k]) if r[k] else None
-            for k in ("issued_ns", "submitted_ns", "start_ns", "end_ns"):
-                r[k] = int(r[k]) if r[k] else None
-            rows.append(r)
+            rows.append({k: (int(v) if v not in ("", None) and k != "kind" else v) for k, v in r.items()})
     return meta, rows
 
 
-def pct(v, q):
-    if not v:
-        return float("nan")
-    v = sorted(v)
-    return v[min(len(v) - 1, int(q * len(v)))]
-
-
 def run(d):
-    jobs = []
+    jobs = {}
     for p in sorted(glob.glob(os.path.join(d, "*.csv"))):
         meta, rows = load(p)
-        if meta.get("policy") in ("Exclusive",):
-            continue
-        jobs.append((meta, rows))
+        if meta.get("policy") == "Exclusive":
+            continue  # the isolated baselines a run also writes
+        kernels = sorted((r for r in rows if r["kind"] == "kernel" and r["start_ns"] != ""),
+                         key=lambda r: r["start_ns"])
+        jobs[int(meta["index"])] = (meta, kernels)
     if len(jobs) != 2:
         return None
-    jobs.sort(key=lambda j: int(j[0]["priority"]))
-    (hm, hr), (lm, lr) = jobs
-    lk = [r for r in lr if r["kind"] == "kernel" and r["start_ns"]]
-    lk.sort(key=lambda r: r["start_ns"])
-    lstarts = [r["start_ns"] for r in lk]
-    out = {"hp": hm["job"], "lp": lm["job"], "policy": hm["policy"]}
-    waits = {"lp_running": [], "lp_idle": []}
-    ends_boundary = 0
-    switched = 0
-    prev_end = {}
-    extra = []
-    for r in hr:
-        if r["kind"] != "kernel" or not r["start_ns"]:
+    ends = sorted((r["end_ns"], j) for j, (_, ks) in jobs.items() for r in ks)
+    end_times = [e for e, _ in ends]
+    handovers = []  # (ns, other job still running when ready)
+    for j, (_, ks) in jobs.items():
+        prev = {}
+        for r in ks:
+            ready = max(r["submitted_ns"], prev.get(r["stream"], 0))
+            prev[r["stream"]] = r["end_ns"]
+            i = bisect.bisect_left(end_times, r["start_ns"]) - 1
+            if i < 0 or ends[i][1] == j:
+                continue
+            other_end = ends[i][0]
+            handovers.append((r["start_ns"] - max(ready, other_end), other_end > ready))
+    seq = sorted((r["start_ns"], r["end_ns"], j) for j, (_, ks) in jobs.items() for r in ks)
+    runs = {j: 0 for j in jobs}
+    last = None
+    for _, _, j in seq:
+        if j != last:
+            runs[j] += 1
+            last = j
+    out = {"run": d, "policy": next(iter(jobs.values()))[0]["policy"]}
+    for j, (meta, ks) in sorted(jobs.items()):
+        sw = [r["switched_ns"] for r in ks if r["jumps"]]
+        out[meta["job"]] = {"priority": int(meta["priority"]), "kernels": len(ks), "runs": runs[j],
+                            "switched_out_kernels": len(sw), "switched_out_ms": round(sum(sw) / 1e6, 2)}
+    h = [x for x, _ in handovers]
+    busy = [x for x, b in handovers if b]
+    out["handovers"] = len(h)
+    out["handover_median_us"] = round(statistics.median(h) / 1e3, 1) if h else None
+    out["handover_while_other_ran_median_us"] = round(statistics.median(busy) / 1e3, 1) if busy else None
+    return out, h
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+")
+    ap.add_argument("--json", help="write the per-run figures and the overall hand-over here")
+    a = ap.parse_args()
+    per_run, allh = [], []
+    for d in a.runs:
+        r = run(d)
+        if r is None:
             continue
-        ready = max(r["submitted_ns"] or r["issued_ns"], prev_end.get(r["stream"], 0))
-        prev_end[r["stream"]] = r["end_ns"]
-        wait = r["start_ns"] - ready
-        # the LP kernel running at `ready`, if any
-        i = bisect.bisect_right(lstarts, ready) - 1
-        running = None
-        while i >= 0 and i >= len(lk) - 10**9:
-            k = lk[i]
-            if k["end_ns"] > ready:
-                running = k
-                break
-            if ready - k["start_ns"] > 50_000_000:
-                break
-            i -= 1
-        if running is None:
-            waits["lp_idle"].append(wait)
-        else:
-            waits["lp_running"].append(wait)
-            if running["end_ns"] <= r["start_ns"] + 2000:
-                ends_boundary += 1
-            if running["jumps"]:
-                switched += 1
-        extra.append(r["end_ns"] - r["start_ns"] - r["duration_ns"])
-    out["hp_kernels"] = sum(len(v) for v in waits.values())
-    for k, v in waits.items():
-        out[k] = (len(v), round(pct(v, 0.5) / 1e3, 1), round(pct(v, 0.9) / 1e3, 1), round(sum(v) / 1e6, 2))
-    out["hp_wait_ended_at_lp_kernel_end"] = ends_boundary
-    lsw = [r["switched_ns"] for r in lk if r["jumps"]]
-    out["lp_kernels"] = len(lk)
-    out["lp_switched"] = (len(lsw), round(pct(lsw, 0.5) / 1e3, 1), round(sum(lsw) / 1e6, 2))
-    hsw = [r["switched_ns"] for r in hr if r["kind"] == "kernel" and r["jumps"]]
-    out["hp_switched"] = (len(hsw), round(sum(hsw) / 1e6, 2))
-    return out
+        per_run.append(r[0])
+        allh += r[1]
+        print(json.dumps(r[0]))
+    q = statistics.quantiles(allh, n=4) if len(allh) > 2 else []
+    total = {"runs": len(per_run), "handovers": len(allh),
+             "handover_median_ns": int(statistics.median(allh)) if allh else None,
+             "handover_quartiles_ns": [int(x) for x in q]}
+    print(json.dumps(total))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"total": total, "runs": per_run}, f, indent=1)
 
 
 if __name__ == "__main__":
-    print("waits: (count, median µs, p90 µs, total ms); lp_switched: (kernels, median µs, total ms)")
-    for d in sys.argv[1:]:
-        o = run(d)
-        if o:
-            print(d.rstrip("/").split("/")[-2], d.rstrip("/").split("/")[-1], o)
+    main()
