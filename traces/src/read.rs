@@ -83,14 +83,9 @@ type Reader<'a> = ParquetReader<Cursor<&'a [u8]>>;
 /// [`check_structure`], keeping the reader for decoding.
 fn checked(bytes: &[u8]) -> Result<(Reader<'_>, Metadata), Problem> {
     let mut reader = open(bytes)?;
-    let meta = metadata(&mut reader)?;
+    let md = file_metadata(&mut reader)?;
+    let meta = metadata_of(&md)?;
     // Page headers Polars would trust: checked before it decodes any.
-    let md = guarded(|| {
-        reader
-            .get_metadata()
-            .cloned()
-            .map_err(|e| Problem::Truncated(e.to_string()))
-    })?;
     pages::check(bytes, &md).map_err(Problem::Truncated)?;
     Ok((reader, meta))
 }
@@ -154,13 +149,25 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, Problem>) -> Result<T, Problem> {
     })
 }
 
-fn metadata(reader: &mut ParquetReader<Cursor<&[u8]>>) -> Result<Metadata, Problem> {
-    let md = guarded(|| {
+/// The Parquet footer Polars decoded.
+fn file_metadata(
+    reader: &mut ParquetReader<Cursor<&[u8]>>,
+) -> Result<std::sync::Arc<polars_parquet::parquet::metadata::FileMetadata>, Problem> {
+    guarded(|| {
         reader
             .get_metadata()
             .cloned()
             .map_err(|e| Problem::Truncated(e.to_string()))
-    })?;
+    })
+}
+
+fn metadata(reader: &mut ParquetReader<Cursor<&[u8]>>) -> Result<Metadata, Problem> {
+    let md = file_metadata(reader)?;
+    metadata_of(&md)
+}
+
+/// The trace metadata of a decoded footer, after checking its row-group counts.
+fn metadata_of(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<Metadata, Problem> {
     // Every column of a trace is flat: each chunk holds one value (or null)
     // per row of its row group. Polars trusts these counts when it sizes its
     // buffers; inconsistent ones (fuzzed files) made it ask for 2^61 bytes,
