@@ -54,7 +54,8 @@ struct Shared {
     gate_wait_ns: AtomicI64,
     /// Timeline stamps (4 words per kernel), or 0 when off.
     stamps: u64,
-    /// Monotonic time each op was issued by the host thread and handed to the GPU.
+    /// Monotonic time each op was issued by the host thread and handed to the
+    /// GPU (empty when timelines are off: nothing is stamped then).
     issued_ns: Vec<AtomicI64>,
     submitted_ns: Vec<AtomicI64>,
 }
@@ -225,8 +226,8 @@ fn run_inner(
             .collect(),
         gate_wait_ns: AtomicI64::new(0),
         stamps: stamps.map_or(0, |b| b.at(0)),
-        issued_ns: (0..plan.ops.len()).map(|_| AtomicI64::new(0)).collect(),
-        submitted_ns: (0..plan.ops.len()).map(|_| AtomicI64::new(0)).collect(),
+        issued_ns: stamp_slots(stamps.is_some(), plan.ops.len()),
+        submitted_ns: stamp_slots(stamps.is_some(), plan.ops.len()),
     });
 
     // Ready; wait for the start.
@@ -284,7 +285,9 @@ fn run_inner(
                     late += 1;
                 }
                 t_ref = due;
-                shared.issued_ns[op].store(now_ns(), Ordering::Relaxed);
+                if let Some(t) = shared.issued_ns.get(op) {
+                    t.store(now_ns(), Ordering::Relaxed);
+                }
                 if matches!(plan.ops[op].kind, OpKind::Kernel { .. }) {
                     launched += 1;
                 }
@@ -391,7 +394,9 @@ fn submit(plan: &Plan, control: &Control, sh: &Shared, op: usize) -> Result<(), 
             } else {
                 sh.stamps + 32 * sh.counter_index[op] as u64
             };
-            sh.submitted_ns[op].store(crate::now_ns(), Ordering::Relaxed);
+            if let Some(t) = sh.submitted_ns.get(op) {
+                t.store(now_ns(), Ordering::Relaxed);
+            }
             sh.gpu.launch_spin(
                 s,
                 grid,
@@ -520,6 +525,13 @@ fn kernel_floor(gpu: &Gpu, s: Stream) -> Result<i64, ReplayError> {
     gpu.wait(b)?;
     let ms = gpu.elapsed_ms(a, b)?;
     Ok((f64::from(ms) * 1e6 / N as f64).round() as i64)
+}
+
+/// `n` host time stamps when timelines are on, none otherwise.
+fn stamp_slots(on: bool, n: usize) -> Vec<AtomicI64> {
+    (0..if on { n } else { 0 })
+        .map(|_| AtomicI64::new(0))
+        .collect()
 }
 
 /// The GPU's global timer minus the monotonic clock, ns, and its uncertainty
