@@ -318,7 +318,6 @@ impl Job {
             recorded.push(((r.start - r.issue).max(0), after_prev));
         }
         let (latency, gap) = typical_offsets(&recorded);
-        prev_end.clear();
         let mut ops = Vec::with_capacity(raw.len());
         let shapes: Vec<OpShape> = if keep_shapes {
             raw.iter()
@@ -343,9 +342,9 @@ impl Job {
         for r in &raw {
             let next = streams.len() as u32;
             let stream = *streams.entry(r.place).or_insert(next);
-            let prev = prev_end.insert(r.place, r.end).unwrap_or(i64::MIN);
             let (since_issue, since_prev) = recorded[ops.len()];
-            let (issue_offset_ns, start_offset_ns) = if r.issue >= prev {
+            // Issued at or after its predecessor's end (issue <= start always).
+            let (issue_offset_ns, start_offset_ns) = if since_prev >= since_issue {
                 // Launched to an idle stream: the launch latency decided.
                 // (Capped by its launch latency: after the predecessor's end,
                 // which came before the launch, alone it still starts as recorded.)
