@@ -208,6 +208,13 @@ struct Cupti {
 
 impl Switches for Cupti {
     fn on(&self, step: Step) -> Result<(), String> {
+        // The test hook's kind never reaches CUPTI, whose handling of an
+        // unknown kind is undefined: it fails here, as a rejected kind would.
+        if step == Step::Kind(TEST_FAIL_KIND) {
+            return Err(format!(
+                "CUPTI_ERROR_INVALID_KIND (injected by {TEST_FAIL_ENV}=1)"
+            ));
+        }
         let r = match step {
             Step::Subscribed(_) => Ok(()),
             Step::Kind(k) => cupti::enable_raw(k),
@@ -516,8 +523,8 @@ fn recording_plan(
         ApiSource::None | ApiSource::Latency => {}
     }
     if env_var(TEST_FAIL_ENV).as_deref() == Some("1") {
-        // An activity kind no CUPTI knows, required, after the real ones.
-        kinds.push((u32::MAX >> 1, true));
+        // A required kind after the real ones, which `Cupti::on` rejects.
+        kinds.push((TEST_FAIL_KIND, true));
     }
     plan.kinds = kinds;
     plan
@@ -527,6 +534,10 @@ fn recording_plan(
 /// required activity kind CUPTI rejects after the real ones were enabled, so
 /// start-up fails halfway and everything is disabled again.
 pub const TEST_FAIL_ENV: &str = "FIKIT_TEST_FAIL_START";
+
+/// The activity kind the test hook adds; no CUPTI defines it, and it is
+/// failed before any CUPTI call.
+const TEST_FAIL_KIND: u32 = u32::MAX >> 1;
 
 impl Collector {
     fn note(&self, text: String) {

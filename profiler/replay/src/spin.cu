@@ -1,6 +1,6 @@
 // fikit live replay: the synthetic kernel that stands in for every recorded kernel.
 //
-// Each block's first thread spins on the GPU's global nanosecond timer until
+// Each block's first thread polls the GPU's global nanosecond timer until
 // the block has *executed* for `per_block_ns`: a jump of the timer longer than
 // `preempt_ns` between two reads means the block was switched out (time
 // slicing, preemption) and does not count, so a preempted kernel keeps the work
@@ -30,6 +30,15 @@ extern "C" __global__ void fikit_spin(unsigned long long per_block_ns,
         if (stamp != 0) atomicMin(&stamp[0], last);
         now = last;
         while (executed < per_block_ns) {
+            // Threads reading the timer back to back starve one another on a
+            // full SM (H200: with 32 blocks of 64 threads per SM, some saw
+            // reads 20-66 us apart, which count as switched out, and one-wave
+            // kernels ran 2-6x long): sleep between reads, 500 ns or half of
+            // what is left (`__nanosleep(t)` sleeps at most 2t), so a block
+            // overshoots its time by no more than one timer read.
+            unsigned long long left = per_block_ns - executed;
+            unsigned int nap = left >= 1000 ? 500u : (unsigned int)(left / 2);
+            if (nap >= 32) __nanosleep(nap);
             asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
             unsigned long long d = now - last;
             if (d < preempt_ns) {
