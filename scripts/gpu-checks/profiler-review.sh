@@ -118,10 +118,11 @@ rc=$?
 events=$(sed -n 's/^torch_profiler_cuda_events=//p' "$d/stdout")
 stopped=$(grep -o "recording stopped at start-up: [^;]*; everything[^,]*" "$d/stderr" | head -1)
 ntr=$(ls "$d"/undo-*.parquet 2>/dev/null | wc -l)
-if [ $rc -eq 0 ] && [ -n "$stopped" ] && [ "$ntr" = 0 ] && [ "${events:-0}" -gt 0 ]; then
-    result PASS undo "exit 0; '$stopped'; no trace; torch.profiler then recorded $events CUDA events"
+untraced=$(grep -c "the collector stopped at start-up" "$d/stderr" || true)
+if [ $rc -eq 0 ] && [ -n "$stopped" ] && [ "$ntr" = 0 ] && [ "${events:-0}" -gt 0 ] && [ "$untraced" -gt 0 ]; then
+    result PASS undo "exit 0; '$stopped'; no trace; fikit-profile says the process ran untraced; torch.profiler then recorded $events CUDA events"
 else
-    result FAIL undo "rc=$rc; stopped='$stopped'; traces=$ntr; torch.profiler CUDA events=${events:-none}"
+    result FAIL undo "rc=$rc; stopped='$stopped'; traces=$ntr; untraced notes=$untraced; torch.profiler CUDA events=${events:-none}"
 fi
 
 # 5. The record-layout check accepts this libcupti (its version is within the

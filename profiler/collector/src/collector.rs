@@ -393,8 +393,9 @@ pub fn start(load_notes: Vec<String>) -> Result<(), String> {
     }
     if let Some(why) = &refused {
         // Nothing was switched on: the spool says why and is finished now.
-        warn(why);
-        first.push(&Record::Note { text: why.clone() });
+        let text = format!("{}{why}", fikit_spool::STOPPED_PREFIX);
+        warn(&text);
+        first.push(&Record::Note { text });
         first.push(&Record::End(End {
             dropped_records: 0,
             incomplete_records: 0,
@@ -552,7 +553,7 @@ impl Collector {
     /// is recorded.
     /// Called inside `InitializeInjection`, so it makes no CUDA or CUPTI call.
     fn abandon(&self, why: &str) {
-        let text = format!("recording stopped at start-up: {why}");
+        let text = format!("{}{why}", fikit_spool::STOPPED_PREFIX);
         warn(&text);
         let Ok(mut file) = self.file.lock() else {
             return;

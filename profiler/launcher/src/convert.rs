@@ -110,6 +110,15 @@ pub fn has_gpu_work(spool: &Spool) -> bool {
         .any(|r| matches!(r, Record::Kernel(_) | Record::MemOp(_)))
 }
 
+/// Why the collector recorded nothing, when it stopped at start-up (its note
+/// without [`fikit_spool::STOPPED_PREFIX`]).
+pub fn stopped_at_start(spool: &Spool) -> Option<&str> {
+    spool.records.iter().find_map(|r| match r {
+        Record::Note { text } => text.strip_prefix(fikit_spool::STOPPED_PREFIX),
+        _ => None,
+    })
+}
+
 /// The start record of a spool.
 pub fn start_record(spool: &Spool) -> Option<&fikit_spool::ProcessStart> {
     spool.records.iter().find_map(|r| match r {

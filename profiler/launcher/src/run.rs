@@ -9,7 +9,9 @@ use anyhow::{Context, Result};
 use fikit_collector::locate::{CUPTI_PATH_ENV, Located, locate_cupti};
 use fikit_trace::summary::{render_table, summarize};
 
-use crate::convert::{ConvertOptions, file_stem, has_gpu_work, spool_to_trace, start_record};
+use crate::convert::{
+    ConvertOptions, file_stem, has_gpu_work, spool_to_trace, start_record, stopped_at_start,
+};
 use crate::options::Options;
 
 /// File name of the collector library.
@@ -201,7 +203,7 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
     let mut report = ConvertReport::default();
     let spools = spool_files(spool_dir)?;
     let mut summaries = Vec::new();
-    let mut idle_processes = 0;
+    let mut stopped_processes = 0;
     for path in &spools {
         let spool = match fikit_spool::read_spool(path) {
             Ok(s) => s,
@@ -212,12 +214,20 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
             }
         };
         if !has_gpu_work(&spool) {
-            idle_processes += 1;
-            let pid = start_record(&spool).map(|s| s.pid.to_string());
-            say(&format!(
-                "process {} initialized CUDA but ran no GPU work; no trace written",
-                pid.unwrap_or_else(|| "?".into())
-            ));
+            let pid = start_record(&spool)
+                .map(|s| s.pid.to_string())
+                .unwrap_or_else(|| "?".into());
+            if stopped_at_start(&spool).is_some() {
+                stopped_processes += 1;
+                say(&format!(
+                    "process {pid}: the collector stopped at start-up and recorded nothing \
+                     (why below); the process ran untraced; no trace written"
+                ));
+            } else {
+                say(&format!(
+                    "process {pid} initialized CUDA but ran no GPU work; no trace written"
+                ));
+            }
             for r in &spool.records {
                 if let fikit_spool::Record::Note { text } = r {
                     say(&format!("collector: {text}"));
@@ -259,10 +269,14 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
             for p in &pre.problems {
                 say(&format!("  {p}"));
             }
+        } else if stopped_processes > 0 {
+            say(&format!(
+                "nothing was recorded: the collector stopped at start-up in {stopped_processes} \
+                 process(es) (see above), so whether the command used the GPU is unknown"
+            ));
         } else {
             say("no CUDA activity: the command ran no GPU work; no trace written");
         }
-        let _ = idle_processes;
         return Ok(report);
     }
     if !opts.quiet && !summaries.is_empty() {

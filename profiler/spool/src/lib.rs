@@ -36,6 +36,10 @@ pub use record::*;
 pub const MAGIC: [u8; 8] = *b"FIKITSPL";
 /// The spool format version written by this crate.
 pub const SPOOL_VERSION: u32 = 1;
+/// How a collector's note begins when it recorded nothing because start-up
+/// stopped (a CUPTI call failed, or a libcupti it cannot read safely): the
+/// program ran untraced, so its GPU work is unknown, not absent.
+pub const STOPPED_PREFIX: &str = "recording stopped at start-up: ";
 /// Length of the file header: magic and version.
 pub const HEADER_LEN: usize = 12;
 /// Bytes framing each record: length, tag and checksum.

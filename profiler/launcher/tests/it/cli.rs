@@ -293,6 +293,53 @@ fn spools_left_by_the_command_become_traces() {
 }
 
 #[test]
+fn a_collector_that_stopped_at_start_up_is_not_reported_as_idle() {
+    // The spool of a collector whose start-up failed: its start record, the
+    // note why, and the end record, nothing else. The program ran untraced,
+    // so fikit-profile must not say it ran no GPU work.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    let why = "CUPTI_ERROR_INVALID_KIND for activity kind 10, which recording needs";
+    let stopped: Vec<_> = common::records(true)
+        .into_iter()
+        .filter(|r| {
+            matches!(
+                r,
+                fikit_spool::Record::Start(_) | fikit_spool::Record::End(_)
+            )
+        })
+        .flat_map(|r| {
+            let end = matches!(r, fikit_spool::Record::End(_));
+            let note = fikit_spool::Record::Note {
+                text: format!("{}{why}", fikit_spool::STOPPED_PREFIX),
+            };
+            if end { vec![note, r] } else { vec![r] }
+        })
+        .collect();
+    common::write_spool(&src.join("fikit-4545.spool"), &stopped);
+    let out = dir.path().join("traces");
+    let script = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
+    let assert = profile(&out)
+        .args(["--"])
+        .args(["sh", "-c", &script])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("process 4242: the collector stopped at start-up"),
+        "{stderr}"
+    );
+    assert!(stderr.contains(why), "{stderr}");
+    assert!(
+        stderr.contains("whether the command used the GPU is unknown"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ran no GPU work"), "{stderr}");
+    assert!(!stderr.contains("no CUDA activity"), "{stderr}");
+}
+
+#[test]
 fn a_daemonized_grandchild_is_waited_for() {
     // The command exits at once; the process it leaves behind (its output
     // closed, as a daemon's is) writes a file a second later. fikit-profile
