@@ -9,6 +9,7 @@
 pub mod engine;
 pub mod export;
 pub mod gpu;
+pub mod handover;
 pub mod html;
 pub mod import;
 pub mod inspect;

@@ -200,6 +200,9 @@ pub struct LiveOptions {
     pub device: i32,
     /// Folder for plans, the control file and results (a fresh sub-folder per run).
     pub work_dir: PathBuf,
+    /// When set, every worker writes its job's per-kernel timeline here
+    /// (`fikit_replay::worker::TIMELINE_ENV`; read with `fikit_replay::timeline`).
+    pub timeline_dir: Option<PathBuf>,
 }
 
 /// The MPS control daemon, started with private pipe and log folders and
@@ -313,6 +316,9 @@ pub fn run_group(
             .stderr(err);
         if let Some(m) = &mps {
             cmd.envs(m.env.iter().map(|(k, v)| (k, v)));
+        }
+        if let Some(d) = &opts.timeline_dir {
+            cmd.env(fikit_replay::worker::TIMELINE_ENV, d);
         }
         let child = cmd.spawn().map_err(io(&opts.worker_exe))?;
         children.push((child, result_path, err_path));

@@ -123,6 +123,7 @@ fn worker_options(device: i32, tag: &str) -> Result<(LiveOptions, tempfile::Temp
             worker_exe: exe,
             device,
             work_dir: dir.path().to_path_buf(),
+            timeline_dir: None,
         },
         dir,
     ))
@@ -437,6 +438,17 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             "busy_kernels": if last > 0 { outs[0]["kernels"].clone() } else { serde_json::Value::Null },
         }));
     }
+    // The context hand-over: two synthetic jobs under the live preemptive
+    // policy, with per-kernel timelines.
+    eprintln!(
+        "fikit-sim: calibrate: context hand-over ({} sparse 20 µs kernels beside back-to-back 100 µs kernels, preemptive)",
+        fikit_sim::handover::HIGH_KERNELS
+    );
+    let (opts, _work) = worker_options(a.device, "handover")?;
+    let handover = fikit_sim::handover::measure(&opts)
+        .context("measuring the context hand-over")
+        .map_err(other)?;
+    let [h25, h50, h75] = handover.quartiles_ns;
     launch.sort_unstable();
     let launch_ns = launch.get(launch.len() / 2).copied().unwrap_or(0);
     let e2 = &estimates[0];
@@ -447,7 +459,10 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
         source: format!(
             "`fikit-sim {}` on {} ({}), {}: time-slice quantum and context switch from {} \
              slices of 2 processes (3 processes: quantum {} ns, switch {} ns); launch call {} ns \
-             (median, not a model parameter); preemption fields are the documented defaults",
+             (median, not a model parameter); context hand-over: median of {} hand-overs between \
+             two synthetic jobs' kernels under live preemptive replay with per-kernel timelines \
+             (quartiles {:.1}-{:.1} us); immediate and block preemption fields are the documented \
+             defaults",
             args.join(" "),
             gpu,
             gpu_name(a.device),
@@ -456,9 +471,13 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             e3.quantum_ns,
             e3.switch_ns,
             launch_ns,
+            handover.samples,
+            h25 as f64 / 1e3,
+            h75 as f64 / 1e3,
         ),
         timeslice_quantum_ns: e2.quantum_ns,
         context_switch_ns: e2.switch_ns,
+        context_handover_ns: Some(h50),
         ..GpuModel::default()
     };
     let text = serde_json::to_string_pretty(&model)
@@ -467,7 +486,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     std::fs::write(&a.output, format!("{text}\n"))
         .with_context(|| format!("writing {}", a.output.display()))
         .map_err(other)?;
-    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "model": model });
+    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "handover": handover, "model": model });
     print(&format!(
         "{}\n",
         serde_json::to_string_pretty(&summary).unwrap_or_default()

@@ -12,13 +12,16 @@
 //! - [`worker`]: executes a plan: host delays spun on the monotonic clock,
 //!   synthetic kernels that run for the recorded duration, copies, memsets
 //!   and synchronizations;
-//! - [`calibrate`]: measurements of the GPU's scheduling parameters.
+//! - [`calibrate`]: measurements of the GPU's scheduling parameters;
+//! - [`timeline`]: reading the per-kernel timelines workers write, and the
+//!   context hand-over measured from them.
 
 pub mod calibrate;
 pub mod control;
 pub mod gate;
 pub mod gpu;
 pub mod plan;
+pub mod timeline;
 pub mod worker;
 
 /// Errors of live replay.
