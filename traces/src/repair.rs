@@ -41,19 +41,26 @@ pub fn clamp_stream_order(kernels: &mut [Kernel]) -> Option<String> {
 }
 
 /// The synchronizations, when no synchronization records exist: the
-/// synchronizing calls among `api_calls[i]` for `i` in `chosen` (indices in
-/// ascending order, one call per correlation id), `kind_of` telling which
-/// calls synchronize. They name no stream (replay waits for the latest work
-/// of any stream); the context is that of the latest GPU operation the same
-/// thread launched before the call, else `default_context`.
+/// synchronizing calls among `api_calls[i]` for `i` in `chosen` (one call per
+/// correlation id, in any order: they are taken in ascending index order),
+/// `kind_of` telling which calls synchronize. They name no stream (replay
+/// waits for the latest work of any stream); the context is that of the
+/// latest GPU operation the same thread launched before the call, else that
+/// of the first kernel, else of the first memory operation, else 0.
 pub fn syncs_from_calls(
     api_calls: &[ApiCall],
-    chosen: &[usize],
+    chosen: impl IntoIterator<Item = usize>,
     kernels: &[Kernel],
     memops: &[MemOp],
-    default_context: u32,
     kind_of: impl Fn(&str) -> Option<SyncKind>,
 ) -> Vec<Sync> {
+    let default_context = kernels
+        .first()
+        .map(|k| k.placement.context)
+        .or(memops.first().map(|m| m.placement.context))
+        .unwrap_or(0);
+    let mut chosen: Vec<usize> = chosen.into_iter().collect();
+    chosen.sort_unstable();
     let mut ops: Vec<(u64, i64, u32)> = kernels
         .iter()
         .map(|k| (k.launch, k.placement.context))
@@ -62,7 +69,7 @@ pub fn syncs_from_calls(
         .collect();
     ops.sort_unstable();
     let mut syncs = Vec::new();
-    for &i in chosen {
+    for i in chosen {
         let c = &api_calls[i];
         let Some(kind) = kind_of(&c.name) else {
             continue;
@@ -84,4 +91,62 @@ pub fn syncs_from_calls(
         });
     }
     syncs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{every_column, kernel};
+    use crate::model::ApiDomain;
+
+    fn call(name: &str, corr: u32, thread_id: u64, start_ns: i64) -> ApiCall {
+        ApiCall {
+            domain: ApiDomain::Runtime,
+            name: name.to_string(),
+            start_ns,
+            end_ns: start_ns + 500,
+            thread_id,
+            correlation_id: corr,
+        }
+    }
+
+    fn kind_of(name: &str) -> Option<SyncKind> {
+        (name == "cudaDeviceSynchronize").then_some(SyncKind::ContextSynchronize)
+    }
+
+    #[test]
+    fn syncs_take_the_context_of_the_threads_latest_operation_in_call_order() {
+        let mut k = kernel("relu", 7, 1, Some(1_000), 2_000, 3_000);
+        k.placement.context = 5;
+        let calls = vec![
+            call("cudaLaunchKernel", 1, 7, 1_000),
+            call("cudaDeviceSynchronize", 2, 7, 4_000),
+            // Another thread, no operation of its own: the first kernel's context.
+            call("cudaDeviceSynchronize", 3, 9, 500),
+        ];
+        // `chosen` in any order; the result follows the call indices.
+        let s = syncs_from_calls(&calls, [2, 0, 1], &[k], &[], kind_of);
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].correlation_id, s[0].context), (2, 5));
+        assert_eq!((s[1].correlation_id, s[1].context), (3, 5));
+        assert!(s.iter().all(|x| x.stream.is_none()));
+    }
+
+    #[test]
+    fn without_kernels_the_memory_operations_context_is_the_default() {
+        let t = every_column("copies");
+        let mut memops = t.memops.clone();
+        for m in &mut memops {
+            m.placement.context = 3;
+            m.launch = None;
+        }
+        let calls = vec![call("cudaDeviceSynchronize", 9, 7, 100)];
+        let s = syncs_from_calls(&calls, [0], &[], &memops, kind_of);
+        assert_eq!(s[0].context, 3);
+        // Nothing at all: context 0.
+        assert_eq!(
+            syncs_from_calls(&calls, [0], &[], &[], kind_of)[0].context,
+            0
+        );
+    }
 }

@@ -306,16 +306,12 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
     // names no stream (`None`: replay waits for the latest work of any
     // stream); the context is that of the thread's latest GPU operation.
     if syncs.is_empty() {
-        let default_context = kernels.first().map_or(0, |k| k.placement.context);
-        let mut chosen: Vec<usize> = by_corr.values().copied().collect();
-        chosen.sort_unstable();
         // The collector's own name → synchronization-type table.
         syncs = fikit_trace::repair::syncs_from_calls(
             &api_calls,
-            &chosen,
+            by_corr.values().copied(),
             &kernels,
             &memops,
-            default_context,
             |name| fikit_collector::cupti::sync_type_of(name).map(sync_kind),
         );
     }

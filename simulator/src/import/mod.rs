@@ -416,19 +416,11 @@ pub(crate) fn finish(
     // stream (replay waits for the latest work of any stream); the context is
     // that of the thread's latest GPU operation.
     if syncs.is_empty() {
-        let default_context = kernels
-            .first()
-            .map(|k| k.placement.context)
-            .or(memops.first().map(|m| m.placement.context))
-            .unwrap_or(0);
-        let mut chosen: Vec<usize> = by_corr.values().copied().collect();
-        chosen.sort_unstable();
         syncs = fikit_trace::repair::syncs_from_calls(
             &api_calls,
-            &chosen,
+            by_corr.values().copied(),
             &kernels,
             &memops,
-            default_context,
             sync_kind_of_api,
         );
     }
