@@ -15,6 +15,10 @@ job alone under MPS. Replay (`fikit-sim validate --policy mps` on
 simulator/scenarios/beside-bs128/): live JCT under the policy / the trace
 replayed alone (timeslice JCT = mps JCT x live_vs_timeslice). Simulation:
 `fikit-sim --scenario … --policy timeslice,mps --model …`, JCT / isolated JCT.
+
+With --from-rows (a validation run of exclusive, timeslice and mps, e.g. on
+simulator/scenarios/beside-bs128-steady/), replay and simulation are both
+taken from the report's rows: JCT under the policy / JCT under exclusive.
 """
 import argparse, glob, json, os, statistics, subprocess
 
@@ -29,7 +33,9 @@ def main():
     ap.add_argument("--model", required=True)
     ap.add_argument("--real", nargs="+", required=True)
     ap.add_argument("--replay", required=True)
-    ap.add_argument("--alone", required=True)
+    ap.add_argument("--alone", help="the traces replayed alone (not with --from-rows)")
+    ap.add_argument("--from-rows", action="store_true",
+                    help="replay and simulated slowdowns from the report's exclusive rows")
     ap.add_argument("--scenarios", default="simulator/scenarios/beside-bs128")
     ap.add_argument("--json", help="also write the figures here")
     a = ap.parse_args()
@@ -44,21 +50,29 @@ def main():
             real.setdefault(m, {"timeslice": [], "mps": []})
             real[m]["timeslice"].append(by[(m, "timeslice")] / by[(m, "alone")])
             real[m]["mps"].append(by[(m, "mps")] / by[(m, "mps-alone")])
-    alone = {j["job"]: j["jct_ns"] for j in json.load(open(a.alone))["jobs"]}
-    replay = {}
-    for r in json.load(open(a.replay))["rows"]:
-        if r["policy"] == "mps" and r["priority"] == 0:
-            iso = alone[r["job"]]
-            replay[r["job"]] = {"mps": r["live_jct_ns"] / iso,
-                                "timeslice": r["live_jct_ns"] * r["live_vs_timeslice"] / iso}
-    sim = {}
-    for m, job in MODELS.items():
-        scen = os.path.join(a.scenarios, f"{m}-b1.json")
-        out = subprocess.run([a.sim, "--scenario", scen, "--policy", "timeslice,mps", "--model", a.model,
-                              "--format", "json", "--no-plots"], capture_output=True, text=True, check=True)
-        for j in json.loads(out.stdout)["jobs"]:
-            if j["job"] == job:
-                sim.setdefault(job, {})[j["policy"]] = j["slowdown"]
+    replay, sim = {}, {}
+    report = json.load(open(a.replay))["rows"]
+    if a.from_rows:
+        ex = {(r["scenario"], r["job"]): r for r in report if r["policy"] == "exclusive"}
+        for r in report:
+            if r["priority"] == 0 and r["policy"] in ("timeslice", "mps"):
+                e = ex[(r["scenario"], r["job"])]
+                replay.setdefault(r["job"], {})[r["policy"]] = r["live_jct_ns"] / e["live_jct_ns"]
+                sim.setdefault(r["job"], {})[r["policy"]] = r["sim_jct_ns"] / e["sim_jct_ns"]
+    else:
+        alone = {j["job"]: j["jct_ns"] for j in json.load(open(a.alone))["jobs"]}
+        for r in report:
+            if r["policy"] == "mps" and r["priority"] == 0:
+                iso = alone[r["job"]]
+                replay[r["job"]] = {"mps": r["live_jct_ns"] / iso,
+                                    "timeslice": r["live_jct_ns"] * r["live_vs_timeslice"] / iso}
+        for m, job in MODELS.items():
+            scen = os.path.join(a.scenarios, f"{m}-b1.json")
+            out = subprocess.run([a.sim, "--scenario", scen, "--policy", "timeslice,mps", "--model", a.model,
+                                  "--format", "json", "--no-plots"], capture_output=True, text=True, check=True)
+            for j in json.loads(out.stdout)["jobs"]:
+                if j["job"] == job:
+                    sim.setdefault(job, {})[j["policy"]] = j["slowdown"]
     rows = []
     print("| batch-1 job | time slicing: real | replay | simulated | MPS: real | replay | simulated |")
     print("|---|---|---|---|---|---|---|")
