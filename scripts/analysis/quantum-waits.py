@@ -11,7 +11,10 @@ end of the previous), the number over 1 ms and their sum, and a histogram of
 the gaps over 100 us in 250 us bins (the last bin: 3 ms and more); for the
 live run also how many of the other job's kernels were switched out.
 """
-import argparse, collections, csv, glob, json, os
+import argparse, collections, glob, json, os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timelines import load  # noqa: E402  (the timeline reader beside this script)
 
 
 def gaps(k):
@@ -35,15 +38,14 @@ def main():
     a = ap.parse_args()
     live, switched = [], 0
     for p in glob.glob(os.path.join(a.timeline, "*.csv")):
-        with open(p) as f:
-            meta = dict(kv.split("=", 1) for kv in f.readline()[2:].split())
-            rows = [r for r in csv.DictReader(f) if r["kind"] == "kernel" and r["start_ns"]]
+        meta, rows = load(p)
+        rows = [r for r in rows if r["kind"] == "kernel" and r["start_ns"] != ""]
         if meta.get("policy") == "Exclusive":
             continue
         if meta["job"] == a.job:
-            live = [(int(r["start_ns"]), int(r["end_ns"])) for r in rows]
+            live = [(r["start_ns"], r["end_ns"]) for r in rows]
         else:
-            switched += sum(1 for r in rows if int(r["switched_ns"] or 0) > 0)
+            switched += sum(1 for r in rows if (r["switched_ns"] or 0) > 0)
     ev = json.load(open(a.perfetto))
     ev = ev["traceEvents"] if isinstance(ev, dict) else ev
     names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
