@@ -12,7 +12,7 @@
 # 2. Per-kernel timelines (FIKIT_LIVE_TIMELINE) of live time-slicing and MPS
 #    runs of two beside-bs128-steady scenarios (resnet50 and mobilenet batch 1
 #    beside steady resnet50 batch 128), for the hand-over analysis
-#    (scripts/analysis/handover-visibility.py): OUT/steady-timelines.tar.gz.
+#    (scripts/analysis/lost-turns.py): OUT/steady-timelines.tar.gz.
 set -uo pipefail
 SIM="$1"; MODEL="$2"; OUT="$3"
 mkdir -p "$OUT"

@@ -16,19 +16,24 @@ one ended (the job's context had nothing queued), how long it had nothing
 queued, and whether the device stayed with it (kept) or went to the other
 job (lost).
 """
-import argparse, bisect, collections, glob, json, os, sys
+import argparse, bisect, collections, json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timelines import load  # noqa: E402
+from timelines import live_kernels, perfetto_kernels  # noqa: E402
 
 IDLE_BINS_US = [0, 2, 5, 10, 20, 30, 40, 50, 75, 100, 150, 200]
+
+
+def other_between(other_starts, end, start):
+    """True when another job's kernel started after `end` and before `start`."""
+    j = bisect.bisect_right(other_starts, end)
+    return j < len(other_starts) and other_starts[j] < start
 
 
 def lost_positions(k, other_starts, per_request):
     pos = collections.Counter()
     for i, (a, b) in enumerate(zip(k, k[1:])):
-        j = bisect.bisect_right(other_starts, a[1])
-        if j < len(other_starts) and other_starts[j] < b[0]:
+        if other_between(other_starts, a[1], b[0]):
             pos[(i + 1) % per_request // 10 * 10] += 1
     return pos
 
@@ -41,25 +46,10 @@ def main():
     ap.add_argument("--perfetto", required=True)
     ap.add_argument("--json")
     a = ap.parse_args()
-    live, other = None, []
-    for p in glob.glob(os.path.join(a.timeline, "*.csv")):
-        meta, rows = load(p)
-        if meta.get("policy") == "Exclusive":
-            continue
-        ks = sorted((r for r in rows if r["kind"] == "kernel" and r["start_ns"] != ""), key=lambda r: r["start_ns"])
-        if meta["job"] == a.job:
-            live = ks
-        else:
-            other += [r["start_ns"] for r in ks]
-    other.sort()
-    ev = json.load(open(a.perfetto))
-    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
-    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
-    pid = next(p for p, n in names.items() if a.job in n)
-    sk = sorted((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)) for e in ev
-                if e.get("ph") == "X" and e.get("cat") == "kernel" and e["pid"] == pid)
-    so = sorted(round(e["ts"] * 1000) for e in ev
-                if e.get("ph") == "X" and e.get("cat") == "kernel" and e["pid"] != pid)
+    jobs = live_kernels(a.timeline)
+    live = jobs[a.job]
+    other = sorted(r["start_ns"] for j, ks in jobs.items() if j != a.job for r in ks)
+    sk, so, _ = perfetto_kernels(a.perfetto, a.job)
     lk = [(r["start_ns"], r["end_ns"]) for r in live]
     per_request = len(lk) // a.requests
     lp, sp = lost_positions(lk, other, per_request), lost_positions(sk, so, per_request)
@@ -68,8 +58,7 @@ def main():
         gap = y["submitted_ns"] - x["end_ns"]
         if gap <= 0:
             continue
-        j = bisect.bisect_right(other, x["end_ns"])
-        lost = j < len(other) and other[j] < y["start_ns"]
+        lost = other_between(other, x["end_ns"], y["start_ns"])
         b = max(b for b in IDLE_BINS_US if gap >= b * 1000)
         idle[b]["lost" if lost else "kept"] += 1
     out = {"job": a.job, "kernels": len(lk), "kernels_per_request": per_request,

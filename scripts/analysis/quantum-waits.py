@@ -11,10 +11,10 @@ end of the previous), the number over 1 ms and their sum, and a histogram of
 the gaps over 100 us in 250 us bins (the last bin: 3 ms and more); for the
 live run also how many of the other job's kernels were switched out.
 """
-import argparse, collections, glob, json, os, sys
+import argparse, collections, json, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from timelines import load  # noqa: E402  (the timeline reader beside this script)
+from timelines import live_kernels, perfetto_kernels  # noqa: E402  (the readers beside this script)
 
 
 def gaps(k):
@@ -36,22 +36,10 @@ def main():
     ap.add_argument("--perfetto", required=True, help="the simulated run, exported")
     ap.add_argument("--json")
     a = ap.parse_args()
-    live, switched = [], 0
-    for p in glob.glob(os.path.join(a.timeline, "*.csv")):
-        meta, rows = load(p)
-        rows = [r for r in rows if r["kind"] == "kernel" and r["start_ns"] != ""]
-        if meta.get("policy") == "Exclusive":
-            continue
-        if meta["job"] == a.job:
-            live = [(r["start_ns"], r["end_ns"]) for r in rows]
-        else:
-            switched += sum(1 for r in rows if (r["switched_ns"] or 0) > 0)
-    ev = json.load(open(a.perfetto))
-    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
-    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
-    pid = next(p for p, n in names.items() if a.job in n)
-    sim = [(round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)) for e in ev
-           if e.get("ph") == "X" and e.get("cat") == "kernel" and e["pid"] == pid]
+    jobs = live_kernels(a.timeline)
+    live = [(r["start_ns"], r["end_ns"]) for r in jobs.get(a.job, [])]
+    switched = sum(1 for j, ks in jobs.items() if j != a.job for r in ks if (r["switched_ns"] or 0) > 0)
+    sim, _, ev = perfetto_kernels(a.perfetto, a.job)
     preempted = sum(1 for e in ev if e.get("ph") == "s" and e.get("cat") == "preemption")
     out = {"job": a.job,
            "live": {**summary(gaps(live)), "other_job_kernels_switched_out": switched},

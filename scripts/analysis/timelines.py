@@ -26,6 +26,33 @@ def load(path):
     return meta, rows
 
 
+def live_kernels(d):
+    """The kernels of each job in a live run's timeline folder (the isolated
+    baselines left out), sorted by start: {job: [row, ...]}."""
+    jobs = {}
+    for p in glob.glob(os.path.join(d, "*.csv")):
+        meta, rows = load(p)
+        if meta.get("policy") == "Exclusive":
+            continue
+        jobs[meta["job"]] = sorted((r for r in rows if r["kind"] == "kernel" and r["start_ns"] != ""),
+                                   key=lambda r: r["start_ns"])
+    return jobs
+
+
+def perfetto_kernels(path, job):
+    """A simulated run exported for Perfetto (`fikit-sim export --perfetto
+    --policy P`): JOB's kernel segments as sorted (start_ns, end_ns), the
+    other jobs' segment starts, sorted, and all events."""
+    ev = json.load(open(path))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+    pid = next(p for p, n in names.items() if job in n)
+    ks = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "kernel"]
+    mine = sorted((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000)) for e in ks if e["pid"] == pid)
+    other = sorted(round(e["ts"] * 1000) for e in ks if e["pid"] != pid)
+    return mine, other, ev
+
+
 def run(d):
     jobs = {}
     for p in sorted(glob.glob(os.path.join(d, "*.csv"))):
