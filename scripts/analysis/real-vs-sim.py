@@ -18,13 +18,30 @@ replayed alone (timeslice JCT = mps JCT x live_vs_timeslice). Simulation:
 
 With --from-rows (a validation run of exclusive, timeslice and mps, e.g. on
 simulator/scenarios/beside-bs128-steady/), replay and simulation are both
-taken from the report's rows: JCT under the policy / JCT under exclusive.
+taken from the report's rows: JCT under the policy / JCT under exclusive;
+add --resim to simulate with --model instead (its corun_slowdown applies,
+where validate used the replay's).
 """
 import argparse, glob, json, os, statistics, subprocess
 
 MODELS = {"bert-base": "bert-base-bs1-eval", "vit_b_16": "vit_b_16-bs1-eval",
           "mobilenet_v3_large": "mobilenet_v3_large-bs1-eval", "resnet50": "resnet50-bs1-eval",
           "efficientnet_b0": "efficientnet_b0-bs1-eval"}
+
+
+def simulate(a):
+    """Each batch-1 job's simulated slowdown (JCT / isolated JCT) under time
+    slicing and MPS: `fikit-sim --scenario … --model …`, which simulates real
+    kernels (the model's corun_slowdown, not the replay's)."""
+    sim = {}
+    for m, job in MODELS.items():
+        scen = os.path.join(a.scenarios, f"{m}-b1.json")
+        out = subprocess.run([a.sim, "--scenario", scen, "--policy", "timeslice,mps", "--model", a.model,
+                              "--format", "json", "--no-plots"], capture_output=True, text=True, check=True)
+        for j in json.loads(out.stdout)["jobs"]:
+            if j["job"] == job:
+                sim.setdefault(job, {})[j["policy"]] = j["slowdown"]
+    return sim
 
 
 def main():
@@ -36,6 +53,9 @@ def main():
     ap.add_argument("--alone", help="the traces replayed alone (not with --from-rows)")
     ap.add_argument("--from-rows", action="store_true",
                     help="replay and simulated slowdowns from the report's exclusive rows")
+    ap.add_argument("--resim", action="store_true",
+                    help="with --from-rows: simulated slowdowns from --model (fikit-sim --scenario on "
+                         "--scenarios), not from the report's rows (which validate simulated as the replay runs)")
     ap.add_argument("--scenarios", default="simulator/scenarios/beside-bs128")
     ap.add_argument("--json", help="also write the figures here")
     a = ap.parse_args()
@@ -66,13 +86,9 @@ def main():
                 iso = alone[r["job"]]
                 replay[r["job"]] = {"mps": r["live_jct_ns"] / iso,
                                     "timeslice": r["live_jct_ns"] * r["live_vs_timeslice"] / iso}
-        for m, job in MODELS.items():
-            scen = os.path.join(a.scenarios, f"{m}-b1.json")
-            out = subprocess.run([a.sim, "--scenario", scen, "--policy", "timeslice,mps", "--model", a.model,
-                                  "--format", "json", "--no-plots"], capture_output=True, text=True, check=True)
-            for j in json.loads(out.stdout)["jobs"]:
-                if j["job"] == job:
-                    sim.setdefault(job, {})[j["policy"]] = j["slowdown"]
+        sim = simulate(a)
+    if a.from_rows and a.resim:
+        sim = simulate(a)
     rows = []
     print("| batch-1 job | time slicing: real | replay | simulated | MPS: real | replay | simulated |")
     print("|---|---|---|---|---|---|---|")

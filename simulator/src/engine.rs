@@ -174,6 +174,11 @@ pub trait Policy {
     fn shares_sms(&self) -> bool {
         false
     }
+    /// When kernels share SMs: how much slower a kernel runs per unit of
+    /// the SM share other jobs' kernels hold ([`GpuModel::corun_slowdown`](crate::gpu::GpuModel::corun_slowdown)).
+    fn corun_slowdown(&self) -> f64 {
+        0.0
+    }
     /// Delay the high-priority job suffered from mispredictions, with the count (FIKIT only).
     fn misprediction(&self) -> Option<(i64, usize)> {
         None
@@ -329,6 +334,9 @@ pub struct Engine<'a> {
     segments: Vec<Segment>,
     opts: RunOptions,
     shares_sms: bool,
+    corun_slowdown: f64,
+    /// Per-job SM share of running kernels (scratch of `update_rates`).
+    shares: Vec<f64>,
     /// Set when something was due past [`MAX_SIM_NS`]: (now, when).
     too_long: Option<(i64, i64)>,
 }
@@ -395,6 +403,8 @@ impl<'a> Engine<'a> {
             segments: Vec::new(),
             opts,
             shares_sms: false,
+            corun_slowdown: 0.0,
+            shares: Vec::new(),
             too_long: None,
         }
     }
@@ -422,6 +432,7 @@ impl<'a> Engine<'a> {
     /// eligible work unscheduled with nothing left to happen (a policy bug).
     pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
         self.shares_sms = policy.shares_sms();
+        self.corun_slowdown = policy.corun_slowdown();
         for j in 0..self.jobs.len() {
             let arrival = self.state[j].arrival_ns;
             self.schedule(arrival, Event::Host(j));
@@ -931,23 +942,33 @@ impl<'a> Engine<'a> {
     /// slows down by the same factor. A job's own demand counts at most 1 (its
     /// recorded durations already include its own kernels' sharing), so a job
     /// alone always runs at its recorded speed.
+    /// Under SM sharing: every running kernel's speed. When the jobs' SM
+    /// demands (each job's at most 1) add up past the device, all run
+    /// `1 / total` as fast; a kernel also runs `1 + c * o` times slower
+    /// while other jobs' kernels hold a share `o` of the SMs (at most 1;
+    /// `c`: [`Policy::corun_slowdown`]).
     fn update_rates(&mut self) {
         let now = self.now;
-        let total: f64 = self
-            .state
-            .iter()
-            .enumerate()
-            .map(|(j, st)| {
-                st.running
-                    .iter()
-                    .map(|&op| self.jobs[j].sm_demand(op))
-                    .sum::<f64>()
-                    .min(1.0)
-            })
-            .sum();
-        let rate = if total > 1.0 { 1.0 / total } else { 1.0 };
+        let c = self.corun_slowdown;
+        let mut shares = std::mem::take(&mut self.shares);
+        shares.clear();
+        shares.extend(self.state.iter().enumerate().map(|(j, st)| {
+            st.running
+                .iter()
+                .map(|&op| self.jobs[j].sm_demand(op))
+                .sum::<f64>()
+                .min(1.0)
+        }));
+        let total: f64 = shares.iter().sum();
+        let over = if total > 1.0 { total } else { 1.0 };
         let mut reschedule = Vec::new();
         for (j, st) in self.state.iter_mut().enumerate() {
+            let rate = if c > 0.0 {
+                let others = (total - shares[j]).clamp(0.0, 1.0);
+                1.0 / (over * (1.0 + c * others))
+            } else {
+                1.0 / over
+            };
             for &op in &st.running {
                 let o = &mut st.ops[op];
                 if o.rate == rate {
@@ -961,6 +982,7 @@ impl<'a> Engine<'a> {
                 reschedule.push((j, op, done, o.version));
             }
         }
+        self.shares = shares;
         for (j, op, t, v) in reschedule {
             self.schedule(t, Event::Done(j, op, v));
         }

@@ -57,6 +57,17 @@ pub struct GpuModel {
     /// Waves per kernel assumed by block-granularity preemption when its
     /// blocks fill the device: a kernel stops after `duration / waves`.
     pub block_waves: i64,
+    /// Concurrent-kernel slowdown under MPS: while other jobs' kernels
+    /// occupy a share `o` of the SMs (the sum of their SM demands, at most
+    /// 1), a kernel runs `1 + corun_slowdown * o` times slower, on top of
+    /// the sharing of oversubscribed SMs. What co-running kernels cost each
+    /// other in caches and memory bandwidth; `fikit-sim calibrate` measures
+    /// it with memory-streaming kernels.
+    pub corun_slowdown: f64,
+    /// The same for the live replay's synthetic kernels, which spin on the
+    /// timer and move no memory: `fikit-sim validate` simulates with it in
+    /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
+    pub replay_corun_slowdown: f64,
 }
 
 impl Default for GpuModel {
@@ -76,7 +87,10 @@ impl Default for GpuModel {
     /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
     /// - 4 waves: a typical large kernel runs a few waves of blocks;
     /// - no hand-over cost: measured only by live replay with timelines
-    ///   (simulator/README.md), so a calibrated model file carries it.
+    ///   (simulator/README.md), so a calibrated model file carries it;
+    /// - no concurrent-kernel slowdown (either kind): co-running kernels
+    ///   slow each other only by oversubscribing the SMs, as before
+    ///   `fikit-sim calibrate` measured it; a calibrated model file carries both.
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
@@ -89,6 +103,8 @@ impl Default for GpuModel {
             preempt_granularity: Granularity::Kernel,
             preempt_cost_ns: 40_000,
             block_waves: 4,
+            corun_slowdown: 0.0,
+            replay_corun_slowdown: 0.0,
         }
     }
 }
@@ -131,6 +147,22 @@ impl GpuModel {
         Ok(m)
     }
 
+    /// The model as live replay runs: its synthetic kernels' concurrent-kernel
+    /// slowdown (`replay_corun_slowdown`) in place of real kernels'
+    /// (`corun_slowdown`). `fikit-sim validate` compares the simulator with
+    /// replay, so it simulates with this.
+    pub fn for_replay(&self) -> GpuModel {
+        let mut m = self.clone();
+        if m.corun_slowdown != m.replay_corun_slowdown {
+            m.source = format!(
+                "{}; as live replay runs: corun_slowdown {:.3} replaced by replay_corun_slowdown {:.3}",
+                m.source, m.corun_slowdown, m.replay_corun_slowdown
+            );
+            m.corun_slowdown = m.replay_corun_slowdown;
+        }
+        m
+    }
+
     /// Checks the parameters are usable.
     pub fn validate(&self) -> Result<(), String> {
         if self.timeslice_quantum_ns <= 0 {
@@ -150,6 +182,14 @@ impl GpuModel {
         ] {
             if v < 0 {
                 return Err(format!("{name} must not be negative, found {v}"));
+            }
+        }
+        for (name, v) in [
+            ("corun_slowdown", self.corun_slowdown),
+            ("replay_corun_slowdown", self.replay_corun_slowdown),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(format!("{name} must be a number at least 0, found {v}"));
             }
         }
         if self.block_waves < 1 {

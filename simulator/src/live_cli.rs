@@ -52,8 +52,10 @@ pub struct ProbeArgs {
     #[arg(long, default_value_t = 0)]
     device: i32,
     /// `probe` (one long kernel logging its switch-outs), `busy` (back-to-back
-    /// kernels of --kernel-us on every SM) or `sparse` (a short kernel every
-    /// --period-us, each waited for; logs latencies).
+    /// kernels of --kernel-us on every SM), `sparse` (a short kernel every
+    /// --period-us, each waited for; logs latencies) or `corun` (small kernels
+    /// timed alone and beside loads on another stream: the concurrent-kernel
+    /// slowdown).
     #[arg(long, default_value = "probe")]
     mode: String,
     /// Kernel length for busy and sparse, µs.
@@ -63,6 +65,9 @@ pub struct ProbeArgs {
     #[arg(long, default_value_t = 1000)]
     period_us: u64,
 }
+
+/// SM shares of the loads beside which calibrate times a small kernel.
+const CORUN_DEMANDS: [f64; 3] = [0.25, 0.5, 0.75];
 
 /// `fikit-sim calibrate`.
 #[derive(Args)]
@@ -228,6 +233,13 @@ pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
             "busy" => {
                 let n = fikit_replay::calibrate::busy(&gpu, a.kernel_us * 1000, run_ns)?;
                 Ok(serde_json::json!({ "gpu": gpu.name, "kernels": n }))
+            }
+            "corun" => {
+                let fits = fikit_replay::calibrate::LoadKind::ALL
+                    .iter()
+                    .map(|&k| fikit_replay::calibrate::corun(&gpu, k, &CORUN_DEMANDS))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(serde_json::json!({ "gpu": gpu.name, "corun": fits }))
             }
             "sparse" => {
                 let lat = fikit_replay::calibrate::sparse(
@@ -448,6 +460,34 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     let handover = fikit_sim::handover::measure(&opts)
         .context("measuring the context hand-over")
         .map_err(other)?;
+    // Concurrent-kernel slowdown: small kernels beside loads of a quarter to
+    // three quarters of the SMs, each kind of kernel beside its own kind.
+    eprintln!(
+        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory and compute kernels beside loads of 25-75% of the SMs)"
+    );
+    let outs = probes_with(
+        &[vec!["--mode".to_string(), "corun".to_string()]],
+        &a,
+        dir.path(),
+        "corun",
+    )?;
+    let corun: Vec<fikit_replay::calibrate::CorunFit> =
+        serde_json::from_value(outs[0]["corun"].clone())
+            .context("concurrent-kernel probe output")
+            .map_err(other)?;
+    let slowdown = |k: fikit_replay::calibrate::LoadKind| {
+        corun
+            .iter()
+            .find(|f| f.kind == k)
+            .map_or(0.0, |f| f.slowdown)
+    };
+    use fikit_replay::calibrate::LoadKind;
+    // A fit below 0 (noise around no slowdown; -0.0 too) counts as 0.
+    let at_least_0 = |c: f64| if c > 0.0 { c } else { 0.0 };
+    let (c_memory, c_spin) = (
+        at_least_0(slowdown(LoadKind::Memory)),
+        at_least_0(slowdown(LoadKind::Spin)),
+    );
     let [h25, h50, h75] = handover.quartiles_ns;
     launch.sort_unstable();
     let launch_ns = launch.get(launch.len() / 2).copied().unwrap_or(0);
@@ -461,8 +501,11 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
              slices of 2 processes (3 processes: quantum {} ns, switch {} ns); launch call {} ns \
              (median, not a model parameter); context hand-over: median of {} hand-overs between \
              two synthetic jobs' kernels under live preemptive replay with per-kernel timelines \
-             (quartiles {:.1}-{:.1} us); immediate and block preemption fields are the documented \
-             defaults",
+             (quartiles {:.1}-{:.1} us); concurrent-kernel slowdown per unit of the other kernels' \
+             SM share, least squares over a small kernel beside loads of 25/50/75% of the SMs on \
+             another stream: memory-streaming {:.3} (corun_slowdown), the replay's spin kernel \
+             {:.3} (replay_corun_slowdown; fits below 0 count as 0; the compute-bound probe's fit, \
+             not used, is in calibrate's output); immediate and block preemption fields are the documented defaults",
             args.join(" "),
             gpu,
             gpu_name(a.device),
@@ -474,10 +517,14 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             handover.samples,
             h25 as f64 / 1e3,
             h75 as f64 / 1e3,
+            c_memory,
+            c_spin,
         ),
         timeslice_quantum_ns: e2.quantum_ns,
         context_switch_ns: e2.switch_ns,
         context_handover_ns: Some(h50),
+        corun_slowdown: c_memory,
+        replay_corun_slowdown: c_spin,
         ..GpuModel::default()
     };
     let text = serde_json::to_string_pretty(&model)
@@ -486,7 +533,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     std::fs::write(&a.output, format!("{text}\n"))
         .with_context(|| format!("writing {}", a.output.display()))
         .map_err(other)?;
-    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "handover": handover, "model": model });
+    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "handover": handover, "corun": corun, "model": model });
     print(&format!(
         "{}\n",
         serde_json::to_string_pretty(&summary).unwrap_or_default()
@@ -501,6 +548,15 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
         Some(p) => GpuModel::load(p).map_err(bad_input)?,
         None => GpuModel::default(),
     };
+    // Live replay's kernels spin on the timer and move no memory: the
+    // simulation it is compared with uses their concurrent-kernel slowdown.
+    if model.corun_slowdown != model.replay_corun_slowdown {
+        eprintln!(
+            "fikit-sim: validate: simulating with the replay's concurrent-kernel slowdown ({:.3}) in place of corun_slowdown ({:.3})",
+            model.replay_corun_slowdown, model.corun_slowdown
+        );
+    }
+    let model = model.for_replay();
     let mut kinds = Vec::new();
     for p in &a.policy {
         let k = PolicyKind::ALL

@@ -60,7 +60,7 @@ impl PolicyKind {
         match self {
             PolicyKind::Exclusive => Box::new(Exclusive),
             PolicyKind::Timeslice => Box::new(TimeSlice::new(model)),
-            PolicyKind::Mps => Box::new(Mps),
+            PolicyKind::Mps => Box::new(Mps::new(model)),
             PolicyKind::Preemptive => Box::new(Preemptive::new(model)),
             PolicyKind::Fikit => Box::new(Fikit::default()),
         }
@@ -92,7 +92,18 @@ impl Policy for Exclusive {
 /// MPS: every eligible kernel starts at once; the engine slows all running
 /// kernels down by the same factor while the jobs' SM demand exceeds the device.
 #[derive(Debug, Default)]
-pub struct Mps;
+pub struct Mps {
+    corun_slowdown: f64,
+}
+
+impl Mps {
+    /// MPS on `model`'s GPU (its concurrent-kernel slowdown).
+    pub fn new(model: &GpuModel) -> Self {
+        Mps {
+            corun_slowdown: model.corun_slowdown,
+        }
+    }
+}
 
 impl Policy for Mps {
     fn name(&self) -> &'static str {
@@ -107,6 +118,10 @@ impl Policy for Mps {
 
     fn shares_sms(&self) -> bool {
         true
+    }
+
+    fn corun_slowdown(&self) -> f64 {
+        self.corun_slowdown
     }
 }
 

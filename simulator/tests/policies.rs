@@ -187,6 +187,53 @@ fn mps_runs_jobs_together_and_slows_them_when_demand_exceeds_the_device() {
 }
 
 #[test]
+fn mps_slows_co_running_kernels_by_the_others_sm_share() {
+    // Half-device kernels (132 of 264 block slots): demand 0.5 each, so the
+    // SMs are never oversubscribed. corun_slowdown 1: while the other job's
+    // kernel holds half the SMs, a kernel runs 1 + 1 * 0.5 = 1.5x slower.
+    let half = |name: &str, corr: u32, start: i64, end: i64| {
+        let mut k = k(name, corr, start, end);
+        k.grid = [132, 1, 1];
+        k.block = [1024, 1, 1];
+        k
+    };
+    let h = job(
+        "high",
+        0,
+        vec![half("h1", 1, 0, 100), half("h2", 2, 300, 400)],
+    );
+    let l = job("low", 9, vec![half("l1", 1, 0, 260)]);
+    let m = GpuModel {
+        corun_slowdown: 1.0,
+        ..model()
+    };
+    // h1 and l1 from 0 at 2/3: h1 ends 150, l1 has 160 left; alone to 300
+    // (10 left). h2 from 300 at 2/3 beside it: l1 ends 315; h2 has 90 left
+    // at full speed: 405.
+    assert_eq!(
+        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &m),
+        [405, 315]
+    );
+    // Without the slowdown (the default, and what validation against the
+    // replay uses when its kernels show none) they run as if alone.
+    let replay = GpuModel {
+        replay_corun_slowdown: 0.0,
+        ..m.clone()
+    }
+    .for_replay();
+    assert_eq!(replay.corun_slowdown, 0.0);
+    assert_eq!(
+        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &replay),
+        [400, 260]
+    );
+    // Other policies never run two jobs' kernels at once: no effect.
+    assert_eq!(
+        jcts(&[h.clone(), l.clone()], PolicyKind::Timeslice, &m),
+        jcts(&[h, l], PolicyKind::Timeslice, &model())
+    );
+}
+
+#[test]
 fn the_host_waits_closed_loop_behind_a_delayed_kernel() {
     // H: h1 [0,100); the host syncs [10,110) (wakes 10 after h1 ends), then 40 ns
     // of host work, issues h2 at 150: [150,250). Isolated JCT 250.

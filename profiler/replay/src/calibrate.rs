@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ReplayError;
-use crate::gpu::{Gpu, PREEMPT_JUMP_NS};
+use crate::gpu::{DeviceBuffer, Gpu, PREEMPT_JUMP_NS};
 
 /// Most switch-outs a probe logs.
 pub const MAX_JUMPS: u32 = 4096;
@@ -159,9 +159,270 @@ pub fn sparse(
     Ok(out)
 }
 
+/// What a concurrent-kernel probe's kernels do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadKind {
+    /// The live replay's synthetic kernel: every block waits out a time on
+    /// the global timer (moves no memory).
+    Spin,
+    /// Streams memory: reads and rewrites a buffer larger than the L2 cache.
+    Memory,
+    /// Dependent FMAs in registers (no memory traffic).
+    Compute,
+}
+
+impl LoadKind {
+    /// Every kind, in the order calibrate measures them.
+    pub const ALL: [LoadKind; 3] = [LoadKind::Spin, LoadKind::Memory, LoadKind::Compute];
+}
+
+/// A victim kernel's time beside a load kernel of another stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CorunPoint {
+    /// The load's share of the device's resident-block slots (0: the victim alone).
+    pub load_demand: f64,
+    /// Victim runs that ran wholly while the load ran (all of them, alone).
+    pub samples: usize,
+    /// Median victim time, first block start to last block end, ns.
+    pub victim_ns: i64,
+    /// `victim_ns` over the victim's median alone.
+    pub stretch: f64,
+}
+
+/// The concurrent-kernel slowdown of one kind of kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CorunFit {
+    /// What victim and load do.
+    pub kind: LoadKind,
+    /// Victim blocks and threads per block.
+    pub victim_blocks: u32,
+    /// Threads per block of victim and load.
+    pub threads: u32,
+    /// The victim's share of the device's resident-block slots.
+    pub victim_demand: f64,
+    /// The victim alone, then beside each load.
+    pub points: Vec<CorunPoint>,
+    /// Least-squares `c` of `stretch = 1 + c * load_demand` (through 1 at
+    /// no load) over the points beside a load.
+    pub slowdown: f64,
+}
+
+/// Least-squares `c` of `stretch = 1 + c * demand` over `(demand, stretch)`
+/// points (those of demand 0 carry no information); 0 without any.
+pub fn fit_slowdown(points: &[(f64, f64)]) -> f64 {
+    let (num, den) = points
+        .iter()
+        .filter(|(d, s)| *d > 0.0 && d.is_finite() && s.is_finite())
+        .fold((0.0, 0.0), |(n, m), (d, s)| (n + d * (s - 1.0), m + d * d));
+    if den > 0.0 { num / den } else { 0.0 }
+}
+
+/// Threads per block of the concurrent-kernel probes.
+pub const CORUN_THREADS: u32 = 256;
+/// How long each load kernel runs, ns.
+const CORUN_LOAD_NS: u64 = 40_000_000;
+/// Load kernels per load share.
+const CORUN_ROUNDS: usize = 5;
+/// Victim runs alone.
+const CORUN_ALONE: usize = 30;
+/// The memory victim's buffer (larger than the L2 cache of current GPUs,
+/// 50-60 MB on H100/H200, so it streams from DRAM), bytes.
+const VICTIM_BYTES: usize = 128 << 20;
+/// The memory load's buffer, bytes.
+const LOAD_BYTES: usize = 1 << 30;
+/// Passes of the compute victim (1,024 dependent FMAs per thread each).
+const COMPUTE_PASSES: u32 = 200;
+/// How long each spin victim block runs, ns.
+const SPIN_VICTIM_NS: u64 = 500_000;
+
+/// Measures how much a kernel of `kind` slows down while a load kernel of
+/// the same kind runs on another stream of the context (kernels of one
+/// context run at once as those of MPS clients do; they share SMs, caches
+/// and memory bandwidth alike), at each SM share in `load_demands` (each
+/// below 1, so the victim's blocks fit beside the load's: the slowdown
+/// measured is interference, not waiting for room).
+///
+/// The victim has a quarter as many blocks as the GPU has SMs, so it lands
+/// on SMs the load also uses, as a small kernel beside a large one does.
+pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit, ReplayError> {
+    let threads = CORUN_THREADS;
+    let per_sm = match kind {
+        LoadKind::Spin => gpu.blocks_per_sm(threads, 0)?,
+        _ => gpu.load_blocks_per_sm(threads)?,
+    }
+    .max(1);
+    let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
+    let victim_blocks = (gpu.sm_count / 4).max(1);
+    let memory = kind == LoadKind::Memory;
+    let victim_buf = gpu.alloc(if memory { VICTIM_BYTES } else { 4096 })?;
+    let load_buf = gpu.alloc(if memory { LOAD_BYTES } else { 4096 })?;
+    let a = gpu.stream(false)?;
+    let v = gpu.stream(false)?;
+    let done = gpu.event(false)?;
+    // Stamps: the load's, then one per victim run of a round.
+    const MAX_VICTIMS: usize = 512;
+    let stamps = gpu.alloc(32 * (MAX_VICTIMS + 1))?;
+    // The spin kernel's stamp words start at all ones; the load kernel's
+    // alternate all ones (minima) and zero (maxima).
+    let init: Vec<u64> = (0..4 * (MAX_VICTIMS + 1))
+        .map(|i| {
+            if kind == LoadKind::Spin || i % 2 == 0 {
+                u64::MAX
+            } else {
+                0
+            }
+        })
+        .collect();
+    let victim = |stamp: DeviceBuffer| -> Result<(), ReplayError> {
+        match kind {
+            LoadKind::Spin => gpu.launch_spin(
+                v,
+                [victim_blocks, 1, 1],
+                [threads, 1, 1],
+                0,
+                SPIN_VICTIM_NS,
+                None,
+                stamp.at(0),
+            ),
+            _ => gpu.launch_load(
+                v,
+                victim_blocks,
+                threads,
+                memory,
+                victim_buf,
+                if memory { 1 } else { COMPUTE_PASSES },
+                0,
+                stamp,
+            ),
+        }
+    };
+    // The spin kernel's stamp is [start, !end, ..]; the load's [start, _, _, end].
+    let span = |w: &[u64]| -> Option<(u64, u64)> {
+        let (s, e) = match kind {
+            LoadKind::Spin => (w[0], !w[1]),
+            _ => (w[0], w[3]),
+        };
+        (s != u64::MAX && e > s).then_some((s, e))
+    };
+    let median = |mut t: Vec<i64>| -> i64 {
+        t.sort_unstable();
+        t.get(t.len() / 2).copied().unwrap_or(0)
+    };
+    // Alone (one warm-up run first).
+    gpu.write_u64(stamps, &init)?;
+    victim(stamps.slice(0, 32))?;
+    gpu.synchronize()?;
+    gpu.write_u64(stamps, &init)?;
+    for i in 0..CORUN_ALONE {
+        victim(stamps.slice(32 * (i + 1), 32))?;
+        gpu.record(done, v)?;
+        gpu.wait(done)?;
+    }
+    let w = gpu.read_u64(stamps, 4 * (CORUN_ALONE + 1))?;
+    let alone: Vec<i64> = (0..CORUN_ALONE)
+        .filter_map(|i| span(&w[4 * (i + 1)..4 * (i + 2)]))
+        .map(|(s, e)| (e - s) as i64)
+        .collect();
+    let alone_ns = median(alone.clone()).max(1);
+    let mut points = vec![CorunPoint {
+        load_demand: 0.0,
+        samples: alone.len(),
+        victim_ns: alone_ns,
+        stretch: 1.0,
+    }];
+    for &d in load_demands {
+        let blocks = ((d * capacity).round() as u32).max(1);
+        let load_demand = f64::from(blocks) / capacity;
+        let mut beside = Vec::new();
+        for _ in 0..CORUN_ROUNDS {
+            gpu.write_u64(stamps, &init)?;
+            let t0 = crate::now_ns();
+            match kind {
+                LoadKind::Spin => gpu.launch_spin(
+                    a,
+                    [blocks, 1, 1],
+                    [threads, 1, 1],
+                    0,
+                    CORUN_LOAD_NS,
+                    None,
+                    stamps.at(0),
+                )?,
+                _ => gpu.launch_load(
+                    a,
+                    blocks,
+                    threads,
+                    memory,
+                    load_buf,
+                    0,
+                    CORUN_LOAD_NS,
+                    stamps.slice(0, 32),
+                )?,
+            }
+            // Let the load's blocks become resident first.
+            crate::spin_until(t0 + 2_000_000);
+            let mut n = 0;
+            while n < MAX_VICTIMS && crate::now_ns() < t0 + (CORUN_LOAD_NS as i64) * 3 / 4 {
+                victim(stamps.slice(32 * (n + 1), 32))?;
+                gpu.record(done, v)?;
+                gpu.wait(done)?;
+                n += 1;
+            }
+            gpu.synchronize()?;
+            let w = gpu.read_u64(stamps, 4 * (n + 1))?;
+            // The load ran wholly from its latest block start to its earliest block end.
+            let (from, to) = match kind {
+                LoadKind::Spin => (w[0], !w[1]),
+                _ => (w[1], w[2]),
+            };
+            beside.extend(
+                (0..n)
+                    .filter_map(|i| span(&w[4 * (i + 1)..4 * (i + 2)]))
+                    .filter(|&(s, e)| s >= from && e <= to)
+                    .map(|(s, e)| (e - s) as i64),
+            );
+        }
+        let victim_ns = median(beside.clone());
+        points.push(CorunPoint {
+            load_demand,
+            samples: beside.len(),
+            victim_ns,
+            stretch: victim_ns as f64 / alone_ns as f64,
+        });
+    }
+    let fit: Vec<(f64, f64)> = points
+        .iter()
+        .filter(|p| p.samples > 0)
+        .map(|p| (p.load_demand, p.stretch))
+        .collect();
+    Ok(CorunFit {
+        kind,
+        victim_blocks,
+        threads,
+        victim_demand: f64::from(victim_blocks) / capacity,
+        slowdown: fit_slowdown(&fit),
+        points,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fit_recovers_a_linear_slowdown() {
+        let pts: Vec<(f64, f64)> = [0.0, 0.25, 0.5, 0.75]
+            .iter()
+            .map(|&d| (d, 1.0 + 1.6 * d))
+            .collect();
+        assert!((fit_slowdown(&pts) - 1.6).abs() < 1e-12);
+        // No slowdown at all, and no points beside a load.
+        assert_eq!(fit_slowdown(&[(0.0, 1.0), (0.5, 1.0)]), 0.0);
+        assert_eq!(fit_slowdown(&[(0.0, 1.0)]), 0.0);
+        // Noise around c = 0.5 gives about 0.5.
+        let c = fit_slowdown(&[(0.25, 1.14), (0.5, 1.24), (0.75, 1.37)]);
+        assert!((c - 0.5).abs() < 0.02, "{c}");
+    }
 
     /// Logs of `n` processes taking turns: slices of `q`, switches of `s`.
     fn turns(n: usize, q: u64, s: u64, rounds: usize) -> Vec<ProbeLog> {

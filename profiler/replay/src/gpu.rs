@@ -64,6 +64,7 @@ pub struct Gpu {
     ctx: sys::CUcontext,
     spin: sys::CUfunction,
     probe: sys::CUfunction,
+    load: sys::CUfunction,
     /// Number of SMs.
     pub sm_count: u32,
     /// Device name.
@@ -92,6 +93,21 @@ impl DeviceBuffer {
     /// The device address `offset` bytes in.
     pub fn at(&self, offset: usize) -> u64 {
         self.ptr + offset as u64
+    }
+
+    /// The `bytes` from `offset` on, as a buffer of their own.
+    ///
+    /// # Panics
+    /// When they are not all within this buffer.
+    pub fn slice(&self, offset: usize, bytes: usize) -> DeviceBuffer {
+        assert!(
+            offset.checked_add(bytes).is_some_and(|e| e <= self.bytes),
+            "slice out of the buffer"
+        );
+        DeviceBuffer {
+            ptr: self.ptr + offset as u64,
+            bytes,
+        }
     }
 }
 
@@ -162,6 +178,7 @@ impl Gpu {
         };
         let spin = get("fikit_spin")?;
         let probe = get("fikit_probe")?;
+        let load = get("fikit_load")?;
         // SAFETY: a valid function; the attribute allows the device's opt-in maximum.
         unsafe {
             result::function::set_function_attribute(
@@ -175,6 +192,7 @@ impl Gpu {
             ctx,
             spin,
             probe,
+            load,
             sm_count: sms.max(1) as u32,
             name,
             max_shared_optin: optin.max(0) as u32,
@@ -287,6 +305,17 @@ impl Gpu {
         .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
     }
 
+    /// Blocks of the calibration load kernel ([`Gpu::launch_load`]) that fit
+    /// on one SM with `threads` per block.
+    pub fn load_blocks_per_sm(&self, threads: u32) -> Result<u32, ReplayError> {
+        // SAFETY: a valid function of the loaded module.
+        unsafe {
+            result::occupancy::max_active_block_per_multiprocessor(self.load, threads as i32, 0)
+        }
+        .map(|n| n.max(0) as u32)
+        .map_err(driver("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    }
+
     /// The most dynamic shared memory a block may ask for.
     pub fn max_shared(&self) -> u32 {
         self.max_shared_optin
@@ -368,6 +397,56 @@ impl Gpu {
         .map_err(driver("cuLaunchKernel"))
     }
 
+    /// Launches the calibration load kernel (`fikit_load` in spin.cu):
+    /// `blocks` blocks of `threads`; `memory` streams over `buf` (rewriting
+    /// its floats), otherwise it computes in registers; `run_ns` = 0 does
+    /// `passes` passes (fixed work), otherwise each block runs `run_ns`.
+    /// `stamp` (4 words, set to [all ones, 0, all ones, 0] before) receives
+    /// the earliest and latest block start and end, GPU global timer ns.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_load(
+        &self,
+        s: Stream,
+        blocks: u32,
+        threads: u32,
+        memory: bool,
+        buf: DeviceBuffer,
+        passes: u32,
+        run_ns: u64,
+        stamp: DeviceBuffer,
+    ) -> Result<(), ReplayError> {
+        assert!(stamp.bytes >= 32, "stamp buffer too small");
+        assert!(buf.bytes >= 4, "load buffer too small");
+        let mut a_mode: u32 = if memory { 0 } else { 1 };
+        let mut a_buf = buf.ptr;
+        let mut a_words = (buf.bytes / 4) as u64;
+        let mut a_passes = passes;
+        let mut a_run = run_ns;
+        let mut a_stamp = stamp.ptr;
+        let mut params: [*mut c_void; 6] = [
+            (&raw mut a_mode).cast(),
+            (&raw mut a_buf).cast(),
+            (&raw mut a_words).cast(),
+            (&raw mut a_passes).cast(),
+            (&raw mut a_run).cast(),
+            (&raw mut a_stamp).cast(),
+        ];
+        // SAFETY: the kernel's six parameters (u32, pointer, u64, u32, u64,
+        // pointer) match `params`; `buf` holds `words` floats and `stamp` 4
+        // words (asserted), both device buffers of this process.
+        unsafe {
+            result::launch_kernel(
+                self.load,
+                (blocks.max(1), 1, 1),
+                (threads.max(1), 1, 1),
+                0,
+                s.0,
+                &mut params,
+            )
+        }
+        .map_err(driver("cuLaunchKernel"))
+    }
+
     /// Copies `bytes` on `s` in direction `dir`, between `host` (pinned) and
     /// `dev` (and `dev2` for device to device).
     pub fn copy(
@@ -404,6 +483,13 @@ impl Gpu {
     pub fn fill(&self, dev: DeviceBuffer, value: u8) -> Result<(), ReplayError> {
         // SAFETY: `dev` holds `dev.bytes` bytes of this process.
         unsafe { result::memset_d8_sync(dev.ptr, value, dev.bytes) }.map_err(driver("cuMemsetD8"))
+    }
+
+    /// Copies `words` from the host into `dev` (synchronously).
+    pub fn write_u64(&self, dev: DeviceBuffer, words: &[u64]) -> Result<(), ReplayError> {
+        let n = words.len().min(dev.bytes / 8);
+        // SAFETY: `dev` holds at least `n` words.
+        unsafe { result::memcpy_htod_sync(dev.ptr, &words[..n]) }.map_err(driver("cuMemcpyHtoD"))
     }
 
     /// Copies device memory to a host vector (synchronously).

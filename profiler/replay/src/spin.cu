@@ -98,3 +98,61 @@ extern "C" __global__ void fikit_probe(unsigned long long run_ns,
         out[2] = n;
     }
 }
+
+// Calibration load for the concurrent-kernel slowdown: `mode` 0 streams
+// memory (each pass reads and rewrites `words` floats of `buf`, grid-stride,
+// so every block moves its share), 1 computes (dependent FMAs in registers,
+// no memory traffic). With `run_ns` = 0 every block does `passes` passes:
+// fixed work, whose time grows when other kernels slow it down (the victim);
+// otherwise each block repeats passes until it has run `run_ns` (the load
+// beside it). `stamp`: [earliest block start, latest block start, earliest
+// block end, latest block end], set to [all ones, 0, all ones, 0] before.
+extern "C" __global__ void fikit_load(unsigned int mode,
+                                      float* buf,
+                                      unsigned long long words,
+                                      unsigned int passes,
+                                      unsigned long long run_ns,
+                                      unsigned long long* stamp) {
+    __shared__ unsigned long long t0;
+    __shared__ int stop;
+    unsigned long long now;
+    if (threadIdx.x == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        t0 = now;
+        stop = 0;
+        atomicMin(&stamp[0], now);
+        atomicMax(&stamp[1], now);
+    }
+    __syncthreads();
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    float x = (float)threadIdx.x;
+    for (unsigned int p = 0; run_ns != 0 || p < passes; ++p) {
+        if (run_ns != 0) {
+            if (threadIdx.x == 0) {
+                asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+                stop = now - t0 >= run_ns;
+            }
+            __syncthreads();
+            int s = stop;
+            // Everyone has read `stop` before thread 0 writes it again.
+            __syncthreads();
+            if (s) break;
+        }
+        if (mode == 0) {
+            for (unsigned long long i = first; i < words; i += stride) {
+                buf[i] = buf[i] * 0.999f + 1.0f;
+            }
+        } else {
+            for (int k = 0; k < 1024; ++k) x = fmaf(x, 0.999f, 1.0f);
+        }
+    }
+    // Never true (x stays positive); keeps the compiler from dropping the FMAs.
+    if (mode == 1 && x < 0.0f) buf[first % words] = x;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        atomicMin(&stamp[2], now);
+        atomicMax(&stamp[3], now);
+    }
+}
