@@ -52,7 +52,7 @@ enum Command {
     Export(ExportArgs),
     /// Convert PyTorch profiler (Kineto JSON) and Nsight Systems (SQLite) traces into fikit traces.
     Import(import_cli::ImportArgs),
-    /// Measure the GPU's time-slice quantum, context-switch cost and context hand-over (needs a GPU) and write a GPU model file.
+    /// Measure the GPU's time-slice quantum, context-switch cost, context hand-over and concurrent-kernel slowdown (needs a GPU) and write a GPU model file.
     Calibrate(live_cli::CalibrateArgs),
     /// Run scenarios both simulated and live on the GPU; print the JCT error per job and policy.
     Validate(live_cli::ValidateArgs),
