@@ -370,7 +370,9 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
             }
             gpu.synchronize()?;
             let w = gpu.read_u64(stamps, 4 * (n + 1))?;
-            // The load ran wholly from its latest block start to its earliest block end.
+            // The load ran wholly from its latest block start to its earliest
+            // block end (the spin kernel stamps only its earliest start and
+            // latest end; its one wave of blocks starts and ends together).
             let (from, to) = match kind {
                 LoadKind::Spin => (w[0], !w[1]),
                 _ => (w[1], w[2]),
