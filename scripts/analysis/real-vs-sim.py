@@ -86,8 +86,7 @@ def main():
                 iso = alone[r["job"]]
                 replay[r["job"]] = {"mps": r["live_jct_ns"] / iso,
                                     "timeslice": r["live_jct_ns"] * r["live_vs_timeslice"] / iso}
-        sim = simulate(a)
-    if a.from_rows and a.resim:
+    if a.resim or not a.from_rows:
         sim = simulate(a)
     rows = []
     print("| batch-1 job | time slicing: real | replay | simulated | MPS: real | replay | simulated |")

@@ -274,28 +274,32 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
             }
         })
         .collect();
-    let victim = |stamp: DeviceBuffer| -> Result<(), ReplayError> {
-        match kind {
-            LoadKind::Spin => gpu.launch_spin(
-                v,
-                [victim_blocks, 1, 1],
-                [threads, 1, 1],
-                0,
-                SPIN_VICTIM_NS,
-                None,
-                stamp.at(0),
-            ),
-            _ => gpu.launch_load(
-                v,
-                victim_blocks,
-                threads,
-                memory,
-                victim_buf,
-                if memory { 1 } else { COMPUTE_PASSES },
-                0,
-                stamp,
-            ),
-        }
+    // One launch of a probe kernel of `kind`: the spin kernel waits out
+    // `spin_ns` per block; the load kernel does `passes` passes or, with
+    // `run_ns` > 0, runs that long.
+    let launch = |s, blocks, buf, spin_ns, passes, run_ns, stamp: DeviceBuffer| match kind {
+        LoadKind::Spin => gpu.launch_spin(
+            s,
+            [blocks, 1, 1],
+            [threads, 1, 1],
+            0,
+            spin_ns,
+            None,
+            stamp.at(0),
+        ),
+        _ => gpu.launch_load(s, blocks, threads, memory, buf, passes, run_ns, stamp),
+    };
+    let victim_passes = if memory { 1 } else { COMPUTE_PASSES };
+    let victim = |stamp| {
+        launch(
+            v,
+            victim_blocks,
+            victim_buf,
+            SPIN_VICTIM_NS,
+            victim_passes,
+            0,
+            stamp,
+        )
     };
     // The spin kernel's stamp is [start, !end, ..]; the load's [start, _, _, end].
     let span = |w: &[u64]| -> Option<(u64, u64)> {
@@ -338,27 +342,15 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
         for _ in 0..CORUN_ROUNDS {
             gpu.write_u64(stamps, &init)?;
             let t0 = crate::now_ns();
-            match kind {
-                LoadKind::Spin => gpu.launch_spin(
-                    a,
-                    [blocks, 1, 1],
-                    [threads, 1, 1],
-                    0,
-                    CORUN_LOAD_NS,
-                    None,
-                    stamps.at(0),
-                )?,
-                _ => gpu.launch_load(
-                    a,
-                    blocks,
-                    threads,
-                    memory,
-                    load_buf,
-                    0,
-                    CORUN_LOAD_NS,
-                    stamps.slice(0, 32),
-                )?,
-            }
+            launch(
+                a,
+                blocks,
+                load_buf,
+                CORUN_LOAD_NS,
+                0,
+                CORUN_LOAD_NS,
+                stamps.slice(0, 32),
+            )?;
             // Let the load's blocks become resident first.
             crate::spin_until(t0 + 2_000_000);
             let mut n = 0;
