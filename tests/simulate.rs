@@ -69,14 +69,55 @@ fn stdout_of(dir: &Path, args: &[&str]) -> String {
 fn table_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    insta::assert_snapshot!(stdout_of(dir.path(), &["--no-plots", "."]));
+    // The documented defaults: the hand-made traces' GPU (an H100) has a
+    // calibrated model, which the next test checks is chosen.
+    insta::assert_snapshot!(stdout_of(
+        dir.path(),
+        &["--no-plots", "--model", "default", "."]
+    ));
+}
+
+#[test]
+fn the_traces_gpu_chooses_its_calibrated_model() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    let out = cmd("fikit-sim")
+        .current_dir(dir.path())
+        .args(["--no-plots", "."])
+        .assert()
+        .success();
+    let o = out.get_output();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("calibrated (simulator/models/h100.json)"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.starts_with("GPU model: NVIDIA H100 80GB HBM3 (`fikit-sim calibrate"),
+        "{stdout}"
+    );
+    // --model default: the documented defaults, said as such.
+    let out = cmd("fikit-sim")
+        .current_dir(dir.path())
+        .args(["--no-plots", "--model", "default", "."])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        stdout.starts_with("GPU model: default (documented defaults"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn json_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
-    let out = stdout_of(dir.path(), &["--no-plots", "--format", "json", "."]);
+    let out = stdout_of(
+        dir.path(),
+        &["--no-plots", "--model", "default", "--format", "json", "."],
+    );
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     insta::assert_json_snapshot!(v);
 }

@@ -7,10 +7,10 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use fikit_sim::gpu::GpuModel;
+use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::scenario::Scenario;
-use fikit_sim::simulate::{SimOptions, simulate};
+use fikit_sim::sim::scenario::Scenario;
+use fikit_sim::sim::simulate::{SimOptions, simulate};
 use fikit_trace::fixture;
 use libfuzzer_sys::fuzz_target;
 

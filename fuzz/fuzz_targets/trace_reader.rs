@@ -2,10 +2,10 @@
 //! a trace it accepts can be summarized, turned into a job and replayed.
 #![no_main]
 
-use fikit_sim::gpu::GpuModel;
-use fikit_sim::job::Job;
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::job::Job;
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::simulate::{SimOptions, simulate};
+use fikit_sim::sim::simulate::{SimOptions, simulate};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

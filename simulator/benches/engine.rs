@@ -17,11 +17,11 @@ use std::sync::OnceLock;
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use fikit_sim::gpu::GpuModel;
-use fikit_sim::job::Job;
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::simulate::run_policy;
-use fikit_sim::sweep::{self, SweepOptions};
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::job::Job;
+use fikit_sim::sim::simulate::run_policy;
+use fikit_sim::sim::sweep::{self, SweepOptions};
 use fikit_trace::{Kernel, Trace, fixture};
 
 fn main() {

@@ -3,11 +3,11 @@
 //! of replaying every slice; times that would pass 2^62 ns are an error, not
 //! an overflow (fuzz/README.md, finding 6).
 
-use fikit_sim::engine::{Engine, MAX_SIM_NS, RunError, RunOptions, RunResult};
-use fikit_sim::gpu::GpuModel;
-use fikit_sim::job::Job;
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::simulate::{SimOptions, simulate};
+use fikit_sim::sim::engine::{Engine, MAX_SIM_NS, RunError, RunOptions, RunResult};
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::job::Job;
+use fikit_sim::sim::simulate::{SimOptions, simulate};
 use fikit_trace::{Kernel, Sync, SyncKind, Trace, fixture};
 
 /// A kernel on `stream` launched at `launch`, running `[start, end)`.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use fikit_sim::gpu::GpuModel;
+use fikit_sim::sim::gpu::GpuModel;
 
 #[test]
 fn the_shipped_default_model_is_the_built_in_default() {

@@ -1,10 +1,10 @@
 //! Each policy on tiny hand-built scenarios, JCTs checked against values worked
 //! out by hand (every step is written next to the expected numbers).
 
-use fikit_sim::gpu::{GpuModel, Granularity};
-use fikit_sim::job::Job;
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::simulate::run_policy;
+use fikit_sim::sim::gpu::{GpuModel, Granularity};
+use fikit_sim::sim::job::Job;
+use fikit_sim::sim::simulate::run_policy;
 use fikit_trace::{Kernel, Trace, fixture};
 
 /// A kernel launched at `start` (so it starts as soon as it is issued).

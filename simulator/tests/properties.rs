@@ -1,10 +1,10 @@
 //! Properties every policy must keep, on random small jobs.
 
-use fikit_sim::gpu::{GpuModel, Granularity};
-use fikit_sim::job::Job;
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::report::{Format, render};
-use fikit_sim::simulate::{SimOptions, run_policy, simulate};
+use fikit_sim::sim::gpu::{GpuModel, Granularity};
+use fikit_sim::sim::job::Job;
+use fikit_sim::sim::simulate::{SimOptions, run_policy, simulate};
 use fikit_trace::{Trace, fixture};
 use proptest::prelude::*;
 
@@ -256,7 +256,7 @@ fn the_same_seed_gives_the_same_output_byte_for_byte() {
         .unwrap();
     };
     let run = || {
-        let s = fikit_sim::scenario::Scenario::load(&scenario).unwrap();
+        let s = fikit_sim::sim::scenario::Scenario::load(&scenario).unwrap();
         let opts = SimOptions {
             policies: PolicyKind::ALL.to_vec(),
             model: GpuModel::default(),

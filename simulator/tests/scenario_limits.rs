@@ -3,7 +3,7 @@
 //! aborted with "memory allocation of … bytes failed" before; found while
 //! fuzzing scenario files, fuzz/README.md).
 
-use fikit_sim::scenario::{MAX_JOB_STEPS, Scenario, ScenarioError};
+use fikit_sim::sim::scenario::{MAX_JOB_STEPS, Scenario, ScenarioError};
 
 fn load(json: &str) -> Result<Scenario, ScenarioError> {
     let dir = tempfile::tempdir().unwrap();

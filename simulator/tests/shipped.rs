@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use fikit_sim::gpu::GpuModel;
-use fikit_sim::job::Job;
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::simulate::run_policy;
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::job::Job;
+use fikit_sim::sim::simulate::run_policy;
 
 fn shipped() -> Vec<Job> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");

@@ -226,7 +226,7 @@ fn iteration(
     sync_end
 }
 
-/// The columns the replay (`fikit_sim::job::Job::from_trace`) takes its
+/// The columns the replay (`fikit_sim::sim::job::Job::from_trace`) takes its
 /// values from: times, placement, correlation, launch start, kernel identity
 /// and the launch shape the SM demand comes from.
 const REPLAY_COLUMNS: [&str; 17] = [

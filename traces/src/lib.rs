@@ -11,6 +11,7 @@
 //! - [`gaps`]: busy intervals, inter-kernel idle gaps and their causes;
 //! - [`summary`]: per-job summaries and their tables.
 
+pub use fikit_trace_api as api;
 pub mod error;
 pub mod fixture;
 pub mod gaps;

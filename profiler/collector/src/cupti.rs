@@ -450,7 +450,7 @@ pub fn callback_name(runtime: bool, cbid: u32) -> Option<String> {
 /// The highest callback id tried when listing API names.
 pub const MAX_CBID: u32 = 1024;
 
-pub use fikit_spool::api::{is_selected_api, sync_type_of};
+pub use fikit_trace_api::{is_selected_api, sync_type_of};
 
 /// `cuDriverGetVersion`, e.g. 13000.
 pub fn driver_version() -> Result<u32, Failure> {

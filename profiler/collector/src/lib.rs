@@ -16,7 +16,8 @@
 //!
 //! Settings, all read from the environment: `FIKIT_SPOOL_DIR`, `FIKIT_JOB`,
 //! `FIKIT_PRIORITY`, `FIKIT_API` (`activity` (default), `callback`, `all`, `none`, `latency`), `FIKIT_SYNC_ACTIVITY`,
-//! `FIKIT_FLUSH_MS`, `FIKIT_CUPTI_PATH`.
+//! `FIKIT_FLUSH_MS`, `FIKIT_CUPTI_PATH`, and from `fikit-profile`
+//! `FIKIT_CUPTI_FOUND` and `FIKIT_LAUNCHER`.
 
 pub mod activity;
 pub mod collector;
@@ -27,6 +28,10 @@ pub mod runtime;
 pub mod switch;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set by `fikit-profile`, which prints the collector's notes from the trace:
+/// the collector then does not print them itself.
+pub const LAUNCHER_ENV: &str = "FIKIT_LAUNCHER";
 
 /// Prints one line, prefixed `fikit:`, on stderr; never fails.
 pub(crate) fn warn(msg: &str) {
@@ -77,8 +82,11 @@ fn load_cupti() -> Result<Vec<String>, String> {
     }
     // SAFETY: a live handle of libcupti, never closed.
     unsafe { cupti::bind(h) }.map_err(|e| format!("{}: {e}", path.display()))?;
-    for n in &chosen.notes {
-        warn(n);
+    // Under fikit-profile the notes reach the user once, from the trace.
+    if env_var(LAUNCHER_ENV).is_none() {
+        for n in &chosen.notes {
+            warn(n);
+        }
     }
     let mut notes = chosen.notes;
     notes.push(format!(

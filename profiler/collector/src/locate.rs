@@ -7,11 +7,19 @@
 //! example PyTorch's, from its NVIDIA wheel) always wins, since two CUPTI
 //! instances in one process do not work; `FIKIT_CUPTI_PATH` naming another
 //! file is then overruled, with a note. Otherwise [`locate_cupti`]'s search.
+//! `fikit-profile` hands the collector the copy it found itself in
+//! `FIKIT_CUPTI_FOUND`, not in the user's `FIKIT_CUPTI_PATH`: a program's own
+//! copy overrules that one silently, since the user chose nothing.
 
 use std::path::{Path, PathBuf};
 
 /// Environment variable naming libcupti (a file) or a folder holding it.
 pub const CUPTI_PATH_ENV: &str = "FIKIT_CUPTI_PATH";
+
+/// Environment variable the launcher sets to the libcupti it found (the user
+/// set no [`CUPTI_PATH_ENV`]): searched right after it, overruled by a
+/// program's own copy without a note.
+pub const CUPTI_FOUND_ENV: &str = "FIKIT_CUPTI_FOUND";
 
 /// Where libcupti was found, or every place that was searched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,15 +247,17 @@ pub fn candidate_dirs(env: &dyn Fn(&str) -> Option<String>, maps: &str) -> Vec<P
 /// LD_LIBRARY_PATH.
 pub fn locate_cupti(env: &dyn Fn(&str) -> Option<String>, maps: &str) -> Located {
     let mut tried = Vec::new();
-    if let Some(p) = env(CUPTI_PATH_ENV).filter(|s| !s.is_empty()) {
-        let p = PathBuf::from(p);
-        if p.is_file() {
-            return Located::Found(p);
+    for var in [CUPTI_PATH_ENV, CUPTI_FOUND_ENV] {
+        if let Some(p) = env(var).filter(|s| !s.is_empty()) {
+            let p = PathBuf::from(p);
+            if p.is_file() {
+                return Located::Found(p);
+            }
+            if let Some(f) = cupti_in_dir(&p) {
+                return Located::Found(f);
+            }
+            tried.push(p);
         }
-        if let Some(f) = cupti_in_dir(&p) {
-            return Located::Found(f);
-        }
-        tried.push(p);
     }
     if let Some(p) = loaded_cupti_from_maps(maps) {
         return Located::Found(p);
@@ -348,6 +358,12 @@ mod tests {
         let env = |k: &str| (k == CUPTI_PATH_ENV).then(|| wheel.to_string());
         let c = choose_cupti(&env, &maps, &by_name).unwrap();
         assert!(c.already_loaded && c.notes.is_empty(), "{c:?}");
+        // The launcher's own find (FIKIT_CUPTI_FOUND, the user chose nothing): no note.
+        let env =
+            |k: &str| (k == CUPTI_FOUND_ENV).then(|| "/usr/local/cuda/lib64/libcupti.so.13".into());
+        let c = choose_cupti(&env, &maps, &by_name).unwrap();
+        assert_eq!(c.path, PathBuf::from(wheel));
+        assert!(c.already_loaded && c.notes.is_empty(), "{c:?}");
         // Two different copies already: the first, and a note.
         let maps2 = maps_with(&[wheel, "/usr/local/cuda/lib64/libcupti.so.13"]);
         let c = choose_cupti(&|_: &str| None, &maps2, &by_name).unwrap();
@@ -392,6 +408,21 @@ mod tests {
             locate_cupti(&env, ""),
             Located::Found(lib.join("libcupti.so.13"))
         );
+        // The launcher's find is searched too, after the user's choice.
+        let env = |k: &str| (k == CUPTI_FOUND_ENV).then(|| libs.clone());
+        assert_eq!(
+            locate_cupti(&env, ""),
+            Located::Found(lib.join("libcupti.so.13"))
+        );
+        let env = |k: &str| match k {
+            CUPTI_PATH_ENV => Some(d.clone()),
+            CUPTI_FOUND_ENV => Some(libs.clone()),
+            _ => None,
+        };
+        match locate_cupti(&env, "") {
+            Located::Found(f) => assert_eq!(f, lib.join("libcupti.so.13")),
+            Located::NotFound(tried) => panic!("{tried:?}"),
+        }
         // CUDA_HOME comes before the fixed folders.
         let env = |k: &str| (k == "CUDA_HOME").then(|| d.clone());
         let dirs = candidate_dirs(&env, MAPS);

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result};
-use fikit_collector::locate::{CUPTI_PATH_ENV, Located, locate_cupti};
+use fikit_collector::LAUNCHER_ENV;
+use fikit_collector::locate::{CUPTI_FOUND_ENV, CUPTI_PATH_ENV, Located, locate_cupti};
 use fikit_trace::summary::{render_table, summarize};
 
 use crate::convert::{
@@ -123,8 +124,11 @@ pub fn profile(opts: &Options) -> Result<i32> {
     if let Some(c) = &pre.cupti
         && std::env::var_os(CUPTI_PATH_ENV).is_none()
     {
-        cmd.env(CUPTI_PATH_ENV, c);
+        // The launcher's own find, not the user's choice: a program's own
+        // libcupti overrules it without a note.
+        cmd.env(CUPTI_FOUND_ENV, c);
     }
+    cmd.env(LAUNCHER_ENV, "1");
 
     if let Err(e) = crate::signals::install() {
         say(&format!("signals will not be forwarded: {e}"));

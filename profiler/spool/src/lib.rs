@@ -28,7 +28,6 @@ use std::fmt;
 use std::io::{self, Write};
 use std::path::Path;
 
-pub mod api;
 mod record;
 pub use record::*;
 

@@ -418,3 +418,31 @@ fn signals_reach_descendants_after_the_command_exited() {
     assert!(got.exists(), "the grandchild never got SIGTERM");
     assert!(t.elapsed() < Duration::from_secs(10));
 }
+
+#[test]
+fn the_libcupti_the_launcher_found_is_not_passed_as_the_users_choice() {
+    // A toolkit with a libcupti, and no FIKIT_CUPTI_PATH from the user: the
+    // launcher passes its find as FIKIT_CUPTI_FOUND (which a program's own
+    // libcupti overrules without a note), never as FIKIT_CUPTI_PATH, and
+    // tells the collector that it prints the notes (FIKIT_LAUNCHER).
+    let dir = tempfile::tempdir().unwrap();
+    let lib = dir.path().join("cuda/extras/CUPTI/lib64");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::write(lib.join("libcupti.so.13"), b"").unwrap();
+    let out = Command::new(BIN)
+        .args(["-o"])
+        .arg(dir.path().join("out"))
+        .args(["--", "sh", "-c"])
+        .arg(r#"echo "path=${FIKIT_CUPTI_PATH-unset} found=${FIKIT_CUPTI_FOUND-unset} launcher=${FIKIT_LAUNCHER-unset}""#)
+        .env_remove("FIKIT_CUPTI_PATH")
+        .env("CUDA_HOME", dir.path().join("cuda"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("path=unset"), "{stdout}");
+    assert!(stdout.contains("launcher=1"), "{stdout}");
+    // The machine's own toolkit may come first in the search; either way the
+    // launcher found one and passed it as its own find.
+    assert!(!stdout.contains("found=unset"), "{stdout}");
+    assert!(stdout.contains("libcupti"), "{stdout}");
+}

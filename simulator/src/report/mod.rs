@@ -1,9 +1,20 @@
-//! Rendering a simulation report as a table, JSON or CSV.
+//! Reporting: what a run's numbers look like to a user.
+//!
+//! This module renders a simulation [`Report`] as a table, JSON or CSV;
+//! [`sweep`] renders a pairwise sweep's rows, [`plots`] draws the PNG/SVG
+//! figures, [`html`] writes the self-contained HTML report, [`inspect`]
+//! summarizes traces and [`progress`] shows long runs on the terminal.
+
+pub mod html;
+pub mod inspect;
+pub mod plots;
+pub mod progress;
+pub mod sweep;
 
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use fikit_trace::summary::human_ns;
 
-use crate::simulate::Report;
+use crate::sim::simulate::Report;
 
 /// Output format of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -130,7 +130,48 @@ pub enum ModelError {
     },
 }
 
+/// The calibrated models the project ships (`simulator/models/`), compiled
+/// in so an installed `fikit-sim` has them: the file's name in the
+/// repository and its text. `fikit-sim calibrate` wrote each; the `source`
+/// field inside says on which GPU, with which command and when.
+pub const SHIPPED: [(&str, &str); 2] = [
+    (
+        "simulator/models/h100.json",
+        include_str!("../../models/h100.json"),
+    ),
+    (
+        "simulator/models/h200.json",
+        include_str!("../../models/h200.json"),
+    ),
+];
+
+/// The GPU family a device name belongs to, for matching calibrated models:
+/// `NVIDIA H100 80GB HBM3` and `NVIDIA H100 PCIe` are both `h100`. `None` for
+/// a name without a recognizable model number.
+pub fn gpu_family(device: &str) -> Option<String> {
+    device
+        .split(|c: char| c.is_whitespace() || c == '-')
+        .map(|w| w.to_ascii_lowercase())
+        .find(|w| {
+            w.len() >= 2
+                && w.starts_with(|c: char| c.is_ascii_alphabetic())
+                && w[1..].starts_with(|c: char| c.is_ascii_digit())
+                && w.chars().all(|c| c.is_ascii_alphanumeric())
+        })
+}
+
 impl GpuModel {
+    /// The shipped calibrated model ([`SHIPPED`]) of the GPU named `device`
+    /// (a trace's `fikit.device.name`), with the file it came from; `None`
+    /// when the project ships none for that GPU family.
+    pub fn shipped_for(device: &str) -> Option<(&'static str, GpuModel)> {
+        let family = gpu_family(device)?;
+        SHIPPED.iter().find_map(|&(file, text)| {
+            let m: GpuModel = serde_json::from_str(text).expect("shipped models parse (tested)");
+            (gpu_family(&m.name).as_deref() == Some(family.as_str())).then_some((file, m))
+        })
+    }
+
     /// Reads a model file; fields it omits keep their defaults.
     pub fn load(path: &Path) -> Result<GpuModel, ModelError> {
         let p = path.display().to_string();
@@ -199,5 +240,40 @@ impl GpuModel {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_of_device_names() {
+        assert_eq!(gpu_family("NVIDIA H100 80GB HBM3").as_deref(), Some("h100"));
+        assert_eq!(gpu_family("NVIDIA H200").as_deref(), Some("h200"));
+        assert_eq!(gpu_family("NVIDIA A100-SXM4-80GB").as_deref(), Some("a100"));
+        assert_eq!(gpu_family("NVIDIA GeForce RTX 4090"), None);
+        assert_eq!(gpu_family("Tesla T4").as_deref(), Some("t4"));
+        assert_eq!(gpu_family("synthetic"), None);
+    }
+
+    #[test]
+    fn shipped_models_parse_validate_and_match_their_gpus() {
+        for (file, text) in SHIPPED {
+            let m: GpuModel = serde_json::from_str(text).unwrap();
+            m.validate().unwrap_or_else(|e| panic!("{file}: {e}"));
+            assert!(
+                m.source.contains("fikit-sim calibrate"),
+                "{file}: {}",
+                m.source
+            );
+        }
+        let (file, m) = GpuModel::shipped_for("NVIDIA H100 80GB HBM3").unwrap();
+        assert_eq!(file, "simulator/models/h100.json");
+        assert!(m.name.contains("H100"));
+        let (file, _) = GpuModel::shipped_for("NVIDIA H200").unwrap();
+        assert_eq!(file, "simulator/models/h200.json");
+        assert!(GpuModel::shipped_for("NVIDIA L4").is_none());
+        assert!(GpuModel::shipped_for("synthetic").is_none());
     }
 }

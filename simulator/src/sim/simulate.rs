@@ -5,10 +5,10 @@ use serde::Serialize;
 
 use fikit_trace::gaps::nearest_rank;
 
-use crate::engine::{Engine, JobOutcome, RunError, RunOptions, RunResult, Segment};
-use crate::gpu::GpuModel;
-use crate::job::Job;
 use crate::policy::PolicyKind;
+use crate::sim::engine::{Engine, JobOutcome, RunError, RunOptions, RunResult, Segment};
+use crate::sim::gpu::GpuModel;
+use crate::sim::job::Job;
 
 /// What to simulate.
 #[derive(Debug, Clone)]

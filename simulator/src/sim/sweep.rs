@@ -4,11 +4,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::engine::{RunError, RunResult};
-use crate::gpu::GpuModel;
-use crate::job::Job;
 use crate::policy::PolicyKind;
-use crate::simulate::{SimOptions, run_policy, simulate_with_isolated};
+use crate::sim::engine::{RunError, RunResult};
+use crate::sim::gpu::GpuModel;
+use crate::sim::job::Job;
+use crate::sim::simulate::{SimOptions, run_policy, simulate_with_isolated};
 
 /// One high/low pair under one policy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -52,6 +52,31 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, RunError
                 .map(move |l| (h, l))
         })
         .collect();
+    pairs_of(jobs, &pairs, opts)
+}
+
+/// The pairs a user asks about first: each latency-critical job (the best
+/// priority among `jobs`) beside each throughput job (any worse priority), in
+/// job order. Empty when all jobs share one priority.
+pub fn high_low_pairs(jobs: &[Job]) -> Vec<(usize, usize)> {
+    let Some(best) = jobs.iter().map(|j| j.priority).min() else {
+        return Vec::new();
+    };
+    let (high, low): (Vec<usize>, Vec<usize>) =
+        (0..jobs.len()).partition(|&i| jobs[i].priority == best);
+    high.iter()
+        .flat_map(|&h| low.iter().map(move |&l| (h, l)))
+        .collect()
+}
+
+/// The given `(high, low)` pairs of `jobs`, the first of each as high
+/// priority (0) and the second as low (9), simulated in parallel; rows in
+/// pair order, then policy order.
+pub fn pairs_of(
+    jobs: &[Job],
+    pairs: &[(usize, usize)],
+    opts: &SweepOptions,
+) -> Result<Vec<PairRow>, RunError> {
     let bar = if opts.progress {
         let b = ProgressBar::new(pairs.len() as u64);
         b.set_draw_target(ProgressDrawTarget::stderr());
@@ -69,9 +94,18 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, RunError
         record_segments: false,
     };
     // Each job alone once (priorities do not matter alone), shared by its pairs.
-    let isolated: Vec<RunResult> = jobs
+    let mut used = vec![false; jobs.len()];
+    for &(h, l) in pairs {
+        used[h] = true;
+        used[l] = true;
+    }
+    let isolated: Vec<Option<RunResult>> = jobs
         .par_iter()
-        .map(|j| {
+        .zip(&used)
+        .map(|(j, &used)| {
+            if !used {
+                return Ok(None);
+            }
             run_policy(
                 std::slice::from_ref(j),
                 &[0],
@@ -79,6 +113,7 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, RunError
                 &opts.model,
                 false,
             )
+            .map(Some)
         })
         .collect::<Result<_, RunError>>()?;
     let results: Result<Vec<Vec<PairRow>>, RunError> = pairs
@@ -88,7 +123,8 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, RunError
             let mut low = jobs[l].clone();
             high.priority = 0;
             low.priority = 9;
-            let iso = [isolated[h].clone(), isolated[l].clone()];
+            let alone = |i: usize| isolated[i].clone().expect("every job of a pair ran alone");
+            let iso = [alone(h), alone(l)];
             let report = simulate_with_isolated(&[high, low], &[0, 0], &sim, &iso)?;
             bar.inc(1);
             Ok(opts
@@ -120,73 +156,4 @@ pub fn pairs(jobs: &[Job], opts: &SweepOptions) -> Result<Vec<PairRow>, RunError
         .collect();
     bar.finish_and_clear();
     Ok(results?.into_iter().flatten().collect())
-}
-
-/// Renders sweep rows as a table, JSON or CSV.
-pub fn render(rows: &[PairRow], format: crate::report::Format) -> String {
-    use crate::report::Format;
-    match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
-            s.push('\n');
-            s
-        }
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            w.write_record([
-                "high",
-                "low",
-                "policy",
-                "high_vs_timeslice",
-                "low_vs_timeslice",
-                "high_slowdown",
-                "low_slowdown",
-                "high_p99_ns",
-            ])
-            .expect("writing to memory");
-            for r in rows {
-                w.write_record([
-                    r.high.clone(),
-                    r.low.clone(),
-                    r.policy.as_str().to_string(),
-                    format!("{:.6}", r.high_vs_timeslice),
-                    format!("{:.6}", r.low_vs_timeslice),
-                    format!("{:.6}", r.high_slowdown),
-                    format!("{:.6}", r.low_slowdown),
-                    r.high_p99_ns.to_string(),
-                ])
-                .expect("writing to memory");
-            }
-            String::from_utf8(w.into_inner().expect("flushing to memory")).expect("UTF-8")
-        }
-        Format::Table => {
-            use crate::report::right;
-            use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
-            let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED);
-            t.set_header(vec![
-                "high (prio 0)",
-                "low (prio 9)",
-                "policy",
-                "high vs timeslice",
-                "low vs timeslice",
-                "high slowdown",
-                "low slowdown",
-                "high p99",
-            ]);
-            for r in rows {
-                t.add_row(vec![
-                    Cell::new(&r.high),
-                    Cell::new(&r.low),
-                    Cell::new(r.policy.as_str()),
-                    right(format!("{:.3}x", r.high_vs_timeslice)),
-                    right(format!("{:.3}x", r.low_vs_timeslice)),
-                    right(format!("{:.3}x", r.high_slowdown)),
-                    right(format!("{:.3}x", r.low_slowdown)),
-                    right(fikit_trace::summary::human_ns(r.high_p99_ns)),
-                ]);
-            }
-            format!("{t}\n")
-        }
-    }
 }

@@ -4,19 +4,16 @@
 //! [`fikit_replay::worker::run`]); [`live_report`] turns the measurements into
 //! the same [`Report`] a simulation gives, so the two compare row by row.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
+pub mod handover;
 
-use fikit_replay::control::{Control, state};
+pub use fikit_replay::group::LiveOptions;
 use fikit_replay::plan::{CopyDir, LivePolicy, Op, OpKind, Plan, Step, TopInfo, WorkerResult};
 use fikit_trace::CopyKind;
 
-use crate::job::{HostStep, Job, NO_OP, OpShape};
 use crate::policy::PolicyKind;
-use crate::scenario::Scenario;
-use crate::simulate::{JobRow, PolicyRow, Report, measured_iterations, percentiles};
+use crate::sim::job::{HostStep, Job, NO_OP, OpShape};
+use crate::sim::scenario::Scenario;
+use crate::sim::simulate::{JobRow, PolicyRow, Report, measured_iterations, percentiles};
 
 /// Errors of a live run.
 #[derive(Debug, thiserror::Error)]
@@ -35,26 +32,6 @@ pub enum LiveError {
         /// What happened (its exit status and the end of its stderr).
         message: String,
     },
-    /// MPS could not be started.
-    #[error(
-        "cannot run under MPS: {0} (start it yourself with `nvidia-cuda-mps-control -d`, or leave mps out)"
-    )]
-    Mps(String),
-    /// File trouble.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LiveError + '_ {
-    move |source| LiveError::Io {
-        path: path.display().to_string(),
-        source,
-    }
 }
 
 /// The live policy standing for a simulated one.
@@ -190,205 +167,6 @@ pub fn plans(scenario: &Scenario, policy: LivePolicy) -> Result<Vec<Plan>, LiveE
         .collect()
 }
 
-/// How to run workers.
-#[derive(Debug, Clone)]
-pub struct LiveOptions {
-    /// The program to run as a worker (`fikit-sim`, which has the hidden
-    /// `live-worker` subcommand).
-    pub worker_exe: PathBuf,
-    /// CUDA device ordinal.
-    pub device: i32,
-    /// Folder for plans, the control file and results (a fresh sub-folder per run).
-    pub work_dir: PathBuf,
-    /// When set, every worker writes its job's per-kernel timeline here
-    /// (`fikit_replay::worker::TIMELINE_ENV`; read with `fikit_replay::timeline`).
-    pub timeline_dir: Option<PathBuf>,
-}
-
-/// The MPS control daemon, started with private pipe and log folders and
-/// stopped on drop.
-struct MpsDaemon {
-    env: Vec<(String, PathBuf)>,
-}
-
-impl MpsDaemon {
-    fn start(dir: &Path) -> Result<MpsDaemon, LiveError> {
-        let pipe = dir.join("mps-pipe");
-        let log = dir.join("mps-log");
-        for d in [&pipe, &log] {
-            std::fs::create_dir_all(d).map_err(io(d))?;
-        }
-        let env = vec![
-            ("CUDA_MPS_PIPE_DIRECTORY".to_string(), pipe),
-            ("CUDA_MPS_LOG_DIRECTORY".to_string(), log),
-        ];
-        let out = Command::new("nvidia-cuda-mps-control")
-            .arg("-d")
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .map_err(|e| LiveError::Mps(format!("nvidia-cuda-mps-control: {e}")))?;
-        if !out.status.success() {
-            return Err(LiveError::Mps(format!(
-                "nvidia-cuda-mps-control -d: {} {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(MpsDaemon { env })
-    }
-}
-
-impl Drop for MpsDaemon {
-    fn drop(&mut self) {
-        use std::io::Write;
-        if let Ok(mut c) = Command::new("nvidia-cuda-mps-control")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-        {
-            if let Some(mut i) = c.stdin.take() {
-                let _ = i.write_all(b"quit\n");
-            }
-            let _ = c.wait();
-            // The server exits shortly after the daemon; give it a moment.
-            std::thread::sleep(std::time::Duration::from_millis(500));
-        }
-    }
-}
-
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Runs `plans` together (one worker process each) and returns each job's
-/// measurements, in plan order.
-pub fn run_group(
-    plans: &[Plan],
-    opts: &LiveOptions,
-    tag: &str,
-) -> Result<Vec<WorkerResult>, LiveError> {
-    let dir = opts.work_dir.join(tag);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let mps = if plans.first().is_some_and(|p| p.policy == LivePolicy::Mps) {
-        Some(MpsDaemon::start(&dir)?)
-    } else {
-        None
-    };
-    // The GPU writes completion words into the control block through a host
-    // mapping, which the driver allows for shared memory (/dev/shm), not for
-    // files on disk.
-    let shm = Path::new("/dev/shm");
-    let control_path = if shm.is_dir() {
-        shm.join(format!("fikit-live-{}-{tag}", std::process::id()))
-    } else {
-        dir.join("control")
-    };
-    let _ = std::fs::remove_file(&control_path);
-    let _cleanup = RemoveOnDrop(control_path.clone());
-    let control = Arc::new(Control::create(&control_path, plans.len())?);
-    let mut children: Vec<(Child, PathBuf, PathBuf)> = Vec::new();
-    for p in plans {
-        let plan_path = dir.join(format!("plan-{}.json", p.index));
-        let result_path = dir.join(format!("result-{}.json", p.index));
-        let err_path = dir.join(format!("stderr-{}.txt", p.index));
-        p.save(&plan_path)?;
-        let err = std::fs::File::create(&err_path).map_err(io(&err_path))?;
-        let mut cmd = Command::new(&opts.worker_exe);
-        cmd.arg("live-worker")
-            .arg("--plan")
-            .arg(&plan_path)
-            .arg("--control")
-            .arg(&control_path)
-            .arg("--result")
-            .arg(&result_path)
-            .arg("--device")
-            .arg(opts.device.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err);
-        if let Some(m) = &mps {
-            cmd.envs(m.env.iter().map(|(k, v)| (k, v)));
-        }
-        if let Some(d) = &opts.timeline_dir {
-            cmd.env(fikit_replay::worker::TIMELINE_ENV, d);
-        }
-        let child = cmd.spawn().map_err(io(&opts.worker_exe))?;
-        children.push((child, result_path, err_path));
-    }
-    let fail = |i: usize, what: String, children: &mut Vec<(Child, PathBuf, PathBuf)>| {
-        control.header().abort.store(1, Ordering::SeqCst);
-        for (c, _, _) in children.iter_mut() {
-            let _ = c.wait();
-        }
-        let tail = std::fs::read_to_string(&children[i].2).unwrap_or_default();
-        let tail: String = tail
-            .lines()
-            .rev()
-            .take(8)
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect::<Vec<_>>()
-            .join("\n");
-        LiveError::Worker {
-            job: plans[i].job.clone(),
-            message: format!("{what}\n{tail}"),
-        }
-    };
-    // Wait until every worker is ready (context, kernel compiled, buffers).
-    loop {
-        let mut ready = 0;
-        for i in 0..plans.len() {
-            match control.slot(i).state.load(Ordering::SeqCst) {
-                state::READY => ready += 1,
-                state::FAILED => {
-                    return Err(fail(i, "failed while starting".into(), &mut children));
-                }
-                _ => {}
-            }
-            if let Ok(Some(st)) = children[i].0.try_wait() {
-                return Err(fail(
-                    i,
-                    format!("exited while starting ({st})"),
-                    &mut children,
-                ));
-            }
-        }
-        if ready == plans.len() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
-    control
-        .header()
-        .start_ns
-        .store(fikit_replay::now_ns() + 20_000_000, Ordering::SeqCst);
-    let mut results = Vec::with_capacity(plans.len());
-    for i in 0..children.len() {
-        let st = children[i].0.wait().map_err(io(&opts.worker_exe))?;
-        if !st.success() {
-            return Err(fail(i, format!("exited with {st}"), &mut children));
-        }
-        let path = &children[i].1;
-        let text = std::fs::read(path).map_err(io(path))?;
-        let r: WorkerResult = serde_json::from_slice(&text).map_err(|e| LiveError::Worker {
-            job: plans[i].job.clone(),
-            message: format!("{}: {e}", path.display()),
-        })?;
-        results.push(r);
-    }
-    drop(mps);
-    Ok(results)
-}
-
 /// Runs the scenario live under `kind`: exclusive runs each job alone, one
 /// after another; the other policies run all jobs together.
 pub fn run_live(
@@ -402,11 +180,19 @@ pub fn run_live(
         for i in 0..scenario.jobs.len() {
             let job = std::slice::from_ref(&scenario.jobs[i]);
             let p = plan(job, &[0], 0, policy)?;
-            out.extend(run_group(&[p], opts, &format!("exclusive-{i}"))?);
+            out.extend(fikit_replay::group::run_group(
+                &[p],
+                opts,
+                &format!("exclusive-{i}"),
+            )?);
         }
         Ok(out)
     } else {
-        run_group(&plans(scenario, policy)?, opts, kind.as_str())
+        Ok(fikit_replay::group::run_group(
+            &plans(scenario, policy)?,
+            opts,
+            kind.as_str(),
+        )?)
     }
 }
 

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::job::{HostStep, Job, poisson_arrivals};
+use crate::sim::job::{HostStep, Job, poisson_arrivals};
 
 /// A scenario file.
 #[derive(Debug, Clone, Deserialize)]

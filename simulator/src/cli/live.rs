@@ -8,13 +8,13 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 use clap::Args;
 use fikit_replay::control::{Control, state};
-use fikit_sim::gpu::GpuModel;
 use fikit_sim::live::{self, LiveOptions};
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::scenario::Scenario;
-use fikit_sim::simulate::{Report, SimOptions, simulate};
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::scenario::Scenario;
+use fikit_sim::sim::simulate::{Report, SimOptions, simulate};
 
-use crate::{Failure, bad_input, other, print};
+use super::{Failure, bad_input, other, print};
 
 /// `fikit-sim live-worker` (hidden): replays one plan.
 #[derive(Args)]
@@ -454,10 +454,10 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // policy, with per-kernel timelines.
     eprintln!(
         "fikit-sim: calibrate: context hand-over ({} sparse 20 µs kernels beside back-to-back 100 µs kernels, preemptive)",
-        fikit_sim::handover::HIGH_KERNELS
+        fikit_sim::live::handover::HIGH_KERNELS
     );
     let (opts, _work) = worker_options(a.device, "handover")?;
-    let handover = fikit_sim::handover::measure(&opts)
+    let handover = fikit_sim::live::handover::measure(&opts)
         .context("measuring the context hand-over")
         .map_err(other)?;
     // Concurrent-kernel slowdown: small kernels beside loads of a quarter to

@@ -2,7 +2,7 @@
 //! a FIFO tie-break (the order they were scheduled in), so a run is a pure
 //! function of its inputs.
 //!
-//! The engine replays every job's host program ([`crate::job`]), keeps each
+//! The engine replays every job's host program ([`crate::sim::job`]), keeps each
 //! stream's operations in order, and asks the [`Policy`] which eligible
 //! kernels may start, which running ones to pause, and when to be asked again.
 //! Copies and memsets run on copy engines: they start when eligible and never
@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::job::{HostStep, Job, NO_OP};
+use crate::sim::job::{HostStep, Job, NO_OP};
 
 /// The latest simulated time a run may reach, ns: 2^62, 146 years. Every
 /// time the engine computes saturates instead of overflowing, and a run that
@@ -175,7 +175,7 @@ pub trait Policy {
         false
     }
     /// When kernels share SMs: how much slower a kernel runs per unit of
-    /// the SM share other jobs' kernels hold ([`GpuModel::corun_slowdown`](crate::gpu::GpuModel::corun_slowdown)).
+    /// the SM share other jobs' kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
     fn corun_slowdown(&self) -> f64 {
         0.0
     }

@@ -6,7 +6,7 @@
 //! key/value lists, tables and figures), so any comparison can be rendered
 //! with it; [`simulation_report`] builds the report of a simulation run
 //! (`fikit-sim --html FILE`): the scenario, the GPU model, the per-job and
-//! per-policy tables of [`crate::report`] and the plots of [`crate::plots`].
+//! per-policy tables of [`crate::report`] and the plots of [`crate::report::plots`].
 //!
 //! Every report carries a small script that, once the page has loaded, checks
 //! that each table has rows and each figure has a non-zero size, and records
@@ -20,9 +20,9 @@ use std::path::Path;
 
 use fikit_trace::summary::human_ns;
 
-use crate::gpu::GpuModel;
-use crate::scenario::Scenario;
-use crate::simulate::Report;
+use crate::sim::gpu::GpuModel;
+use crate::sim::scenario::Scenario;
+use crate::sim::simulate::Report;
 
 /// A report: a title and sections, rendered by [`HtmlReport::render`].
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -284,7 +284,7 @@ fn render_table(h: &mut String, t: &Table) {
     h.push_str("</tbody>\n</table>\n");
 }
 
-/// Reads figures written by [`crate::plots::write_plots`]: the `.svg` files
+/// Reads figures written by [`crate::report::plots::write_plots`]: the `.svg` files
 /// among `paths`, each with the caption of its plot.
 pub fn read_svg_figures(paths: &[std::path::PathBuf]) -> Result<Vec<Figure>, HtmlError> {
     paths
@@ -307,7 +307,7 @@ pub fn read_svg_figures(paths: &[std::path::PathBuf]) -> Result<Vec<Figure>, Htm
         .collect()
 }
 
-/// The caption of a plot of [`crate::plots`], by its file stem.
+/// The caption of a plot of [`crate::report::plots`], by its file stem.
 fn plot_caption(stem: &str) -> String {
     if stem.ends_with("-jct") {
         "JCT of every job under every policy, normalized to its isolated JCT (1.0 = as fast as alone).".into()

@@ -33,12 +33,12 @@ use serde_json::{Map, Value, json};
 use fikit_trace::gaps::{GapCause, busy_intervals, idle_gaps};
 use fikit_trace::{HostCall, Trace};
 
-use crate::engine::{RunError, Segment};
-use crate::gpu::GpuModel;
-use crate::job::Job;
 use crate::policy::PolicyKind;
-use crate::scenario::{Scenario, ScenarioError, ScenarioFile};
-use crate::simulate::run_policy;
+use crate::sim::engine::{RunError, Segment};
+use crate::sim::gpu::GpuModel;
+use crate::sim::job::Job;
+use crate::sim::scenario::{Scenario, ScenarioError, ScenarioFile};
+use crate::sim::simulate::run_policy;
 
 /// Above this size the writer's caller should warn: the Perfetto UI loads a
 /// JSON trace into browser memory, and fails on files of a few hundred MB.
@@ -1058,7 +1058,7 @@ mod tests {
     use fikit_trace::{ApiCall, ApiDomain, CopyKind, Kernel, MemOp, Placement, fixture};
 
     use super::*;
-    use crate::scenario::Scenario;
+    use crate::sim::scenario::Scenario;
 
     fn shipped(name: &str) -> TraceInput {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))

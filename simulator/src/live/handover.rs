@@ -1,5 +1,5 @@
 //! The calibration run that measures the context hand-over
-//! ([`crate::gpu::GpuModel::context_handover_ns`]): two synthetic jobs replayed
+//! ([`crate::sim::gpu::GpuModel::context_handover_ns`]): two synthetic jobs replayed
 //! live under the preemptive policy with per-kernel timelines, so the device
 //! passes between their processes hundreds of times.
 //!
@@ -21,10 +21,10 @@ use fikit_trace::{
     kernel_key,
 };
 
-use crate::job::Job;
 use crate::live::{LiveError, LiveOptions, run_live};
 use crate::policy::PolicyKind;
-use crate::scenario::Scenario;
+use crate::sim::job::Job;
+use crate::sim::scenario::Scenario;
 
 /// Kernels of the high-priority job.
 pub const HIGH_KERNELS: usize = 400;
@@ -208,8 +208,8 @@ pub fn estimate(dir: &Path) -> Result<HandoverEstimate, LiveError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::GpuModel;
-    use crate::simulate::run_policy;
+    use crate::sim::gpu::GpuModel;
+    use crate::sim::simulate::run_policy;
 
     #[test]
     fn the_low_job_outlasts_the_high_one() {

@@ -25,10 +25,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters::style::{FontStyle, RGBColor, register_font};
 
-use crate::engine::Segment;
-use crate::job::{HostStep, Job};
 use crate::policy::PolicyKind;
-use crate::simulate::{JobRow, Report};
+use crate::sim::engine::Segment;
+use crate::sim::job::{HostStep, Job};
+use crate::sim::simulate::{JobRow, Report};
 
 /// High-priority iterations the timeline window covers (under the policy in
 /// which they take longest), from the middle one on.
@@ -41,7 +41,7 @@ pub const TIMELINE_MAX_NS: i64 = 10_000_000;
 const FONT: &str = "sans-serif";
 
 /// DejaVu Sans 2.37 (Bitstream Vera license: `assets/DejaVuSans-LICENSE.txt`).
-static DEJAVU_SANS: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
 /// Why a plot could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -671,8 +671,8 @@ impl Figure for TimelineFigure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::GpuModel;
-    use crate::simulate::{SimOptions, simulate};
+    use crate::sim::gpu::GpuModel;
+    use crate::sim::simulate::{SimOptions, simulate};
     use fikit_trace::{Kernel, Trace, fixture};
 
     fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {

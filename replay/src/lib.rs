@@ -12,6 +12,9 @@
 //! - [`worker`]: executes a plan: host delays spun on the monotonic clock,
 //!   synthetic kernels that run for the recorded duration, copies, memsets
 //!   and synchronizations;
+//! - [`group`]: runs plans together, one worker process each (the worker
+//!   is any program that calls [`worker::run`]; `fikit-sim live-worker`),
+//!   under a private MPS daemon when the plans ask for MPS;
 //! - [`calibrate`]: measurements of the GPU's scheduling parameters;
 //! - [`timeline`]: reading the per-kernel timelines workers write, and the
 //!   context hand-over measured from them.
@@ -20,6 +23,7 @@ pub mod calibrate;
 pub mod control;
 pub mod gate;
 pub mod gpu;
+pub mod group;
 pub mod plan;
 pub mod timeline;
 pub mod worker;
@@ -62,6 +66,19 @@ pub enum ReplayError {
         /// What is wrong.
         message: String,
     },
+    /// A worker process failed.
+    #[error("worker for job {job} failed: {message}")]
+    Worker {
+        /// The job.
+        job: String,
+        /// What happened (its exit status and the end of its stderr).
+        message: String,
+    },
+    /// MPS could not be started.
+    #[error(
+        "cannot run under MPS: {0} (start it yourself with `nvidia-cuda-mps-control -d`, or leave mps out)"
+    )]
+    Mps(String),
     /// The run did not start or finish in time.
     #[error("{0}")]
     Timeout(String),

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use fikit_sim::import::{self, ImportOptions, SourceFormat};
+use fikit_sim::interop::import::{self, ImportOptions, SourceFormat};
 
-use crate::{Failure, bad_input, other, print};
+use super::{Failure, bad_input, other, print};
 
 #[derive(Args)]
 pub(crate) struct ImportArgs {

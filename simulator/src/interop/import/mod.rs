@@ -295,7 +295,7 @@ pub fn api_domain_of(name: &str) -> ApiDomain {
 /// The synchronization a synchronizing API call makes, or `None` for a call
 /// that does not synchronize (the table `fikit-profile`'s collector uses).
 pub fn sync_kind_of_api(name: &str) -> Option<SyncKind> {
-    fikit_spool::api::sync_type_of(name).map(|t| SyncKind::from_cupti(i64::from(t)))
+    fikit_trace::api::sync_type_of(name).map(|t| SyncKind::from_cupti(i64::from(t)))
 }
 
 /// CUPTI's synchronization type numbers (`CUpti_ActivitySynchronizationType`).
@@ -303,7 +303,7 @@ pub fn sync_kind_of_cupti(t: i64) -> SyncKind {
     SyncKind::from_cupti(t)
 }
 
-pub use fikit_spool::api::is_selected_api;
+pub use fikit_trace::api::is_selected_api;
 
 /// Resident blocks per SM by compute capability (CUDA C++ Programming Guide,
 /// "Technical Specifications per Compute Capability"); `None` when not in the table.

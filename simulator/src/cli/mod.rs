@@ -1,0 +1,402 @@
+//! The `fikit-sim` command line: clap's argument structs, converted into the
+//! plain option structs of [`simulate`], [`export`], [`import`] and [`live`]
+//! before anything runs, and the exit codes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::builder::{PossibleValue, PossibleValuesParser};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::report::Format;
+use fikit_sim::report::inspect::{self, InspectOptions};
+
+pub mod export;
+pub mod import;
+pub mod live;
+pub mod simulate;
+
+use simulate::{ModelChoice, Source};
+
+/// Exit code for bad input (a bad trace, file or argument), as clap uses for bad arguments.
+const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "fikit-sim",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    about = "Replay GPU job traces under GPU-sharing policies (FIKIT, time slicing, MPS, preemption)",
+    long_about = "Replay GPU job traces under GPU-sharing policies (FIKIT, time slicing, MPS, \
+                  preemption) and compare job completion times, latency and utilization.\n\n\
+                  With trace files or folders (searched recursively for *.parquet) that hold \
+                  latency-critical jobs (the best priority among them) and throughput jobs \
+                  (any worse one), each latency-critical job is simulated beside each \
+                  throughput job, two per GPU, and one table answers how each policy treats \
+                  it. --jobs picks jobs to share one GPU (the full table and plots), \
+                  --together puts all of them on one GPU, --scenario chooses jobs, \
+                  priorities, start times, repetitions and request arrivals.\n\n\
+                  The GPU model is the calibrated one the project ships for the traces' GPU \
+                  when there is one (named on standard error), else the documented defaults; \
+                  --model chooses.\n\nExit codes: 0 success, 2 bad input (a file, trace or \
+                  argument), 1 anything else."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    sim: SimArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Summarize traces: kernels, GPU busy time, inter-kernel idle gaps and their causes, top kernels.
+    Inspect(InspectArgs),
+    /// Simulate every ordered pair of jobs (first high priority, second low) in parallel.
+    Sweep(SweepArgs),
+    /// Write traces, or with --policy a simulated run, as Chrome trace-event JSON for the Perfetto UI (ui.perfetto.dev).
+    Export(ExportArgs),
+    /// Convert PyTorch profiler (Kineto JSON) and Nsight Systems (SQLite) traces into fikit traces.
+    Import(import::ImportArgs),
+    /// Measure the GPU's time-slice quantum, context-switch cost, context hand-over and concurrent-kernel slowdown (needs a GPU) and write a GPU model file.
+    Calibrate(live::CalibrateArgs),
+    /// Run scenarios both simulated and live on the GPU; print the JCT error per job and policy.
+    Validate(live::ValidateArgs),
+    /// Replay one launch plan on the GPU (a worker process of live replay).
+    #[command(hide = true)]
+    LiveWorker(live::WorkerArgs),
+    /// Run one calibration probe (a worker process of `calibrate`).
+    #[command(hide = true)]
+    LiveProbe(live::ProbeArgs),
+}
+
+#[derive(Args)]
+struct SimArgs {
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(value_name = "FILE_OR_DIR", required_unless_present = "scenario")]
+    inputs: Vec<PathBuf>,
+    /// A scenario file (JSON): jobs, priorities, start offsets, repetitions, request arrivals.
+    #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
+    scenario: Option<PathBuf>,
+    /// Put only these jobs (by name, comma-separated) on one GPU: the full
+    /// per-job table and the plots.
+    #[arg(long, value_name = "JOB,JOB", value_delimiter = ',', conflicts_with_all = ["scenario", "together"])]
+    jobs: Vec<String>,
+    /// Put every job of the traces on one GPU (the full per-job table and the
+    /// plots) instead of the latency-critical/throughput pairs.
+    #[arg(long)]
+    together: bool,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Set a job's priority (0 highest … 9 lowest), overriding its trace or
+    /// scenario; repeatable, e.g. `--priority resnet50-bs1-eval=0`.
+    #[arg(long = "priority", value_name = "JOB=N")]
+    priorities: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+    /// Folder for the plots (PNG and SVG).
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    plots: PathBuf,
+    /// Write no plots.
+    #[arg(long)]
+    no_plots: bool,
+    /// Run the jobs on the real GPU instead of simulating them (live replay:
+    /// one process per job, synthetic kernels of the recorded shapes and
+    /// durations); the report has the simulation's format. Writes no plots.
+    #[arg(long)]
+    live: bool,
+    /// CUDA device for --live.
+    #[arg(long, default_value_t = 0, requires = "live")]
+    device: i32,
+    /// Also write a self-contained HTML report (scenario, GPU model, tables,
+    /// plots inline; it fetches nothing) to FILE.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+/// The policy names the command line takes: `all` and the registry's.
+fn policy_names() -> PossibleValuesParser {
+    let all = PossibleValue::new("all").help("Every policy, side by side.");
+    PossibleValuesParser::new(
+        std::iter::once(all).chain(
+            PolicyKind::ALL
+                .iter()
+                .map(|k| PossibleValue::new(k.as_str()).help(k.help())),
+        ),
+    )
+}
+
+/// `--policy` values (already checked by clap) as policies, in report order.
+fn policies(names: &[String]) -> Vec<PolicyKind> {
+    let mut out: Vec<PolicyKind> = names
+        .iter()
+        .flat_map(|n| match PolicyKind::from_name(n) {
+            Some(k) => vec![k],
+            None => PolicyKind::ALL.to_vec(),
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// `--model`: a file, `default`, or (absent) the shipped model of the traces' GPU.
+fn model_choice(arg: Option<PathBuf>) -> ModelChoice {
+    match arg {
+        None => ModelChoice::Auto,
+        Some(p) if p.as_os_str() == "default" => ModelChoice::Default,
+        Some(p) => ModelChoice::File(p),
+    }
+}
+
+#[derive(Args)]
+struct CommonArgs {
+    /// Policies to compare, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = policy_names())]
+    policy: Vec<String>,
+    /// GPU model file (JSON; fields it omits keep their documented defaults),
+    /// or `default` for the documented defaults. Without it: the calibrated
+    /// model the project ships for the traces' GPU, else the defaults.
+    #[arg(long, value_name = "FILE|default")]
+    model: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(required = true, value_name = "FILE_OR_DIR")]
+    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    common: CommonArgs,
+    /// Output format (table or csv; json prints the rows).
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+}
+
+#[derive(Args)]
+struct InspectArgs {
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(required = true, value_name = "FILE_OR_DIR")]
+    inputs: Vec<PathBuf>,
+    /// Output format (table or json).
+    #[arg(long, value_enum, default_value_t = InspectFormatArg::Table)]
+    format: InspectFormatArg,
+    /// Kernels to list per job, by total time.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    top: usize,
+}
+
+#[derive(Args)]
+struct ExportArgs {
+    /// Write Chrome trace-event JSON, which the Perfetto UI and chrome://tracing open (the one format so far).
+    #[arg(long, required = true)]
+    perfetto: bool,
+    /// Output file; `-` writes to standard output.
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "reports/fikit.perfetto.json"
+    )]
+    output: PathBuf,
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(value_name = "FILE_OR_DIR", required_unless_present = "scenario")]
+    inputs: Vec<PathBuf>,
+    /// A scenario file (JSON) to simulate; needs --policy.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "inputs",
+        requires = "policy"
+    )]
+    scenario: Option<PathBuf>,
+    /// Simulate under these policies (comma-separated) and export where each
+    /// ran the kernels; without it the traces themselves are exported.
+    #[arg(long, value_delimiter = ',', value_parser = policy_names())]
+    policy: Vec<String>,
+    /// GPU model file (JSON) for the simulation, or `default`; without it the
+    /// shipped model of the traces' GPU, else the defaults.
+    #[arg(long, value_name = "FILE|default", requires = "policy")]
+    model: Option<PathBuf>,
+    /// Set a job's priority for the simulation (0 highest … 9 lowest); repeatable.
+    #[arg(long = "priority", value_name = "JOB=N", requires = "policy")]
+    priorities: Vec<String>,
+    /// Keep only the first N slices (kernels, copies, calls, syncs, gaps) of
+    /// each job, by start time: for traces too large for the Perfetto UI.
+    #[arg(long, value_name = "N")]
+    max_events: Option<usize>,
+    /// Traces: put every job on the Unix clock so processes profiled together
+    /// line up (default: each job starts at 0).
+    #[arg(long, conflicts_with = "policy")]
+    wall_clock: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum InspectFormatArg {
+    /// Text tables.
+    Table,
+    /// JSON.
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// Text tables.
+    Table,
+    /// JSON.
+    Json,
+    /// CSV.
+    Csv,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+            FormatArg::Csv => Format::Csv,
+        }
+    }
+}
+
+impl From<SimArgs> for simulate::SimulateOptions {
+    fn from(a: SimArgs) -> Self {
+        let source = match a.scenario {
+            Some(p) => Source::Scenario(p),
+            None => Source::Traces(a.inputs),
+        };
+        simulate::SimulateOptions {
+            source,
+            jobs: a.jobs,
+            together: a.together,
+            policies: policies(&a.common.policy),
+            model: model_choice(a.common.model),
+            priorities: a.priorities,
+            format: a.format.into(),
+            plots: (!a.no_plots).then_some(a.plots),
+            live_device: a.live.then_some(a.device),
+            html: a.html,
+        }
+    }
+}
+
+impl From<SweepArgs> for simulate::SweepRun {
+    fn from(a: SweepArgs) -> Self {
+        simulate::SweepRun {
+            inputs: a.inputs,
+            policies: policies(&a.common.policy),
+            model: model_choice(a.common.model),
+            format: a.format.into(),
+            threads: a.threads,
+        }
+    }
+}
+
+impl From<ExportArgs> for export::ExportRun {
+    fn from(a: ExportArgs) -> Self {
+        debug_assert!(a.perfetto, "clap requires --perfetto");
+        let source = match a.scenario {
+            Some(p) => Source::Scenario(p),
+            None => Source::Traces(a.inputs),
+        };
+        export::ExportRun {
+            output: a.output,
+            source,
+            policies: policies(&a.policy),
+            model: model_choice(a.model),
+            priorities: a.priorities,
+            max_events: a.max_events,
+            wall_clock: a.wall_clock,
+        }
+    }
+}
+
+impl From<InspectArgs> for InspectOptions {
+    fn from(a: InspectArgs) -> Self {
+        InspectOptions {
+            inputs: a.inputs,
+            format: match a.format {
+                InspectFormatArg::Table => inspect::Format::Table,
+                InspectFormatArg::Json => inspect::Format::Json,
+            },
+            top: a.top,
+        }
+    }
+}
+
+/// An error and the exit code it gets.
+pub struct Failure {
+    code: u8,
+    error: anyhow::Error,
+}
+
+/// A failure of bad input (exit code 2).
+pub fn bad_input(e: impl Into<anyhow::Error>) -> Failure {
+    Failure {
+        code: EXIT_BAD_INPUT,
+        error: e.into(),
+    }
+}
+
+/// Any other failure (exit code 1).
+pub fn other(e: anyhow::Error) -> Failure {
+    Failure { code: 1, error: e }
+}
+
+/// Writes `text` to standard output.
+pub fn print(text: &str) -> Result<(), Failure> {
+    std::io::stdout()
+        .lock()
+        .write_all(text.as_bytes())
+        .context("writing to standard output")
+        .map_err(other)
+}
+
+/// The trace files of `inputs` (files, or folders searched recursively).
+pub fn traces(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    inspect::trace_files(inputs).map_err(bad_input)
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Some(Command::Inspect(args)) => {
+            let opts = InspectOptions::from(args);
+            let jobs = inspect::summaries(&opts).map_err(bad_input)?;
+            print(&inspect::render(&jobs, opts.format))
+        }
+        Some(Command::Sweep(args)) => simulate::run_sweep(args.into()),
+        Some(Command::Export(args)) => export::run_export(args.into()),
+        Some(Command::Import(args)) => import::run_import(args),
+        Some(Command::Calibrate(args)) => live::run_calibrate(args),
+        Some(Command::Validate(args)) => live::run_validate(args),
+        Some(Command::LiveWorker(args)) => live::run_worker(args),
+        Some(Command::LiveProbe(args)) => live::run_probe(args),
+        None => simulate::run_simulation(cli.sim.into()),
+    }
+}
+
+/// Parses the command line, runs it, and turns a failure into its message
+/// and exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            // A closed pipe (`| head`) is not an error worth a message.
+            if let Some(io) = f.error.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("fikit-sim: error: {:#}", f.error);
+            ExitCode::from(f.code)
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! `fikit-sim [TRACES]` and `fikit-sim sweep`: the simulation runs, from
+//! plain options.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use fikit_sim::interop::export::scenario_traces;
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::report::{self, Format, html, plots};
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::scenario::Scenario;
+use fikit_sim::sim::simulate::{Report, SimOptions, simulate_with_progress};
+use fikit_sim::sim::sweep::{self, SweepOptions};
+
+use super::{Failure, bad_input, live, other, print, traces};
+
+/// Where the jobs come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// Trace files, or folders searched recursively.
+    Traces(Vec<PathBuf>),
+    /// A scenario file.
+    Scenario(PathBuf),
+}
+
+/// Which GPU model to simulate.
+#[derive(Debug, Clone)]
+pub enum ModelChoice {
+    /// The shipped calibrated model of the traces' GPU, else the defaults.
+    Auto,
+    /// The documented defaults.
+    Default,
+    /// A model file.
+    File(PathBuf),
+}
+
+/// What `fikit-sim [TRACES]` runs.
+#[derive(Debug, Clone)]
+pub struct SimulateOptions {
+    /// The jobs.
+    pub source: Source,
+    /// Only these jobs (by name) share the GPU; empty: see `together`.
+    pub jobs: Vec<String>,
+    /// All jobs of the traces share one GPU instead of the pairwise view.
+    pub together: bool,
+    /// Policies, in report order.
+    pub policies: Vec<PolicyKind>,
+    /// GPU model.
+    pub model: ModelChoice,
+    /// `JOB=N` priority overrides.
+    pub priorities: Vec<String>,
+    /// Output format.
+    pub format: Format,
+    /// Folder for the plots; `None`: no plots.
+    pub plots: Option<PathBuf>,
+    /// Run live on this CUDA device instead of simulating.
+    pub live_device: Option<i32>,
+    /// Also write an HTML report here.
+    pub html: Option<PathBuf>,
+}
+
+/// What `fikit-sim sweep` runs.
+#[derive(Debug, Clone)]
+pub struct SweepRun {
+    /// Trace files or folders.
+    pub inputs: Vec<PathBuf>,
+    /// Policies, in report order.
+    pub policies: Vec<PolicyKind>,
+    /// GPU model.
+    pub model: ModelChoice,
+    /// Output format.
+    pub format: Format,
+    /// Worker threads; `None`: one per core.
+    pub threads: Option<usize>,
+}
+
+/// The model to simulate and one line saying which it is and why.
+pub fn resolve_model(
+    choice: &ModelChoice,
+    files: &[PathBuf],
+) -> Result<(GpuModel, String), Failure> {
+    match choice {
+        ModelChoice::File(p) => {
+            let m = GpuModel::load(p).map_err(bad_input)?;
+            let line = format!("GPU model: {} ({})", m.name, p.display());
+            Ok((m, line))
+        }
+        ModelChoice::Default => Ok((
+            GpuModel::default(),
+            "GPU model: documented defaults, not calibrated (--model default)".to_string(),
+        )),
+        ModelChoice::Auto => {
+            let mut devices: Vec<String> = Vec::new();
+            for f in files {
+                let meta = fikit_trace::read_metadata(f).map_err(bad_input)?;
+                if !devices.contains(&meta.device.name) {
+                    devices.push(meta.device.name);
+                }
+            }
+            let shipped: Vec<Option<(&str, GpuModel)>> =
+                devices.iter().map(|d| GpuModel::shipped_for(d)).collect();
+            match (devices.as_slice(), shipped.as_slice()) {
+                ([device], [Some((file, m))]) => {
+                    let line = format!(
+                        "GPU model: {}, calibrated ({file}), for the traces' GPU {device}; \
+                         --model default for the documented defaults",
+                        m.name
+                    );
+                    Ok((m.clone(), line))
+                }
+                ([device], [None]) => Ok((
+                    GpuModel::default(),
+                    format!(
+                        "GPU model: documented defaults, not calibrated: fikit ships no \
+                         calibrated model for the traces' GPU {device} (`fikit-sim calibrate` \
+                         on that GPU writes one; --model FILE uses it)"
+                    ),
+                )),
+                _ => Ok((
+                    GpuModel::default(),
+                    format!(
+                        "GPU model: documented defaults, not calibrated: the traces come from \
+                         different GPUs ({}); --model FILE chooses one",
+                        devices.join(", ")
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+/// The trace files behind a source (a scenario's are the files it names).
+fn source_files(source: &Source) -> Result<Vec<PathBuf>, Failure> {
+    match source {
+        Source::Traces(inputs) => traces(inputs),
+        Source::Scenario(p) => scenario_traces(p).map_err(bad_input),
+    }
+}
+
+/// Keeps only the jobs named in `names`, in the order given.
+fn keep_jobs(scenario: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
+    let all: Vec<String> = scenario.jobs.iter().map(|j| j.name.clone()).collect();
+    let mut picked = Vec::new();
+    for name in names {
+        let i = all
+            .iter()
+            .position(|n| n == name)
+            .with_context(|| format!("--jobs: no job named {name:?} (jobs: {})", all.join(", ")))?;
+        if picked.contains(&i) {
+            anyhow::bail!("--jobs: {name:?} is named twice");
+        }
+        picked.push(i);
+    }
+    scenario.jobs = picked.iter().map(|&i| scenario.jobs[i].clone()).collect();
+    scenario.arrivals = picked.iter().map(|&i| scenario.arrivals[i]).collect();
+    Ok(())
+}
+
+/// Runs `fikit-sim [TRACES]`.
+pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
+    let progress = report::progress::Phases::new(std::io::stderr().is_terminal());
+    progress.phase("reading traces");
+    let files = source_files(&o.source)?;
+    let (model, model_line) = resolve_model(&o.model, &files)?;
+    let live = o.live_device.is_some();
+    let mut scenario = match &o.source {
+        Source::Scenario(path) => Scenario::load_with(path, live).map_err(bad_input)?,
+        Source::Traces(_) => Scenario::from_traces_with(&files, live).map_err(bad_input)?,
+    };
+    for spec in &o.priorities {
+        set_priority(&mut scenario, spec).map_err(bad_input)?;
+    }
+    if !o.jobs.is_empty() {
+        keep_jobs(&mut scenario, &o.jobs).map_err(bad_input)?;
+    }
+    if let Some(device) = o.live_device {
+        let report = live::live_runs(&scenario, &o.policies, device)?;
+        return print(&report::render(&report, o.format));
+    }
+    let pairwise = matches!(o.source, Source::Traces(_))
+        && o.jobs.is_empty()
+        && !o.together
+        && scenario.jobs.len() > 2;
+    let pairs = if pairwise {
+        sweep::high_low_pairs(&scenario.jobs)
+    } else {
+        Vec::new()
+    };
+    if !pairs.is_empty() {
+        if let Some(h) = &o.html {
+            return Err(bad_input(anyhow::anyhow!(
+                "--html {}: the HTML report is of one GPU's jobs: add --jobs HIGH,LOW or --together",
+                h.display()
+            )));
+        }
+        progress.finish();
+        return run_pairwise(&o, &scenario, &pairs, model, &model_line);
+    }
+    let opts = SimOptions {
+        policies: o.policies.clone(),
+        model,
+        record_segments: o.plots.is_some() || o.html.is_some(),
+    };
+    let report = simulate_with_progress(&scenario.jobs, &scenario.arrivals, &opts, &|m| {
+        progress.phase(m)
+    })
+    .map_err(|e| {
+        let bad = e.is_bad_input();
+        let e = anyhow::Error::from(e).context("simulating");
+        if bad { bad_input(e) } else { other(e) }
+    })?;
+    progress.finish();
+    eprintln!("fikit-sim: {model_line}");
+    print(&report::render(&report, o.format))?;
+    let mut plot_files = Vec::new();
+    if let Some(dir) = &o.plots {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the plot folder {}", dir.display()))
+            .map_err(other)?;
+        let written = plots::write_plots(&report, &scenario.jobs, dir, "sim")
+            .context("writing plots")
+            .map_err(other)?;
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("fikit-sim: plots: {}", names.join(", "));
+        plot_files = written;
+    }
+    if let Some(path) = &o.html {
+        write_html_report(path, &scenario, &opts.model, &report, &plot_files)?;
+    }
+    Ok(())
+}
+
+/// The first screen: each latency-critical job beside each throughput job.
+fn run_pairwise(
+    o: &SimulateOptions,
+    scenario: &Scenario,
+    pairs: &[(usize, usize)],
+    model: GpuModel,
+    model_line: &str,
+) -> Result<(), Failure> {
+    let opts = SweepOptions {
+        policies: o.policies.clone(),
+        model,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let rows = sweep::pairs_of(&scenario.jobs, pairs, &opts)
+        .context("simulating")
+        .map_err(other)?;
+    let high = scenario.jobs[pairs[0].0].priority;
+    match o.format {
+        Format::Table => print(&format!(
+            "{model_line}\n\nEach latency-critical job (priority {high}) beside each throughput job, \
+             two jobs per GPU: the latency-critical job's slowdown under each policy\n{}",
+            report::sweep::pairwise_table(&rows)
+        ))?,
+        f => {
+            eprintln!("fikit-sim: {model_line}");
+            print(&report::sweep::render(&rows, f))?;
+        }
+    }
+    let (h, l) = pairs[0];
+    eprintln!(
+        "fikit-sim: the full table and plots of one pair: --jobs {},{}; all {} jobs on one GPU: --together",
+        scenario.jobs[h].name,
+        scenario.jobs[l].name,
+        scenario.jobs.len()
+    );
+    Ok(())
+}
+/// Writes `--html FILE` with the plots inline (drawn into a temporary folder
+/// when none were written).
+pub fn write_html_report(
+    path: &Path,
+    scenario: &Scenario,
+    model: &GpuModel,
+    report: &Report,
+    plot_files: &[PathBuf],
+) -> Result<(), Failure> {
+    let figures = if plot_files.is_empty() {
+        let dir = std::env::temp_dir().join(format!("fikit-sim-html-{}", std::process::id()));
+        let figures = plots::write_plots(report, &scenario.jobs, &dir, "sim")
+            .map_err(anyhow::Error::from)
+            .and_then(|written| Ok(html::read_svg_figures(&written)?));
+        let _ = std::fs::remove_dir_all(&dir);
+        figures
+    } else {
+        html::read_svg_figures(plot_files).map_err(anyhow::Error::from)
+    }
+    .context("drawing the plots for the HTML report")
+    .map_err(other)?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let doc = html::simulation_report(&html::SimulationHtml {
+        scenario,
+        model,
+        report,
+        figures,
+        command: Some(format!("command: fikit-sim {}", args.join(" "))),
+    });
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("creating the folder {}", dir.display()))
+            .map_err(other)?;
+    }
+    doc.write(path).map_err(|e| other(e.into()))?;
+    eprintln!("fikit-sim: HTML report: {}", path.display());
+    Ok(())
+}
+
+/// Applies `--priority JOB=N`.
+pub fn set_priority(scenario: &mut Scenario, spec: &str) -> anyhow::Result<()> {
+    let (name, value) = spec.rsplit_once('=').with_context(|| {
+        format!("--priority {spec:?}: expected JOB=N, e.g. resnet50-bs1-eval=0")
+    })?;
+    let priority: u8 = value.parse().ok().filter(|p| *p <= 9).with_context(|| {
+        format!("--priority {spec:?}: the priority must be 0 (highest) to 9, found {value:?}")
+    })?;
+    let names: Vec<String> = scenario.jobs.iter().map(|j| j.name.clone()).collect();
+    let job = scenario
+        .jobs
+        .iter_mut()
+        .find(|j| j.name == name)
+        .with_context(|| {
+            format!(
+                "--priority {spec:?}: no job named {name:?} (jobs: {})",
+                names.join(", ")
+            )
+        })?;
+    job.priority = priority;
+    Ok(())
+}
+
+/// Runs `fikit-sim sweep`.
+pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
+    let files = traces(&o.inputs)?;
+    let (model, model_line) = resolve_model(&o.model, &files)?;
+    eprintln!("fikit-sim: {model_line}");
+    let scenario = Scenario::from_traces(&files).map_err(bad_input)?;
+    if scenario.jobs.len() < 2 {
+        return Err(bad_input(anyhow::anyhow!(
+            "a sweep needs at least 2 traces, found {}",
+            scenario.jobs.len()
+        )));
+    }
+    let opts = SweepOptions {
+        policies: o.policies,
+        model,
+        progress: std::io::stderr().is_terminal(),
+    };
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = o.threads {
+        if n == 0 {
+            return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
+        }
+        builder = builder.num_threads(n);
+    }
+    let pool = builder
+        .build()
+        .context("starting worker threads")
+        .map_err(other)?;
+    let rows = pool
+        .install(|| sweep::pairs(&scenario.jobs, &opts))
+        .context("simulating")
+        .map_err(other)?;
+    print(&report::sweep::render(&rows, o.format))
+}

@@ -1,0 +1,112 @@
+//! FIKIT: the top job's kernels go at once; its idle gaps are filled with
+//! other jobs' kernels whose predicted duration fits.
+
+use super::FromModel;
+use crate::sim::engine::{Commands, JobRt, OpId, Policy};
+use crate::sim::gpu::GpuModel;
+use crate::sim::job::Job;
+
+/// FIKIT ("Filling Inter-Kernel Idle Time"). The top job (highest priority,
+/// then lowest index, among the unfinished) owns the device: its kernels start
+/// as soon as they are eligible and nothing else runs. While it sits in an idle
+/// gap, the scheduler predicts when the gap ends (the end of its last kernel
+/// plus the gap profiled after that kernel's position) and starts the waiting
+/// kernel of another job, best priority first, whose predicted duration (its
+/// `kernel_key`'s profiled mean) fits the predicted rest of the gap; one at a
+/// time. When nothing fits, the GPU stays idle. A fill that runs past the gap
+/// delays the top job's next kernel; that delay is counted.
+#[derive(Debug, Default)]
+pub struct Fikit {
+    delay_ns: i64,
+    delayed: usize,
+    /// The current top job and since when it is the top: a kernel that became
+    /// eligible before its job was the top waited as a filler, not for a fill.
+    top: Option<(usize, i64)>,
+}
+
+impl Policy for Fikit {
+    fn name(&self) -> &'static str {
+        "fikit"
+    }
+
+    fn decide(&mut self, now: i64, jobs: &[Job], state: &[JobRt], cmds: &mut Commands) {
+        let top = (0..state.len())
+            .filter(|&j| state[j].arrival_ns <= now && !state[j].finished())
+            .min_by_key(|&j| (state[j].priority, j));
+        let Some(h) = top else {
+            return;
+        };
+        if self.top.is_none_or(|(t, _)| t != h) {
+            self.top = Some((h, now));
+        }
+        let top_since = self.top.map_or(now, |(_, since)| since);
+        let filler_running = (0..state.len()).any(|j| j != h && !state[j].running.is_empty());
+        if !state[h].eligible.is_empty() {
+            if !filler_running {
+                for &op in &state[h].eligible {
+                    let waited = now - state[h].ops[op].eligible_at.max(top_since);
+                    if waited > 0 {
+                        self.delay_ns = self.delay_ns.saturating_add(waited);
+                        self.delayed += 1;
+                    }
+                    cmds.start.push((h, op));
+                }
+            }
+            return;
+        }
+        if !state[h].running.is_empty() || filler_running {
+            return;
+        }
+        // The top job is in an idle gap: predict its end.
+        let job = &jobs[h];
+        let gap_end = match state[h].last_kernel_done {
+            Some((pos, t)) => {
+                t.saturating_add(job.gap_after_kernel_ns.get(pos).copied().unwrap_or(0))
+            }
+            None => state[h].arrival_ns.saturating_add(
+                job.ops
+                    .iter()
+                    .find(|o| o.is_kernel())
+                    .map_or(0, |o| o.recorded_start_ns),
+            ),
+        };
+        let left = gap_end.saturating_sub(now);
+        // Best priority fit: highest priority first, then earliest eligible, job, op.
+        let mut best: Option<((u8, i64, usize, usize), OpId)> = None;
+        for (j, st) in state.iter().enumerate() {
+            if j == h {
+                continue;
+            }
+            for &op in &st.eligible {
+                let o = &jobs[j].ops[op];
+                let key = o
+                    .kernel_key()
+                    .expect("only kernels are eligible for the policy");
+                let predicted = jobs[j]
+                    .mean_duration_ns
+                    .get(&key)
+                    .copied()
+                    .unwrap_or(o.duration_ns);
+                if predicted <= left {
+                    let rank = (st.priority, st.ops[op].eligible_at, j, op);
+                    if best.is_none_or(|(r, _)| rank < r) {
+                        best = Some((rank, (j, op)));
+                    }
+                }
+            }
+        }
+        if let Some((_, id)) = best {
+            cmds.start.push(id);
+        }
+    }
+
+    fn misprediction(&self) -> Option<(i64, usize)> {
+        Some((self.delay_ns, self.delayed))
+    }
+}
+
+impl FromModel for Fikit {
+    fn from_model(_model: &GpuModel) -> Self {
+        Fikit::default()
+    }
+}

@@ -1,0 +1,126 @@
+//! Rendering the rows of a pairwise sweep ([`crate::sim::sweep`]) as a
+//! table, JSON or CSV.
+
+use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
+
+use super::{Format, right};
+use crate::policy::PolicyKind;
+use crate::sim::sweep::PairRow;
+
+/// Renders sweep rows as a table, JSON or CSV.
+pub fn render(rows: &[PairRow], format: Format) -> String {
+    match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
+            s.push('\n');
+            s
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.write_record([
+                "high",
+                "low",
+                "policy",
+                "high_vs_timeslice",
+                "low_vs_timeslice",
+                "high_slowdown",
+                "low_slowdown",
+                "high_p99_ns",
+            ])
+            .expect("writing to memory");
+            for r in rows {
+                w.write_record([
+                    r.high.clone(),
+                    r.low.clone(),
+                    r.policy.as_str().to_string(),
+                    format!("{:.6}", r.high_vs_timeslice),
+                    format!("{:.6}", r.low_vs_timeslice),
+                    format!("{:.6}", r.high_slowdown),
+                    format!("{:.6}", r.low_slowdown),
+                    r.high_p99_ns.to_string(),
+                ])
+                .expect("writing to memory");
+            }
+            String::from_utf8(w.into_inner().expect("flushing to memory")).expect("UTF-8")
+        }
+        Format::Table => {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            t.set_header(vec![
+                "high (prio 0)",
+                "low (prio 9)",
+                "policy",
+                "high vs timeslice",
+                "low vs timeslice",
+                "high slowdown",
+                "low slowdown",
+                "high p99",
+            ]);
+            for r in rows {
+                t.add_row(vec![
+                    Cell::new(&r.high),
+                    Cell::new(&r.low),
+                    Cell::new(r.policy.as_str()),
+                    right(format!("{:.3}x", r.high_vs_timeslice)),
+                    right(format!("{:.3}x", r.low_vs_timeslice)),
+                    right(format!("{:.3}x", r.high_slowdown)),
+                    right(format!("{:.3}x", r.low_slowdown)),
+                    right(fikit_trace::summary::human_ns(r.high_p99_ns)),
+                ]);
+            }
+            format!("{t}\n")
+        }
+    }
+}
+
+/// The first screen of `fikit-sim` on traces: one line per latency-critical
+/// job and partner, the latency-critical job's slowdown under each policy
+/// but exclusive (JCT beside the partner / JCT alone), what FIKIT gains over
+/// time slicing (its JCT under timeslice / under fikit), and the partner's
+/// slowdown under FIKIT. Rows as [`crate::sim::sweep::pairs_of`] gives them.
+pub fn pairwise_table(rows: &[PairRow]) -> String {
+    let mut policies: Vec<PolicyKind> = rows
+        .iter()
+        .map(|r| r.policy)
+        .filter(|&p| p != PolicyKind::Exclusive)
+        .collect();
+    policies.sort();
+    policies.dedup();
+    let has_fikit = policies.contains(&PolicyKind::Fikit);
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    let mut header: Vec<String> = vec!["latency-critical job".into(), "beside".into()];
+    header.extend(policies.iter().map(|p| p.as_str().to_string()));
+    if has_fikit {
+        header.push("FIKIT vs timeslice".into());
+        header.push("partner under fikit".into());
+    }
+    t.set_header(header);
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for r in rows {
+        if !pairs.contains(&(r.high.as_str(), r.low.as_str())) {
+            pairs.push((&r.high, &r.low));
+        }
+    }
+    for (high, low) in pairs {
+        let of = |p: PolicyKind| {
+            rows.iter()
+                .find(|r| r.high == high && r.low == low && r.policy == p)
+        };
+        let mut line = vec![Cell::new(high), Cell::new(low)];
+        line.extend(
+            policies
+                .iter()
+                .map(|&p| right(of(p).map_or("-".into(), |r| format!("{:.2}x", r.high_slowdown)))),
+        );
+        if let Some(f) = of(PolicyKind::Fikit) {
+            line.push(right(format!("{:.2}x faster", f.high_vs_timeslice)));
+            line.push(right(format!("{:.2}x", f.low_slowdown)));
+        }
+        t.add_row(line);
+    }
+    format!(
+        "{t}\nslowdown = JCT beside the partner / JCT alone (1.00x: unaffected); \
+         FIKIT vs timeslice = the latency-critical job's JCT under timeslice / under fikit\n"
+    )
+}
