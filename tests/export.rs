@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use fikit_e2e::cmd;
-use fikit_trace::{Kernel, Trace, fixture, write_trace};
+use fikit_trace::{Trace, fixture, write_trace};
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -242,32 +242,10 @@ fn max_events_cuts_each_job_and_notes_it() {
     );
 }
 
-fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
-    let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
-    k.launch.as_mut().unwrap().end_ns = start;
-    k
-}
-
-/// A latency-critical job (short kernels, host gaps, syncs) and a training
-/// job of back-to-back 20 µs kernels.
+/// The fixture pair (a latency-critical job with host gaps and syncs, a
+/// training job of back-to-back 20 µs kernels), written into `dir`.
 fn pair(dir: &Path) -> (Trace, Trace) {
-    let mut serving = fixture::empty("serving", 0);
-    for i in 0..3i64 {
-        let (base, c) = (i * 100_000, i as u32 * 3);
-        serving.kernels.push(k("conv", c + 1, base, base + 10_000));
-        serving
-            .kernels
-            .push(k("fc", c + 2, base + 40_000, base + 45_000));
-        serving
-            .syncs
-            .push(fixture::stream_sync(7, c + 3, base + 41_000, base + 46_000));
-    }
-    let mut training = fixture::empty("training", 9);
-    for i in 0..12i64 {
-        training
-            .kernels
-            .push(k("gemm", i as u32 + 1, i * 20_000, (i + 1) * 20_000));
-    }
+    let (serving, training) = fixture::serving_and_training();
     write_trace(&dir.join("serving.parquet"), &serving).unwrap();
     write_trace(&dir.join("training.parquet"), &training).unwrap();
     (serving, training)

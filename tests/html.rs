@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fikit_e2e::cmd;
-use fikit_trace::{Kernel, fixture, write_trace};
+use fikit_trace::{fixture, write_trace};
 
 /// The browser to test with; `None` (after a notice) when there is none and
 /// this is not CI.
@@ -85,31 +85,10 @@ fn page_messages(log: &str) -> Vec<&str> {
         .collect()
 }
 
-fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
-    let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
-    k.launch.as_mut().unwrap().end_ns = start;
-    k
-}
-
 /// Two traces: a serving job with host gaps and syncs, a training job.
 fn setup(dir: &Path) {
-    let mut serving = fixture::empty("serving", 0);
-    for i in 0..4i64 {
-        let (base, c) = (i * 100_000, i as u32 * 3);
-        serving.kernels.push(k("conv", c + 1, base, base + 10_000));
-        serving
-            .kernels
-            .push(k("fc", c + 2, base + 40_000, base + 45_000));
-        serving
-            .syncs
-            .push(fixture::stream_sync(7, c + 3, base + 41_000, base + 46_000));
-    }
-    let mut training = fixture::empty("training", 9);
-    for i in 0..16i64 {
-        training
-            .kernels
-            .push(k("gemm", i as u32 + 1, i * 20_000, (i + 1) * 20_000));
-    }
+    let serving = fixture::serving("serving", 0, 4);
+    let training = fixture::training("training", 9, 16);
     write_trace(&dir.join("serving.parquet"), &serving).unwrap();
     write_trace(&dir.join("training.parquet"), &training).unwrap();
 }

@@ -356,7 +356,7 @@ fn bad_input_exits_2_naming_file_event_and_problem() {
     );
 }
 
-/// The shipped pair made by `scripts/capture-kineto.sh` (paths from the
+/// The shipped pair made by `scripts/capture/capture-kineto.sh` (paths from the
 /// repository root): resnet50 batch-1 inference, 10 warm-up and 30 timed
 /// iterations, run twice on one GPU: under torch.profiler, which records the
 /// timed loop only (Kineto JSON, gzipped), and under fikit-profile, which
@@ -425,7 +425,7 @@ fn shipped_kineto_capture_matches_fikit_profile() {
     if !kineto_file.exists() || !fikit_file.exists() {
         eprintln!(
             "SKIPPED shipped_kineto_capture_matches_fikit_profile: {} or {} is not shipped yet \
-             (made on a GPU machine by scripts/capture-kineto.sh)",
+             (made on a GPU machine by scripts/capture/capture-kineto.sh)",
             SHIPPED_PAIR.0, SHIPPED_PAIR.1
         );
         return;

@@ -3,43 +3,15 @@
 use std::path::Path;
 
 use fikit_e2e::cmd;
-use fikit_trace::{Kernel, Trace, fixture, write_trace};
+use fikit_trace::{fixture, write_trace};
 use predicates::prelude::*;
 
-fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
-    let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
-    k.launch.as_mut().unwrap().end_ns = start;
-    k
-}
-
-/// A latency-critical job: 3 iterations of two short kernels, a sync, host work.
-fn serving() -> Trace {
-    let mut t = fixture::empty("serving", 0);
-    let mut c = 0;
-    for i in 0..3i64 {
-        let base = i * 100_000;
-        t.kernels.push(k("conv", c + 1, base, base + 10_000));
-        t.kernels.push(k("fc", c + 2, base + 40_000, base + 45_000));
-        t.syncs
-            .push(fixture::stream_sync(7, c + 3, base + 41_000, base + 46_000));
-        c += 3;
-    }
-    t
-}
-
-/// A throughput job: back-to-back long kernels.
-fn training() -> Trace {
-    let mut t = fixture::empty("training", 9);
-    for i in 0..12i64 {
-        t.kernels
-            .push(k("gemm", i as u32 + 1, i * 20_000, (i + 1) * 20_000));
-    }
-    t
-}
-
+/// The fixture pair: a latency-critical job (3 iterations of two short
+/// kernels, a sync, host work) and a throughput job of back-to-back kernels.
 fn setup(dir: &Path) {
-    write_trace(&dir.join("serving.parquet"), &serving()).unwrap();
-    write_trace(&dir.join("training.parquet"), &training()).unwrap();
+    let (serving, training) = fixture::serving_and_training();
+    write_trace(&dir.join("serving.parquet"), &serving).unwrap();
+    write_trace(&dir.join("training.parquet"), &training).unwrap();
 }
 
 /// Runs fikit-sim in `dir` and checks it fails as bad input (exit 2) saying `what`, without a panic.

@@ -5,11 +5,11 @@ real PyTorch runs against live replay against simulation (simulator/README.md,
 
     python3 scripts/analysis/real-vs-sim.py --sim target/release/fikit-sim \\
         --model simulator/models/h200.json \\
-        --real scripts/results/real-beside-bs128/h200-*.jsonl \\
+        --real reports/real-vs-sim/real-beside-bs128/h200-*.jsonl \\
         --replay reports/real-vs-sim/h200-replay-validation.json \\
         --alone reports/validation/h200-exclusive-alone.json
 
-Real (scripts/real-beside-bs128.sh): mean ms per iteration beside the
+Real (scripts/validate/real-beside-bs128.sh): mean ms per iteration beside the
 background job / alone, per round, the median over rounds; MPS against the
 job alone under MPS. Replay (`fikit-sim validate --policy mps` on
 simulator/scenarios/beside-bs128/): live JCT under the policy / the trace

@@ -2,7 +2,7 @@
 """Reads live-replay timelines of two-job runs and reports how the GPU passed
 between the jobs (`fikit-sim --live` or `validate` with
 FIKIT_LIVE_TIMELINE=DIR: each worker writes DIR/INDEX-JOB.csv, in the GPU's
-global-timer ns; profiler/replay/src/worker.rs, write_timeline).
+global-timer ns; replay/src/worker.rs, write_timeline).
 
     python3 scripts/analysis/timelines.py [--json OUT] RUN_DIR [RUN_DIR ...]
 

@@ -2,9 +2,9 @@
 # Sweep scaling: `fikit-sim sweep` over every ordered pair of the shipped traces
 # (9 traces: 72 pairs, every policy), with 1 worker thread against 2, timed
 # side by side by hyperfine (alternating is its default order per run set).
-# Usage: scripts/bench-sweep.sh [RUNS]   (default 5). Needs hyperfine.
+# Usage: scripts/bench/bench-sweep.sh [RUNS]   (default 5). Needs hyperfine.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs="${1:-5}"
 cargo build --release -q -p fikit-sim
 bin=target/release/fikit-sim

@@ -5,7 +5,7 @@ torch.profiler (CUDA activity), alternating the tracers round by round (each rou
 later) and
 reporting the median ms/iteration over the rounds.
 
-    python3 scripts/overhead.py --fikit-profile target/release/fikit-profile --rounds 5
+    python3 scripts/bench/overhead.py --fikit-profile target/release/fikit-profile --rounds 5
 
 Extra fikit variants at batch 1 (collector settings through the environment):
 `fikit-bare` records only kernels, copies and memsets (no API calls, no
@@ -32,7 +32,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORKLOAD = os.path.join(HERE, "workloads", "workload.py")
+WORKLOAD = os.path.join(HERE, "..", "workloads", "workload.py")
 
 
 def run_once(tracer, batch, iters, warmup, fikit, tmp):

@@ -4,7 +4,7 @@
 # inference (not recorded), with and without MPS. Needs a GPU, python3 with
 # torch/torchvision/transformers and nvidia-cuda-mps-control; about 2 minutes.
 #
-#   scripts/capture-corun.sh FIKIT_PROFILE COLLECTOR OUT_DIR
+#   scripts/capture/capture-corun.sh FIKIT_PROFILE COLLECTOR OUT_DIR
 set -uo pipefail
 FP="$1"; export FIKIT_COLLECTOR="$2"; OUT="$3"
 W=scripts/workloads/workload.py

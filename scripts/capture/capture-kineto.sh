@@ -3,7 +3,7 @@
 # `fikit-sim import` (Kineto) with fikit-profile (tests/import.rs,
 # shipped_kineto_capture_matches_fikit_profile):
 #
-#   scripts/capture-kineto.sh FIKIT_PROFILE OUT_DIR      # e.g. OUT_DIR = traces/kineto
+#   scripts/capture/capture-kineto.sh FIKIT_PROFILE OUT_DIR      # e.g. OUT_DIR = traces/kineto
 #
 # 1. under fikit-profile (the whole process) → OUT_DIR/resnet50-bs1-eval.fikit.parquet
 # 2. with torch.profiler (CUDA activity, the timed loop only), exported as
@@ -15,7 +15,7 @@
 set -euo pipefail
 FP=${1:?usage: capture-kineto.sh FIKIT_PROFILE OUT_DIR}
 OUT=${2:?usage: capture-kineto.sh FIKIT_PROFILE OUT_DIR}
-W="$(dirname "$0")/workloads/workload.py"
+W="$(dirname "$0")/../workloads/workload.py"
 ARGS=(--model resnet50 --batch 1 --mode eval --iters 30 --warmup 10)
 FIKIT="$OUT/resnet50-bs1-eval.fikit.parquet"
 KINETO="$OUT/resnet50-bs1-eval.kineto.json.gz"

@@ -1,14 +1,14 @@
 #!/bin/bash
 # Captures the suite of traces the project ships, with fikit-profile, on a GPU machine.
 #
-#   scripts/capture-traces.sh FIKIT_PROFILE OUT_DIR
+#   scripts/capture/capture-traces.sh FIKIT_PROFILE OUT_DIR
 #
 # Each workload is scripts/workloads/workload.py with random weights; the
 # trace holds the whole process (model set-up, warm-up and timed iterations).
 set -euo pipefail
 FP=${1:?usage: capture-traces.sh FIKIT_PROFILE OUT_DIR}
 OUT=${2:?usage: capture-traces.sh FIKIT_PROFILE OUT_DIR}
-W="$(dirname "$0")/workloads/workload.py"
+W="$(dirname "$0")/../workloads/workload.py"
 mkdir -p "$OUT"
 
 # name | priority | workload arguments

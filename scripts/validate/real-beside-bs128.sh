@@ -5,7 +5,7 @@
 # with torch/torchvision/transformers, and nvidia-cuda-mps-control. About 4
 # minutes on an H200.
 #
-#   scripts/real-beside-bs128.sh OUT_DIR [ROUNDS]
+#   scripts/validate/real-beside-bs128.sh OUT_DIR [ROUNDS]
 #
 # For each batch-1 model, ROUNDS times (default 2): alone, beside the
 # background job (separate processes: time slicing), and beside it under MPS.

@@ -3,7 +3,7 @@
 # H200. Needs the GPU, the CUDA driver and libnvrtc (LD_LIBRARY_PATH), and
 # python3 for the timeline analysis.
 #
-#   scripts/validate-live.sh FIKIT_SIM MODEL_JSON OUT_DIR [--measure-handover-into NEW_MODEL_JSON]
+#   scripts/validate/validate-live.sh FIKIT_SIM MODEL_JSON OUT_DIR [--measure-handover-into NEW_MODEL_JSON]
 #
 # 1. Every shipped trace replayed alone (exclusive): OUT/exclusive.json.
 # 2. Per-kernel timelines (FIKIT_LIVE_TIMELINE) of live preemptive runs of the
@@ -41,7 +41,7 @@ m["context_handover_ns"] = h["handover_median_ns"]
 q = h["handover_quartiles_ns"]
 m["source"] += (f"; context_handover_ns: median of {h['handovers']:,} hand-overs between the two jobs' "
                 f"kernels in live preemptive replays of the 10 validation and holdout scenarios with "
-                f"per-kernel timelines (scripts/validate-live.sh; quartiles {q[0]/1e3:.1f}-{q[2]/1e3:.1f} us)")
+                f"per-kernel timelines (scripts/validate/validate-live.sh; quartiles {q[0]/1e3:.1f}-{q[2]/1e3:.1f} us)")
 json.dump(m, open(sys.argv[3], "w"), indent=2); open(sys.argv[3], "a").write("\n")
 PY
     MODEL="$NEW_MODEL"

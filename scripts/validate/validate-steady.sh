@@ -3,7 +3,7 @@
 # on an H200. Needs the GPU, the CUDA driver, libnvrtc (LD_LIBRARY_PATH) and
 # the MPS control daemon (nvidia-cuda-mps-control).
 #
-#   scripts/validate-steady.sh FIKIT_SIM MODEL_JSON OUT_DIR
+#   scripts/validate/validate-steady.sh FIKIT_SIM MODEL_JSON OUT_DIR
 #
 # 1. `fikit-sim validate` (every policy) on simulator/scenarios/steady-holdout/:
 #    batch-1 jobs beside a training job that runs throughout, both as

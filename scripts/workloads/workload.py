@@ -6,9 +6,9 @@
 
 Prints one JSON line last: {"model", "batch", "mode", "iters", "ms_per_iter", ...}.
 `--torch-profiler` wraps the timed loop in torch.profiler with CUDA activity
-(used by scripts/overhead.py to compare tracers); `--chrome-trace PATH` also
+(used by scripts/bench/overhead.py to compare tracers); `--chrome-trace PATH` also
 exports it as Kineto Chrome-trace JSON (gzipped when PATH ends in .gz), which
-`fikit-sim import` reads (scripts/capture-kineto.sh).
+`fikit-sim import` reads (scripts/capture/capture-kineto.sh).
 
 Models: resnet50, mobilenet_v3_large, efficientnet_b0, vit_b_16 (torchvision)
 and bert-base (transformers' BertModel built from a default BertConfig).

@@ -8,11 +8,7 @@ use fikit_sim::sim::simulate::run_policy;
 use fikit_trace::{Kernel, Trace, fixture};
 
 /// A kernel launched at `start` (so it starts as soon as it is issued).
-fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
-    let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
-    k.launch.as_mut().unwrap().end_ns = start;
-    k
-}
+use fixture::launched_at_start as k;
 
 /// A kernel that fills the fixture device (132 SMs × 2 blocks of 1024 threads): SM demand 1.
 fn big(name: &str, corr: u32, start: i64, end: i64) -> Kernel {

@@ -175,3 +175,68 @@ pub fn every_column(job: &str) -> Trace {
         }],
     }
 }
+
+/// A kernel on stream 7 whose launch call ends at `start_ns`: it starts as
+/// soon as it is issued, so a replay of it alone reproduces `[start, end)`.
+pub fn launched_at_start(name: &str, correlation_id: u32, start_ns: i64, end_ns: i64) -> Kernel {
+    let mut k = kernel(name, 7, correlation_id, Some(start_ns), start_ns, end_ns);
+    k.launch
+        .as_mut()
+        .expect("fixture kernels have a launch")
+        .end_ns = start_ns;
+    k
+}
+
+/// A latency-critical job of `iterations` iterations, 100 µs apart: kernel
+/// `conv` [0, 10) µs, host work, kernel `fc` [40, 45) µs and a stream
+/// synchronization [41, 46) µs that waits for it.
+pub fn serving(name: &str, priority: u8, iterations: u32) -> Trace {
+    let mut t = empty(name, priority);
+    for i in 0..iterations {
+        let (base, c) = (i64::from(i) * 100_000, i * 3);
+        t.kernels
+            .push(launched_at_start("conv", c + 1, base, base + 10_000));
+        t.kernels
+            .push(launched_at_start("fc", c + 2, base + 40_000, base + 45_000));
+        t.syncs
+            .push(stream_sync(7, c + 3, base + 41_000, base + 46_000));
+    }
+    t
+}
+
+/// A throughput job of `kernels` back-to-back 20 µs `gemm` kernels.
+pub fn training(name: &str, priority: u8, kernels: u32) -> Trace {
+    back_to_back(name, priority, kernels, 20_000)
+}
+
+/// A job of `kernels` back-to-back `gemm` kernels of `len_ns` each.
+pub fn back_to_back(name: &str, priority: u8, kernels: u32, len_ns: i64) -> Trace {
+    let mut t = empty(name, priority);
+    for i in 0..kernels {
+        let start = i64::from(i) * len_ns;
+        t.kernels
+            .push(launched_at_start("gemm", i + 1, start, start + len_ns));
+    }
+    t
+}
+
+/// A job of `iterations` short iterations 1 µs apart: kernel `conv` [0, 200)
+/// ns, a host gap, kernel `fc` [600, 700) ns and a stream synchronization
+/// [650, 720) ns.
+pub fn short_iterations(name: &str, priority: u8, iterations: u32) -> Trace {
+    let mut t = empty(name, priority);
+    for i in 0..iterations {
+        let (t0, c) = (i64::from(i) * 1_000, i * 3 + 1);
+        t.kernels.push(launched_at_start("conv", c, t0, t0 + 200));
+        t.kernels
+            .push(launched_at_start("fc", c + 1, t0 + 600, t0 + 700));
+        t.syncs.push(stream_sync(7, c + 2, t0 + 650, t0 + 720));
+    }
+    t
+}
+
+/// The two-job pair of the end-to-end tests: `serving` (priority 0, 3
+/// iterations) and `training` (priority 9, 12 kernels).
+pub fn serving_and_training() -> (Trace, Trace) {
+    (serving("serving", 0, 3), training("training", 9, 12))
+}

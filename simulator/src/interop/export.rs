@@ -1055,7 +1055,7 @@ pub fn from_runs(
 mod tests {
     use std::collections::BTreeMap;
 
-    use fikit_trace::{ApiCall, ApiDomain, CopyKind, Kernel, MemOp, Placement, fixture};
+    use fikit_trace::{ApiCall, ApiDomain, CopyKind, MemOp, Placement, fixture};
 
     use super::*;
     use crate::sim::scenario::Scenario;
@@ -1385,31 +1385,13 @@ mod tests {
         assert_eq!((start(&wall, 1), start(&wall, 2)), (6_000, 0));
     }
 
-    fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
-        let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
-        k.launch.as_mut().unwrap().end_ns = start;
-        k
-    }
-
     /// A high-priority job of short kernels with host gaps and syncs, and a
     /// low-priority job of long kernels (the plots tests' pair).
     fn pair() -> Vec<Trace> {
-        let mut high = fixture::empty("infer", 0);
-        let mut corr = 1;
-        for it in 0..3 {
-            let t0 = it * 1_000;
-            high.kernels.push(k("conv", corr, t0, t0 + 200));
-            high.kernels.push(k("fc", corr + 1, t0 + 600, t0 + 700));
-            high.syncs
-                .push(fixture::stream_sync(7, corr + 2, t0 + 650, t0 + 720));
-            corr += 3;
-        }
-        let mut low = fixture::empty("train", 5);
-        for i in 0..6 {
-            low.kernels
-                .push(k("gemm", i + 1, i as i64 * 500, i as i64 * 500 + 500));
-        }
-        vec![high, low]
+        vec![
+            fixture::short_iterations("infer", 0, 3),
+            fixture::back_to_back("train", 5, 6, 500),
+        ]
     }
 
     fn scenario(traces: &[Trace]) -> Scenario {

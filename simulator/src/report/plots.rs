@@ -267,6 +267,23 @@ fn fill_and_draw<F: Figure, DB: DrawingBackend>(
 }
 
 /// Labels for category positions `0..n` of an axis spanning `-0.5..n-0.5`.
+/// The width in pixels of `text` in the plots' font at `px` pixels (an
+/// estimate of 0.62 em per character if the font cannot measure it).
+fn text_width(text: &str, px: u32) -> u32 {
+    let measured = ensure_font()
+        .ok()
+        .and_then(|()| (FONT, px).into_font().box_size(text).ok());
+    measured.map_or(
+        (text.chars().count() as f64 * px as f64 * 0.62).ceil() as u32,
+        |(w, _)| w,
+    )
+}
+
+/// The widest of `labels` in the plots' font at `px` pixels.
+fn widest(labels: &[String], px: u32) -> u32 {
+    labels.iter().map(|l| text_width(l, px)).max().unwrap_or(0)
+}
+
 fn category_label(labels: &[String], v: f64) -> String {
     let i = v.round();
     if (v - i).abs() > 1e-6 || i < 0.0 {
@@ -284,8 +301,10 @@ struct JctFigure {
 
 impl Figure for JctFigure {
     fn size(&self) -> (u32, u32) {
-        let w = 240 + 40 * (self.jobs.len() * self.bars.len()) as u32;
-        (w.clamp(800, 2400), 600)
+        // Room for every bar, and for every job's label under its group.
+        let bars = 240 + 40 * (self.jobs.len() * self.bars.len()) as u32;
+        let labels = 120 + (widest(&self.jobs, 14) + 24) * self.jobs.len() as u32;
+        (bars.max(labels).clamp(800, 4800), 600)
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
@@ -618,7 +637,10 @@ fn intervals(segments: &[Segment], jobs: usize, window: (i64, i64), merge_gap: i
 impl Figure for TimelineFigure {
     fn size(&self) -> (u32, u32) {
         let per_panel = 90 + 40 * self.jobs.len() as u32;
-        (1200, 60 + per_panel * self.panels.len() as u32)
+        (
+            1040 + widest(&self.jobs, 13),
+            60 + per_panel * self.panels.len() as u32,
+        )
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult {
@@ -639,8 +661,9 @@ impl Figure for TimelineFigure {
             let mut chart = ChartBuilder::on(&panel)
                 .caption(policy.as_str(), (FONT, 18))
                 .margin(8)
+                .margin_right(30)
                 .x_label_area_size(40)
-                .y_label_area_size(160)
+                .y_label_area_size(widest(labels, 13) + 20)
                 .build_cartesian_2d(0.0..span, -0.5..(n as f64 - 0.5))
                 .map_err(err)?;
             chart
@@ -673,33 +696,15 @@ mod tests {
     use super::*;
     use crate::sim::gpu::GpuModel;
     use crate::sim::simulate::{SimOptions, simulate};
-    use fikit_trace::{Kernel, Trace, fixture};
-
-    fn k(name: &str, corr: u32, start: i64, end: i64) -> Kernel {
-        let mut k = fixture::kernel(name, 7, corr, Some(start), start, end);
-        k.launch.as_mut().unwrap().end_ns = start;
-        k
-    }
+    use fikit_trace::{Trace, fixture};
 
     /// A high-priority job with three iterations of two kernels and a host
     /// gap each, ended by a stream sync; and a low-priority job of short kernels.
     fn traces() -> Vec<Trace> {
-        let mut high = fixture::empty("resnet-infer", 0);
-        let mut corr = 1;
-        for it in 0..3 {
-            let t0 = it * 1_000;
-            high.kernels.push(k("conv", corr, t0, t0 + 200));
-            high.kernels.push(k("fc", corr + 1, t0 + 600, t0 + 700));
-            high.syncs
-                .push(fixture::stream_sync(7, corr + 2, t0 + 650, t0 + 720));
-            corr += 3;
-        }
-        let mut low = fixture::empty("bert-train", 5);
-        for i in 0..12 {
-            low.kernels
-                .push(k("gemm", i + 1, i as i64 * 150, i as i64 * 150 + 150));
-        }
-        vec![high, low]
+        vec![
+            fixture::short_iterations("resnet-infer", 0, 3),
+            fixture::back_to_back("bert-train", 5, 12, 150),
+        ]
     }
 
     fn report(record_segments: bool) -> (Report, Vec<Job>) {

@@ -94,7 +94,7 @@ impl Default for GpuModel {
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
-            source: "documented defaults (simulator/src/gpu.rs); not calibrated".to_string(),
+            source: "documented defaults (simulator/src/sim/gpu.rs); not calibrated".to_string(),
             timeslice_quantum_ns: 2_000_000,
             context_switch_ns: 25_000,
             timeslice_preempts: true,

@@ -1,0 +1,110 @@
+//! A newcomer's first command: the README's quick start, run as a user of a
+//! fresh clone would, in a folder that holds only the shipped H200 traces (so
+//! the calibrated model must come with the binary, not from the checkout).
+
+use std::path::Path;
+
+use fikit_e2e::cmd;
+
+/// The first command of the README's quick start, as `fikit-sim` arguments.
+fn readme_first_command() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let quick = readme
+        .split("## Quick start")
+        .nth(1)
+        .expect("README.md has a Quick start section");
+    let block = quick
+        .split("```sh")
+        .nth(1)
+        .expect("the quick start has a sh block");
+    let first = block
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap();
+    let args = first
+        .strip_prefix("cargo run -p fikit-sim -- ")
+        .unwrap_or_else(|| panic!("the first command runs fikit-sim through cargo: {first}"));
+    args.split_whitespace().map(String::from).collect()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn the_readmes_first_command_names_the_calibrated_model_and_answers_pairwise() {
+    let args = readme_first_command();
+    assert_eq!(
+        args,
+        ["traces/h200/"],
+        "the quick start simulates the shipped H200 traces"
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let fresh = tempfile::tempdir().unwrap();
+    copy_dir(&root.join("traces/h200"), &fresh.path().join("traces/h200"));
+    let out = cmd("fikit-sim")
+        .current_dir(fresh.path())
+        .args(&args)
+        .assert()
+        .success();
+    let o = out.get_output();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = stdout.lines().collect();
+    // First line: the calibrated model of the traces' GPU, and how to opt out.
+    assert!(
+        lines[0].starts_with("GPU model: NVIDIA H200, calibrated (simulator/models/h200.json)"),
+        "{stdout}"
+    );
+    assert!(lines[0].contains("--model default"), "{}", lines[0]);
+    // Then the pairwise answer: every latency-critical job beside every
+    // throughput job of the suite (6 x 3), with each policy's slowdown.
+    assert!(
+        lines[2].starts_with("Each latency-critical job"),
+        "{stdout}"
+    );
+    let header = lines[4];
+    for col in [
+        "latency-critical job",
+        "beside",
+        "timeslice",
+        "mps",
+        "preemptive",
+        "fikit",
+        "FIKIT vs timeslice",
+    ] {
+        assert!(header.contains(col), "{header}");
+    }
+    let rows: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.contains("-eval") && l.contains('┆') && l.contains("faster"))
+        .collect();
+    assert_eq!(rows.len(), 18, "{stdout}");
+    for r in &rows {
+        let cells: Vec<&str> = r
+            .split('┆')
+            .map(|c| c.trim().trim_matches('│').trim())
+            .collect();
+        // A latency-critical job is never faster beside a partner than alone.
+        for c in &cells[2..6] {
+            let v: f64 = c
+                .trim_end_matches('x')
+                .parse()
+                .unwrap_or_else(|_| panic!("{r}"));
+            assert!(v >= 0.995, "{r}");
+        }
+    }
+    // The way to the full table and plots is one flag away, and said.
+    assert!(
+        stderr.contains("--jobs ") && stderr.contains("--together"),
+        "{stderr}"
+    );
+    // The pairwise view writes no plots into the user's folder.
+    assert!(!fresh.path().join("reports").exists());
+}
