@@ -207,6 +207,7 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
     let mut report = ConvertReport::default();
     let spools = spool_files(spool_dir)?;
     let mut summaries = Vec::new();
+    let mut said = std::collections::HashSet::new();
     let mut stopped_processes = 0;
     for path in &spools {
         let spool = match fikit_spool::read_spool(path) {
@@ -257,6 +258,11 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
             &format!("{}-{}", file_stem(&opts.job), converted.trace.meta.pid),
         );
         for n in &converted.notes {
+            // The collector's notes (which libcupti, say) are the same for
+            // every process of one command: said once, for the first.
+            if n.starts_with("collector: ") && !said.insert(n.clone()) {
+                continue;
+            }
             say(&format!("{}: {n}", out.display()));
         }
         if let Err(e) = fikit_trace::write_trace(&out, &converted.trace) {

@@ -237,8 +237,15 @@ fn spools_left_by_the_command_become_traces() {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir(&src).unwrap();
-    common::write_spool(&src.join("fikit-4242.spool"), &common::records(true));
+    // Both processes' collectors say which libcupti they use: said once.
+    let note = fikit_spool::Record::Note {
+        text: "libcupti: /w/libcupti.so.13 (the program's own copy)".into(),
+    };
+    let mut finished = common::records(true);
+    finished.insert(1, note.clone());
+    common::write_spool(&src.join("fikit-4242.spool"), &finished);
     let mut killed = common::records(false);
+    killed.insert(1, note);
     if let fikit_spool::Record::Start(s) = &mut killed[0] {
         s.pid = 4343;
     }
@@ -271,6 +278,13 @@ fn spools_left_by_the_command_become_traces() {
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert!(stdout.contains("resnet50 bs1"), "{stdout}");
     assert!(stderr.contains("did not end cleanly"), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("collector: libcupti: /w/libcupti.so.13")
+            .count(),
+        1,
+        "{stderr}"
+    );
     assert!(
         stderr.contains("process 4444 initialized CUDA but ran no GPU work"),
         "{stderr}"
