@@ -289,3 +289,96 @@ fn priority_flag_overrides_the_trace() {
         rejects(dir.path(), &["--no-plots", "--priority", flag, "."], what);
     }
 }
+
+#[test]
+fn sweep_specs_run_in_shards_that_merge_into_the_whole_and_bad_ones_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("traces")).unwrap();
+    setup(&dir.path().join("traces"));
+    std::fs::write(
+        dir.path().join("spec.json"),
+        r#"{ "traces": ["traces"], "policies": ["timeslice", "fikit"] }"#,
+    )
+    .unwrap();
+    let whole = stdout_of(
+        dir.path(),
+        &["sweep", "--spec", "spec.json", "--format", "csv"],
+    );
+    for k in 1..=2 {
+        cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args(["sweep", "--spec", "spec.json", "--shard", &format!("{k}/2")])
+            .args(["-o", &format!("s{k}.parquet")])
+            .assert()
+            .success();
+    }
+    cmd("fikit-sim")
+        .current_dir(dir.path())
+        .args([
+            "sweep",
+            "merge",
+            "-o",
+            "all.parquet",
+            "s2.parquet",
+            "s1.parquet",
+        ])
+        .assert()
+        .success();
+    let merged = stdout_of(
+        dir.path(),
+        &["sweep", "show", "all.parquet", "--format", "csv"],
+    );
+    assert_eq!(merged, whole);
+    // 2 jobs: 2 ordered pairs x 2 policies, and a header.
+    assert_eq!(whole.lines().count(), 5, "{whole}");
+    rejects(
+        dir.path(),
+        &["sweep", "merge", "-o", "x.parquet", "s1.parquet"],
+        "shards missing: 2/2",
+    );
+    // Rows written among the traces would be read as a trace by the next shard.
+    rejects(
+        dir.path(),
+        &[
+            "sweep",
+            "--spec",
+            "spec.json",
+            "--shard",
+            "1/2",
+            "-o",
+            "traces/s1.parquet",
+        ],
+        "inside a folder the spec searches for traces",
+    );
+    rejects(dir.path(), &["sweep", "--spec", "nope.json"], "nope.json");
+    rejects(
+        dir.path(),
+        &[
+            "sweep",
+            "--spec",
+            "spec.json",
+            "--shard",
+            "3/2",
+            "-o",
+            "x.parquet",
+        ],
+        "K must be 1 to N",
+    );
+    std::fs::write(
+        dir.path().join("bad.json"),
+        r#"{ "traces": ["traces"], "group": 9 }"#,
+    )
+    .unwrap();
+    rejects(dir.path(), &["sweep", "--spec", "bad.json"], "2 to 8");
+    std::fs::write(dir.path().join("typo.json"), r#"{ "trace": ["traces"] }"#).unwrap();
+    rejects(
+        dir.path(),
+        &["sweep", "--spec", "typo.json"],
+        "unknown field",
+    );
+    rejects(
+        dir.path(),
+        &["sweep", "show", "traces/serving.parquet"],
+        "not a fikit sweep rows file",
+    );
+}

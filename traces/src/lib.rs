@@ -28,7 +28,10 @@ use std::path::{Path, PathBuf};
 pub use error::{Location, Problem, TraceError};
 pub use model::*;
 pub use polars;
-pub use read::{MAX_TIMESTAMP_NS, check_structure, parse_trace, read_metadata, read_trace};
+pub use read::{
+    MAX_TIMESTAMP_NS, check_structure, parse_table, parse_trace, read_metadata, read_table,
+    read_trace,
+};
 pub use write::{metadata_pairs, to_dataframe, write_dataframe, write_trace};
 
 /// The file extension of traces.

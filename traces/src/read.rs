@@ -77,6 +77,36 @@ pub fn check_structure(bytes: &[u8]) -> Result<Metadata, Problem> {
     checked(bytes).map(|(_, meta)| meta)
 }
 
+/// Reads any flat Parquet table fikit writes (a trace, or the rows of a
+/// sweep shard) and its file-level key/value metadata, with the checks
+/// [`read_trace`] makes before Polars decodes anything (framing, footer,
+/// row-group counts, page headers): a corrupt file is an error, never a
+/// panic or an abort.
+pub fn read_table(path: &Path) -> Result<(DataFrame, Vec<(String, String)>), TraceError> {
+    let bytes = std::fs::read(path).map_err(|e| TraceError::new(path, Problem::Io(e)))?;
+    parse_table(&bytes).map_err(|p| TraceError::new(path, p))
+}
+
+/// [`read_table`] of bytes in memory.
+pub fn parse_table(bytes: &[u8]) -> Result<(DataFrame, Vec<(String, String)>), Problem> {
+    let mut reader = open(bytes)?;
+    let md = file_metadata(&mut reader)?;
+    check_row_groups(&md)?;
+    pages::check(bytes, &md).map_err(Problem::Truncated)?;
+    let kv = md
+        .key_value_metadata()
+        .iter()
+        .flatten()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    let df = guarded(|| {
+        reader
+            .finish()
+            .map_err(|e| Problem::Truncated(e.to_string()))
+    })?;
+    Ok((df, kv))
+}
+
 /// A Parquet reader over bytes in memory.
 type Reader<'a> = ParquetReader<Cursor<&'a [u8]>>;
 
@@ -166,8 +196,8 @@ fn metadata(reader: &mut ParquetReader<Cursor<&[u8]>>) -> Result<Metadata, Probl
     metadata_of(&md)
 }
 
-/// The trace metadata of a decoded footer, after checking its row-group counts.
-fn metadata_of(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<Metadata, Problem> {
+/// Checks a decoded footer's row-group counts before Polars trusts them.
+fn check_row_groups(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<(), Problem> {
     // Every column of a trace is flat: each chunk holds one value (or null)
     // per row of its row group. Polars trusts these counts when it sizes its
     // buffers; inconsistent ones (fuzzed files) made it ask for 2^61 bytes,
@@ -188,6 +218,12 @@ fn metadata_of(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<M
             }
         }
     }
+    Ok(())
+}
+
+/// The trace metadata of a decoded footer, after checking its row-group counts.
+fn metadata_of(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<Metadata, Problem> {
+    check_row_groups(md)?;
     let kv: HashMap<&str, &str> = md
         .key_value_metadata()
         .iter()

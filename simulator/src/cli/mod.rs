@@ -55,7 +55,8 @@ struct Cli {
 enum Command {
     /// Summarize traces: kernels, GPU busy time, inter-kernel idle gaps and their causes, top kernels.
     Inspect(InspectArgs),
-    /// Simulate every ordered pair of jobs (first high priority, second low) in parallel.
+    /// Simulate every ordered pair of jobs (first high priority, second low) in
+    /// parallel; or a sweep spec, whole or one shard of it, and merge shards.
     Sweep(SweepArgs),
     /// Write traces, or with --policy a simulated run, as Chrome trace-event JSON for the Perfetto UI (ui.perfetto.dev).
     Export(ExportArgs),
@@ -166,10 +167,27 @@ struct CommonArgs {
 }
 
 #[derive(Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 struct SweepArgs {
-    /// Trace files, or folders searched recursively for *.parquet.
-    #[arg(required = true, value_name = "FILE_OR_DIR")]
+    #[command(subcommand)]
+    action: Option<SweepAction>,
+    /// Trace files, or folders searched recursively for *.parquet: every
+    /// ordered pair, printed.
+    #[arg(required_unless_present = "spec", value_name = "FILE_OR_DIR")]
     inputs: Vec<PathBuf>,
+    /// A sweep spec (JSON: traces, jobs per GPU, which groups, policies,
+    /// model files, a parameter grid; simulator/README.md). Its own policies
+    /// and models replace --policy and --model.
+    #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
+    spec: Option<PathBuf>,
+    /// Run only shard K of N of the spec's items (item i goes to shard
+    /// i mod N + 1); needs --spec and --output.
+    #[arg(long, value_name = "K/N", requires = "spec", requires = "output")]
+    shard: Option<String>,
+    /// Write the spec's rows as Parquet to FILE (stamped with the spec's
+    /// hash and the shard) instead of printing them.
+    #[arg(short, long, value_name = "FILE", requires = "spec")]
+    output: Option<PathBuf>,
     #[command(flatten)]
     common: CommonArgs,
     /// Output format (table or csv; json prints the rows).
@@ -178,6 +196,29 @@ struct SweepArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+}
+
+#[derive(Subcommand)]
+enum SweepAction {
+    /// Join the shards of one sweep spec into one table; checks that every
+    /// shard is there exactly once and holds its items.
+    Merge {
+        /// The merged table (Parquet).
+        #[arg(short, long, value_name = "FILE")]
+        output: PathBuf,
+        /// The shards' files (from `sweep --spec S --shard K/N -o FILE`).
+        #[arg(required = true, value_name = "SHARD")]
+        shards: Vec<PathBuf>,
+    },
+    /// Print a rows file (a shard or a merged table).
+    Show {
+        /// The rows file (Parquet).
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+        format: FormatArg,
+    },
 }
 
 #[derive(Args)]
@@ -287,15 +328,37 @@ impl From<SimArgs> for simulate::SimulateOptions {
     }
 }
 
-impl From<SweepArgs> for simulate::SweepRun {
-    fn from(a: SweepArgs) -> Self {
-        simulate::SweepRun {
-            inputs: a.inputs,
+impl TryFrom<SweepArgs> for simulate::SweepRun {
+    type Error = Failure;
+
+    fn try_from(a: SweepArgs) -> Result<Self, Failure> {
+        let what = match (a.action, a.spec) {
+            (Some(SweepAction::Merge { output, shards }), _) => {
+                simulate::SweepWhat::Merge { output, shards }
+            }
+            (Some(SweepAction::Show { file, format }), _) => simulate::SweepWhat::Show {
+                file,
+                format: format.into(),
+            },
+            (None, Some(spec)) => simulate::SweepWhat::Spec {
+                spec,
+                shard: a
+                    .shard
+                    .as_deref()
+                    .map(fikit_sim::sim::fleet::Shard::parse)
+                    .transpose()
+                    .map_err(|e| bad_input(anyhow::anyhow!(e)))?,
+                output: a.output,
+            },
+            (None, None) => simulate::SweepWhat::Traces(a.inputs),
+        };
+        Ok(simulate::SweepRun {
+            what,
             policies: policies(&a.common.policy),
             model: model_choice(a.common.model),
             format: a.format.into(),
             threads: a.threads,
-        }
+        })
     }
 }
 
@@ -371,7 +434,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let jobs = inspect::summaries(&opts).map_err(bad_input)?;
             print(&inspect::render(&jobs, opts.format))
         }
-        Some(Command::Sweep(args)) => simulate::run_sweep(args.into()),
+        Some(Command::Sweep(args)) => simulate::run_sweep(args.try_into()?),
         Some(Command::Export(args)) => export::run_export(args.into()),
         Some(Command::Import(args)) => import::run_import(args),
         Some(Command::Calibrate(args)) => live::run_calibrate(args),

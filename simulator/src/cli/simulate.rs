@@ -8,6 +8,7 @@ use anyhow::Context;
 use fikit_sim::interop::export::scenario_traces;
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::report::{self, Format, html, plots};
+use fikit_sim::sim::fleet::{self, Shard};
 use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::scenario::Scenario;
 use fikit_sim::sim::simulate::{Report, SimOptions, simulate_with_progress};
@@ -60,11 +61,41 @@ pub struct SimulateOptions {
     pub html: Option<PathBuf>,
 }
 
+/// Which sweep.
+#[derive(Debug, Clone)]
+pub enum SweepWhat {
+    /// Every ordered pair of these traces, printed.
+    Traces(Vec<PathBuf>),
+    /// A spec, whole or one shard, printed or written as Parquet.
+    Spec {
+        /// The spec file.
+        spec: PathBuf,
+        /// One shard; `None`: all items.
+        shard: Option<Shard>,
+        /// Write the rows here.
+        output: Option<PathBuf>,
+    },
+    /// Join shards into one table.
+    Merge {
+        /// The merged table.
+        output: PathBuf,
+        /// The shards.
+        shards: Vec<PathBuf>,
+    },
+    /// Print a rows file.
+    Show {
+        /// The file.
+        file: PathBuf,
+        /// How.
+        format: Format,
+    },
+}
+
 /// What `fikit-sim sweep` runs.
 #[derive(Debug, Clone)]
 pub struct SweepRun {
-    /// Trace files or folders.
-    pub inputs: Vec<PathBuf>,
+    /// Which sweep.
+    pub what: SweepWhat,
     /// Policies, in report order.
     pub policies: Vec<PolicyKind>,
     /// GPU model.
@@ -332,7 +363,41 @@ pub fn set_priority(scenario: &mut Scenario, spec: &str) -> anyhow::Result<()> {
 
 /// Runs `fikit-sim sweep`.
 pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
-    let files = traces(&o.inputs)?;
+    let pool = thread_pool(o.threads)?;
+    let inputs = match &o.what {
+        SweepWhat::Traces(inputs) => inputs,
+        SweepWhat::Spec {
+            spec,
+            shard,
+            output,
+        } => return pool.install(|| run_spec(spec, *shard, output.as_deref(), o.format)),
+        SweepWhat::Merge { output, shards } => {
+            let (rows, meta) = fleet::merge(shards).map_err(bad_input)?;
+            fleet::write_rows(output, &rows, &meta).map_err(|e| other(e.into()))?;
+            eprintln!(
+                "fikit-sim: merged {} shards: {} rows of {} items (spec {}) into {}",
+                shards.len(),
+                rows.len(),
+                meta.items,
+                meta.spec_hash,
+                output.display()
+            );
+            return Ok(());
+        }
+        SweepWhat::Show { file, format } => {
+            let (rows, meta) = fleet::read_rows(file).map_err(bad_input)?;
+            eprintln!(
+                "fikit-sim: {}: {} rows, spec {}, {}",
+                file.display(),
+                rows.len(),
+                meta.spec_hash,
+                meta.shard
+                    .map_or("merged".to_string(), |s| format!("shard {s}"))
+            );
+            return print(&report::sweep::render_fleet(&rows, *format));
+        }
+    };
+    let files = traces(inputs)?;
     let (model, model_line) = resolve_model(&o.model, &files)?;
     eprintln!("fikit-sim: {model_line}");
     let scenario = Scenario::from_traces(&files).map_err(bad_input)?;
@@ -347,20 +412,84 @@ pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
         model,
         progress: std::io::stderr().is_terminal(),
     };
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = o.threads {
-        if n == 0 {
-            return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
-        }
-        builder = builder.num_threads(n);
-    }
-    let pool = builder
-        .build()
-        .context("starting worker threads")
-        .map_err(other)?;
     let rows = pool
         .install(|| sweep::pairs(&scenario.jobs, &opts))
         .context("simulating")
         .map_err(other)?;
     print(&report::sweep::render(&rows, o.format))
+}
+
+/// A pool of `threads` workers (default: one per core).
+fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Failure> {
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        if n == 0 {
+            return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
+        }
+        builder = builder.num_threads(n);
+    }
+    builder
+        .build()
+        .context("starting worker threads")
+        .map_err(other)
+}
+
+/// Runs a sweep spec's items (one shard, or all) and prints or writes the rows.
+fn run_spec(
+    spec: &Path,
+    shard: Option<Shard>,
+    output: Option<&Path>,
+    format: Format,
+) -> Result<(), Failure> {
+    let resolved = fleet::Resolved::load(spec).map_err(bad_input)?;
+    if let Some(out) = output
+        && resolved.would_find(out)
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "-o {}: inside a folder the spec searches for traces, where the next shard would read it as one; write the rows elsewhere",
+            out.display()
+        )));
+    }
+    let asked = shard;
+    let shard = shard.unwrap_or(Shard::ALL);
+    let count = (0..resolved.items()).filter(|&i| shard.has(i)).count() as u64;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(count);
+        b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} items {elapsed_precise} ETA {eta}",
+            )
+            .expect("a valid template"),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let rows = fleet::run_shard(&resolved, shard, &|| bar.inc(1)).map_err(|e| match e {
+        fleet::FleetError::Run(r) if !r.is_bad_input() => {
+            other(anyhow::Error::from(r).context("simulating"))
+        }
+        e => bad_input(e),
+    })?;
+    bar.finish_and_clear();
+    let meta = fleet::RowsMeta {
+        spec_hash: resolved.hash.clone(),
+        items: resolved.items(),
+        shard: asked,
+    };
+    match output {
+        Some(path) => {
+            fleet::write_rows(path, &rows, &meta).map_err(|e| other(e.into()))?;
+            eprintln!(
+                "fikit-sim: shard {shard}: {} items, {} rows (spec {}) written to {}",
+                count,
+                rows.len(),
+                resolved.hash,
+                path.display()
+            );
+            Ok(())
+        }
+        None => print(&report::sweep::render_fleet(&rows, format)),
+    }
 }

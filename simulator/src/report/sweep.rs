@@ -5,6 +5,7 @@ use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
 
 use super::{Format, right};
 use crate::policy::PolicyKind;
+use crate::sim::fleet::SweepRow;
 use crate::sim::sweep::PairRow;
 
 /// Renders sweep rows as a table, JSON or CSV.
@@ -123,4 +124,82 @@ pub fn pairwise_table(rows: &[PairRow]) -> String {
         "{t}\nslowdown = JCT beside the partner / JCT alone (1.00x: unaffected); \
          FIKIT vs timeslice = the latency-critical job's JCT under timeslice / under fikit\n"
     )
+}
+
+/// Renders a fleet sweep's rows ([`crate::sim::fleet`]) as a table, JSON or CSV.
+pub fn render_fleet(rows: &[SweepRow], format: Format) -> String {
+    match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
+            s.push('\n');
+            s
+        }
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(Vec::new());
+            w.write_record([
+                "item",
+                "model",
+                "params",
+                "high",
+                "low",
+                "policy",
+                "high_vs_timeslice",
+                "low_vs_timeslice",
+                "high_slowdown",
+                "low_slowdown",
+                "high_p99_ns",
+            ])
+            .expect("writing to memory");
+            for r in rows {
+                w.write_record([
+                    r.item.to_string(),
+                    r.model.clone(),
+                    r.params.clone(),
+                    r.high.clone(),
+                    r.low.clone(),
+                    r.policy.as_str().to_string(),
+                    format!("{:.6}", r.high_vs_timeslice),
+                    format!("{:.6}", r.low_vs_timeslice),
+                    format!("{:.6}", r.high_slowdown),
+                    format!("{:.6}", r.low_slowdown),
+                    r.high_p99_ns.to_string(),
+                ])
+                .expect("writing to memory");
+            }
+            String::from_utf8(w.into_inner().expect("flushing to memory")).expect("UTF-8")
+        }
+        Format::Table => {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED);
+            t.set_header(vec![
+                "item",
+                "model",
+                "params",
+                "high (prio 0)",
+                "low (prio 9)",
+                "policy",
+                "high vs timeslice",
+                "low vs timeslice",
+                "high slowdown",
+                "low slowdown",
+                "high p99",
+            ]);
+            for r in rows {
+                t.add_row(vec![
+                    right(r.item.to_string()),
+                    Cell::new(&r.model),
+                    Cell::new(&r.params),
+                    Cell::new(&r.high),
+                    Cell::new(&r.low),
+                    Cell::new(r.policy.as_str()),
+                    right(format!("{:.3}x", r.high_vs_timeslice)),
+                    right(format!("{:.3}x", r.low_vs_timeslice)),
+                    right(format!("{:.3}x", r.high_slowdown)),
+                    right(format!("{:.3}x", r.low_slowdown)),
+                    right(fikit_trace::summary::human_ns(r.high_p99_ns)),
+                ]);
+            }
+            format!("{t}\n")
+        }
+    }
 }

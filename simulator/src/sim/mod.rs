@@ -9,9 +9,12 @@
 //! - [`engine`]: integer-nanosecond events, FIFO ties, the [`engine::Policy`]
 //!   trait the policies implement;
 //! - [`simulate`]: runs a scenario under each policy and builds the report;
-//! - [`sweep`]: every ordered pair of jobs under every policy, in parallel.
+//! - [`sweep`]: every ordered pair of jobs under every policy, in parallel;
+//! - [`fleet`]: sweeps as data (a spec), in shards for many machines, and
+//!   their merge.
 
 pub mod engine;
+pub mod fleet;
 pub mod gpu;
 pub mod job;
 pub mod scenario;

@@ -1,0 +1,895 @@
+//! Fleet sweeps: a sweep spec (JSON: traces, jobs per GPU, which groups,
+//! policies, model files, a grid of model parameters) expands into numbered
+//! items, one group of jobs on one model variant. `--shard K/N` runs the items
+//! whose number is K-1 modulo N (round robin, so shards get the same mix of
+//! light and heavy pairs) and writes their rows as Parquet stamped with the
+//! spec's hash; [`merge`] checks that every shard of one spec is there exactly
+//! once and joins them. The whole spec on one machine (`1/1`) gives the same
+//! rows, in the same order.
+//!
+//! Items are numbered variant-major: item `v * groups + g` is group `g` on
+//! model variant `v`. Pairs are never materialized: item `g` of the ordered
+//! pairs of `n` jobs is `(g / (n-1), the (g % (n-1))-th other job)`, so a
+//! spec over ten thousand traces (10^8 ordered pairs) costs no memory to
+//! enumerate.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::policy::PolicyKind;
+use crate::sim::engine::{RunError, RunResult};
+use crate::sim::gpu::GpuModel;
+use crate::sim::job::Job;
+use crate::sim::simulate::{SimOptions, run_policy, simulate_with_isolated};
+
+/// Which groups of jobs a spec simulates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Combos {
+    /// Every job as the high-priority one beside every combination of the
+    /// others (for pairs: every ordered pair, as `fikit-sim sweep TRACES`).
+    #[default]
+    Ordered,
+    /// Only the latency-critical jobs (the best priority among the traces)
+    /// as the high one, beside throughput jobs (any worse priority).
+    HighLow,
+}
+
+fn two() -> usize {
+    2
+}
+
+fn all_policies() -> Vec<PolicyKind> {
+    PolicyKind::ALL.to_vec()
+}
+
+/// A sweep spec, as its JSON file says it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSpec {
+    /// Trace files, or folders searched recursively, relative to the spec's folder.
+    pub traces: Vec<PathBuf>,
+    /// Jobs per GPU (2 to 8): the first at priority 0, the others at 9.
+    #[serde(default = "two")]
+    pub group: usize,
+    /// Which groups.
+    #[serde(default)]
+    pub combos: Combos,
+    /// Policies (default: all).
+    #[serde(default = "all_policies")]
+    pub policies: Vec<PolicyKind>,
+    /// GPU model files, relative to the spec's folder (default: the shipped
+    /// calibrated model of the traces' GPU, else the documented defaults).
+    #[serde(default)]
+    pub models: Vec<PathBuf>,
+    /// GPU model fields and the values to try; every combination is a grid
+    /// point, applied to every model.
+    #[serde(default)]
+    pub grid: BTreeMap<String, Vec<serde_json::Value>>,
+}
+
+/// Errors of a sweep spec, its shards and their merge: bad input, each
+/// naming the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum FleetError {
+    /// The spec (or a model file it names) is not valid.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A trace could not be read.
+    #[error(transparent)]
+    Trace(#[from] fikit_trace::TraceError),
+    /// The shards do not make one whole sweep, or a rows file is not one.
+    #[error("{0}")]
+    Merge(String),
+    /// A simulation failed.
+    #[error("simulating: {0}")]
+    Run(#[from] RunError),
+}
+
+impl FleetError {
+    fn invalid(path: &Path, message: impl Into<String>) -> FleetError {
+        FleetError::Invalid {
+            path: path.display().to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One shard of a sweep: `k` of `n`, counted from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which, 1..=n.
+    pub k: u64,
+    /// How many.
+    pub n: u64,
+}
+
+impl Shard {
+    /// The whole sweep as one shard.
+    pub const ALL: Shard = Shard { k: 1, n: 1 };
+
+    /// Parses `K/N` (1 <= K <= N).
+    pub fn parse(s: &str) -> Result<Shard, String> {
+        let (k, n) = s
+            .split_once('/')
+            .ok_or_else(|| format!("--shard {s:?}: expected K/N, e.g. 3/16"))?;
+        let k: u64 = k
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard {s:?}: K is not a number"))?;
+        let n: u64 = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("--shard {s:?}: N is not a number"))?;
+        if n == 0 || k == 0 || k > n {
+            return Err(format!("--shard {s:?}: K must be 1 to N, and N at least 1"));
+        }
+        Ok(Shard { k, n })
+    }
+
+    /// True when item `i` belongs to this shard.
+    pub fn has(self, i: u64) -> bool {
+        i % self.n == self.k - 1
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// One GPU model of the sweep: a model file at one grid point.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// The model's name.
+    pub model: String,
+    /// The grid point as a JSON object (`{}` without a grid).
+    pub params: String,
+    /// The model with the grid point applied.
+    pub gpu: GpuModel,
+}
+
+/// The groups of a sweep, numbered without materializing pairs.
+#[derive(Debug, Clone)]
+enum Groups {
+    /// Every ordered pair of `n` jobs.
+    OrderedPairs(usize),
+    /// Each of `high` beside each of `low`.
+    Cross { high: Vec<usize>, low: Vec<usize> },
+    /// Listed groups (more than two jobs per GPU).
+    Listed(Vec<Vec<usize>>),
+}
+
+impl Groups {
+    fn count(&self) -> u64 {
+        match self {
+            Groups::OrderedPairs(n) => (*n as u64) * (n.saturating_sub(1) as u64),
+            Groups::Cross { high, low } => (high.len() * low.len()) as u64,
+            Groups::Listed(v) => v.len() as u64,
+        }
+    }
+
+    fn get(&self, g: u64) -> Vec<usize> {
+        match self {
+            Groups::OrderedPairs(n) => {
+                let others = (*n - 1) as u64;
+                let h = (g / others) as usize;
+                let l = (g % others) as usize;
+                vec![h, if l >= h { l + 1 } else { l }]
+            }
+            Groups::Cross { high, low } => {
+                let per = low.len() as u64;
+                vec![high[(g / per) as usize], low[(g % per) as usize]]
+            }
+            Groups::Listed(v) => v[g as usize].clone(),
+        }
+    }
+}
+
+/// Every combination of `k` of `from`, in lexicographic order.
+fn combinations(from: &[usize], k: usize) -> Vec<Vec<usize>> {
+    if k == 0 {
+        return vec![Vec::new()];
+    }
+    let mut out = Vec::new();
+    for i in 0..from.len() {
+        for mut rest in combinations(&from[i + 1..], k - 1) {
+            rest.insert(0, from[i]);
+            out.push(rest);
+        }
+    }
+    out
+}
+
+/// A spec with its traces found, its models loaded and its items numbered.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The spec.
+    pub spec: SweepSpec,
+    /// The trace files, sorted.
+    pub files: Vec<PathBuf>,
+    /// Each trace's job name in the rows (its file name without `.parquet`
+    /// where two traces have one job name).
+    pub names: Vec<String>,
+    /// The model variants.
+    pub variants: Vec<Variant>,
+    groups: Groups,
+    /// The spec's hash: the spec, each trace's name and size, each model.
+    pub hash: String,
+    /// The folders the spec searches for traces.
+    pub trace_dirs: Vec<PathBuf>,
+}
+
+/// Every combination of the grid's values, in key order (one empty point
+/// without a grid).
+fn grid_points(
+    grid: &BTreeMap<String, Vec<serde_json::Value>>,
+) -> Vec<Vec<(String, serde_json::Value)>> {
+    let mut points: Vec<Vec<(String, serde_json::Value)>> = vec![Vec::new()];
+    for (key, values) in grid {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push((key.clone(), v.clone()));
+                    q
+                })
+            })
+            .collect();
+    }
+    points
+}
+
+impl Resolved {
+    /// Reads the spec at `path` and resolves it.
+    pub fn load(path: &Path) -> Result<Resolved, FleetError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| FleetError::invalid(path, e.to_string()))?;
+        let spec: SweepSpec =
+            serde_json::from_str(&text).map_err(|e| FleetError::invalid(path, e.to_string()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Resolved::new(spec, base, path)
+    }
+
+    /// Resolves `spec`, its paths relative to `base`; `origin` names it in errors.
+    pub fn new(spec: SweepSpec, base: &Path, origin: &Path) -> Result<Resolved, FleetError> {
+        if !(2..=8).contains(&spec.group) {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "group: {} jobs per GPU; a sweep puts 2 to 8 on one GPU",
+                    spec.group
+                ),
+            ));
+        }
+        if spec.policies.is_empty() {
+            return Err(FleetError::invalid(origin, "policies: the list is empty"));
+        }
+        if spec.traces.is_empty() {
+            return Err(FleetError::invalid(origin, "traces: the list is empty"));
+        }
+        let inputs: Vec<PathBuf> = spec.traces.iter().map(|p| base.join(p)).collect();
+        let mut files = fikit_trace::discover(&inputs)?;
+        files.sort();
+        files.dedup();
+        if files.len() < spec.group {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "traces: {} trace(s) found, a group needs {}",
+                    files.len(),
+                    spec.group
+                ),
+            ));
+        }
+        // Footers are read only when the spec needs them: priorities for
+        // high-low groups, the GPU for the default model.
+        let need_meta = spec.combos == Combos::HighLow || spec.models.is_empty();
+        let metas = if need_meta {
+            files
+                .par_iter()
+                .map(|f| fikit_trace::read_metadata(f))
+                .collect::<Result<Vec<_>, _>>()?
+        } else {
+            Vec::new()
+        };
+        let names = if metas.is_empty() {
+            files.iter().map(|f| stem(f)).collect()
+        } else {
+            let mut names: Vec<String> = metas.iter().map(|m| m.job_name.clone()).collect();
+            for i in 0..names.len() {
+                if names.iter().filter(|n| **n == names[i]).count() > 1 {
+                    names[i] = stem(&files[i]);
+                }
+            }
+            names
+        };
+        let models: Vec<GpuModel> = if spec.models.is_empty() {
+            let mut devices: Vec<&str> = metas.iter().map(|m| m.device.name.as_str()).collect();
+            devices.sort_unstable();
+            devices.dedup();
+            match devices.as_slice() {
+                [d] => vec![GpuModel::shipped_for(d).map_or_else(GpuModel::default, |(_, m)| m)],
+                _ => vec![GpuModel::default()],
+            }
+        } else {
+            spec.models
+                .iter()
+                .map(|p| {
+                    GpuModel::load(&base.join(p))
+                        .map_err(|e| FleetError::invalid(origin, e.to_string()))
+                })
+                .collect::<Result<_, _>>()?
+        };
+        let mut variants = Vec::new();
+        for m in &models {
+            for point in grid_points(&spec.grid) {
+                let mut v = serde_json::to_value(m).expect("models serialize");
+                let mut params = serde_json::Map::new();
+                for (k, value) in &point {
+                    if k == "name" || k == "source" {
+                        return Err(FleetError::invalid(
+                            origin,
+                            format!("grid: {k:?} is not a model parameter"),
+                        ));
+                    }
+                    v[k.as_str()] = value.clone();
+                    params.insert(k.clone(), value.clone());
+                }
+                let gpu: GpuModel = serde_json::from_value(v)
+                    .map_err(|e| FleetError::invalid(origin, format!("grid: {e}")))?;
+                gpu.validate().map_err(|e| {
+                    FleetError::invalid(
+                        origin,
+                        format!(
+                            "grid point {}: {e}",
+                            serde_json::Value::Object(params.clone())
+                        ),
+                    )
+                })?;
+                variants.push(Variant {
+                    model: m.name.clone(),
+                    params: serde_json::Value::Object(params).to_string(),
+                    gpu,
+                });
+            }
+        }
+        let n = files.len();
+        let all: Vec<usize> = (0..n).collect();
+        let groups = match (spec.combos, spec.group) {
+            (Combos::Ordered, 2) => Groups::OrderedPairs(n),
+            (Combos::Ordered, k) => Groups::Listed(
+                (0..n)
+                    .flat_map(|h| {
+                        let others: Vec<usize> = all.iter().copied().filter(|&o| o != h).collect();
+                        combinations(&others, k - 1).into_iter().map(move |mut c| {
+                            c.insert(0, h);
+                            c
+                        })
+                    })
+                    .collect(),
+            ),
+            (Combos::HighLow, k) => {
+                let best = metas.iter().map(|m| m.priority).min().unwrap_or(0);
+                let (high, low): (Vec<usize>, Vec<usize>) =
+                    all.iter().partition(|&&i| metas[i].priority == best);
+                if k == 2 {
+                    Groups::Cross { high, low }
+                } else {
+                    Groups::Listed(
+                        high.iter()
+                            .flat_map(|&h| {
+                                combinations(&low, k - 1).into_iter().map(move |mut c| {
+                                    c.insert(0, h);
+                                    c
+                                })
+                            })
+                            .collect(),
+                    )
+                }
+            }
+        };
+        let hash = spec_hash(&spec, &files, base, &models)?;
+        let trace_dirs = inputs.into_iter().filter(|p| p.is_dir()).collect();
+        Ok(Resolved {
+            trace_dirs,
+            spec,
+            files,
+            names,
+            variants,
+            groups,
+            hash,
+        })
+    }
+
+    /// True when a file written at `path` would be found as one of the
+    /// spec's traces (inside a folder it searches): rows written there would
+    /// change the next shard's spec.
+    pub fn would_find(&self, path: &Path) -> bool {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let Ok(dir) = dir.canonicalize() else {
+            return false;
+        };
+        self.trace_dirs
+            .iter()
+            .filter_map(|d| d.canonicalize().ok())
+            .any(|d| dir.starts_with(d))
+    }
+
+    /// How many items the sweep has.
+    pub fn items(&self) -> u64 {
+        self.variants.len() as u64 * self.groups.count()
+    }
+
+    /// Item `i`: its model variant and its jobs (the first the high one).
+    pub fn item(&self, i: u64) -> (usize, Vec<usize>) {
+        let per = self.groups.count();
+        ((i / per) as usize, self.groups.get(i % per))
+    }
+}
+
+fn stem(f: &Path) -> String {
+    f.file_name()
+        .map(|n| n.to_string_lossy().trim_end_matches(".parquet").to_string())
+        .unwrap_or_default()
+}
+
+/// The hash that stamps a spec's shards: xxh3-64 of the spec as parsed, each
+/// trace's path relative to the spec and its size in bytes (a stat, not a
+/// read), and each model variant's base model.
+fn spec_hash(
+    spec: &SweepSpec,
+    files: &[PathBuf],
+    base: &Path,
+    models: &[GpuModel],
+) -> Result<String, FleetError> {
+    let mut traces = Vec::with_capacity(files.len());
+    for f in files {
+        let len = std::fs::metadata(f)
+            .map_err(|e| FleetError::invalid(f, e.to_string()))?
+            .len();
+        let rel = f.strip_prefix(base).unwrap_or(f);
+        traces.push((rel.display().to_string(), len));
+    }
+    let doc = serde_json::json!({ "spec": spec, "traces": traces, "models": models });
+    let bytes = serde_json::to_vec(&doc).expect("the spec serializes");
+    Ok(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)))
+}
+
+/// One row of a fleet sweep: one group under one policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// The item's number in the spec.
+    pub item: u64,
+    /// The GPU model's name.
+    pub model: String,
+    /// The grid point (a JSON object; `{}` without a grid).
+    pub params: String,
+    /// The high-priority job (priority 0).
+    pub high: String,
+    /// The other jobs (priority 9), joined by ` + `.
+    pub low: String,
+    /// Policy.
+    pub policy: PolicyKind,
+    /// High-priority JCT under timeslice / under the policy.
+    pub high_vs_timeslice: f64,
+    /// The worst (lowest) of the other jobs' JCT under timeslice / under the policy.
+    pub low_vs_timeslice: f64,
+    /// High-priority JCT / isolated.
+    pub high_slowdown: f64,
+    /// The worst (highest) of the other jobs' JCT / isolated.
+    pub low_slowdown: f64,
+    /// High-priority p99 iteration latency, ns.
+    pub high_p99_ns: i64,
+}
+
+/// Runs the items of `shard`; `progress` is called once per item done.
+/// Reads only the traces its items use, each once; runs each job alone once
+/// per model variant.
+pub fn run_shard(
+    r: &Resolved,
+    shard: Shard,
+    progress: &(dyn Fn() + Sync),
+) -> Result<Vec<SweepRow>, FleetError> {
+    let items: Vec<u64> = (0..r.items()).filter(|&i| shard.has(i)).collect();
+    let plan: Vec<(u64, usize, Vec<usize>)> = items
+        .iter()
+        .map(|&i| {
+            let (v, g) = r.item(i);
+            (i, v, g)
+        })
+        .collect();
+    let mut used = vec![false; r.files.len()];
+    for (_, _, g) in &plan {
+        for &j in g {
+            used[j] = true;
+        }
+    }
+    let jobs: Vec<Option<Job>> = r
+        .files
+        .par_iter()
+        .zip(&used)
+        .map(|(f, &u)| {
+            u.then(|| fikit_trace::read_trace(f).map(|t| Job::from_trace(&t)))
+                .transpose()
+        })
+        .collect::<Result<_, _>>()?;
+    let mut needed: Vec<(usize, usize)> = plan
+        .iter()
+        .flat_map(|(_, v, g)| g.iter().map(move |&j| (*v, j)))
+        .collect();
+    needed.sort_unstable();
+    needed.dedup();
+    let alone: BTreeMap<(usize, usize), RunResult> = needed
+        .par_iter()
+        .map(|&(v, j)| {
+            let job = jobs[j].as_ref().expect("a used job was read");
+            run_policy(
+                std::slice::from_ref(job),
+                &[0],
+                PolicyKind::Exclusive,
+                &r.variants[v].gpu,
+                false,
+            )
+            .map(|res| ((v, j), res))
+        })
+        .collect::<Result<_, RunError>>()?;
+    let rows: Vec<Vec<SweepRow>> = plan
+        .par_iter()
+        .map(|(i, v, g)| {
+            let variant = &r.variants[*v];
+            let group: Vec<Job> = g
+                .iter()
+                .enumerate()
+                .map(|(pos, &j)| {
+                    let mut job = jobs[j].clone().expect("a used job was read");
+                    job.priority = if pos == 0 { 0 } else { 9 };
+                    job
+                })
+                .collect();
+            let iso: Vec<RunResult> = g.iter().map(|&j| alone[&(*v, j)].clone()).collect();
+            let sim = SimOptions {
+                policies: r.spec.policies.clone(),
+                model: variant.gpu.clone(),
+                record_segments: false,
+            };
+            let report = simulate_with_isolated(&group, &vec![0; g.len()], &sim, &iso)?;
+            progress();
+            let low = g[1..]
+                .iter()
+                .map(|&j| r.names[j].as_str())
+                .collect::<Vec<_>>()
+                .join(" + ");
+            let mut policies = r.spec.policies.clone();
+            policies.sort();
+            policies.dedup();
+            Ok(policies
+                .iter()
+                .map(|&p| {
+                    let of = |pos: usize| {
+                        report
+                            .jobs
+                            .iter()
+                            .filter(|row| row.policy == p)
+                            .nth(pos)
+                            .expect("one row per job and policy")
+                    };
+                    let others = 1..g.len();
+                    SweepRow {
+                        item: *i,
+                        model: variant.model.clone(),
+                        params: variant.params.clone(),
+                        high: r.names[g[0]].clone(),
+                        low: low.clone(),
+                        policy: p,
+                        high_vs_timeslice: of(0).vs_timeslice,
+                        low_vs_timeslice: others
+                            .clone()
+                            .map(|o| of(o).vs_timeslice)
+                            .fold(f64::INFINITY, f64::min),
+                        high_slowdown: of(0).slowdown,
+                        low_slowdown: others.map(|o| of(o).slowdown).fold(0.0, f64::max),
+                        high_p99_ns: of(0).p99_ns,
+                    }
+                })
+                .collect())
+        })
+        .collect::<Result<_, RunError>>()?;
+    Ok(rows.into_iter().flatten().collect())
+}
+
+/// What a rows file says about itself (Parquet key/value metadata `fikit.sweep.*`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowsMeta {
+    /// The spec's hash.
+    pub spec_hash: String,
+    /// Items in the whole spec.
+    pub items: u64,
+    /// The shard the rows are; `None` for a merged table.
+    pub shard: Option<Shard>,
+}
+
+const KEY: &str = "fikit.sweep.";
+
+/// Writes sweep rows as Parquet (zstd), with `meta` as key/value metadata.
+pub fn write_rows(path: &Path, rows: &[SweepRow], meta: &RowsMeta) -> Result<(), FleetError> {
+    use fikit_trace::polars::prelude::*;
+    let col = |name: &str, s: Series| s.with_name(name.into()).into_column();
+    let strs = |f: fn(&SweepRow) -> &str| rows.iter().map(f).collect::<Vec<&str>>();
+    let columns = vec![
+        col(
+            "item",
+            Series::new("".into(), rows.iter().map(|r| r.item).collect::<Vec<u64>>()),
+        ),
+        col("model", Series::new("".into(), strs(|r| &r.model))),
+        col("params", Series::new("".into(), strs(|r| &r.params))),
+        col("high", Series::new("".into(), strs(|r| &r.high))),
+        col("low", Series::new("".into(), strs(|r| &r.low))),
+        col(
+            "policy",
+            Series::new("".into(), strs(|r| r.policy.as_str())),
+        ),
+        col(
+            "high_vs_timeslice",
+            Series::new(
+                "".into(),
+                rows.iter()
+                    .map(|r| r.high_vs_timeslice)
+                    .collect::<Vec<f64>>(),
+            ),
+        ),
+        col(
+            "low_vs_timeslice",
+            Series::new(
+                "".into(),
+                rows.iter()
+                    .map(|r| r.low_vs_timeslice)
+                    .collect::<Vec<f64>>(),
+            ),
+        ),
+        col(
+            "high_slowdown",
+            Series::new(
+                "".into(),
+                rows.iter().map(|r| r.high_slowdown).collect::<Vec<f64>>(),
+            ),
+        ),
+        col(
+            "low_slowdown",
+            Series::new(
+                "".into(),
+                rows.iter().map(|r| r.low_slowdown).collect::<Vec<f64>>(),
+            ),
+        ),
+        col(
+            "high_p99_ns",
+            Series::new(
+                "".into(),
+                rows.iter().map(|r| r.high_p99_ns).collect::<Vec<i64>>(),
+            ),
+        ),
+    ];
+    let mut df = DataFrame::new(rows.len(), columns)
+        .map_err(|e| FleetError::invalid(path, e.to_string()))?;
+    let mut kv = vec![
+        (format!("{KEY}spec_hash"), meta.spec_hash.clone()),
+        (format!("{KEY}items"), meta.items.to_string()),
+        (
+            format!("{KEY}shard"),
+            meta.shard.map_or("merged".to_string(), |s| s.to_string()),
+        ),
+    ];
+    kv.push((
+        format!("{KEY}producer"),
+        format!("fikit-sim {}", env!("CARGO_PKG_VERSION")),
+    ));
+    fikit_trace::write_dataframe(path, &mut df, kv)?;
+    Ok(())
+}
+
+/// Reads a rows file [`write_rows`] wrote, checking its metadata and columns.
+pub fn read_rows(path: &Path) -> Result<(Vec<SweepRow>, RowsMeta), FleetError> {
+    let (df, kv) = fikit_trace::read_table(path)?;
+    let bad = |m: String| FleetError::invalid(path, m);
+    let get = |k: &str| {
+        kv.iter()
+            .find(|(key, _)| key.strip_prefix(KEY) == Some(k))
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| {
+                bad(format!(
+                    "not a fikit sweep rows file: no `{KEY}{k}` metadata"
+                ))
+            })
+    };
+    let spec_hash = get("spec_hash")?;
+    let items: u64 = get("items")?
+        .parse()
+        .map_err(|_| bad(format!("`{KEY}items` is not a number")))?;
+    let shard = match get("shard")?.as_str() {
+        "merged" => None,
+        s => Some(Shard::parse(s).map_err(|e| bad(format!("`{KEY}shard`: {e}")))?),
+    };
+    let column = |name: &str| {
+        df.column(name)
+            .map_err(|_| bad(format!("column `{name}` is missing")))
+    };
+    let typed = |name: &str, what: &str| bad(format!("column `{name}` is not {what}"));
+    let strs = |name: &str| -> Result<Vec<String>, FleetError> {
+        let c = column(name)?.str().map_err(|_| typed(name, "text"))?;
+        c.iter()
+            .map(|v| {
+                v.map(String::from)
+                    .ok_or_else(|| bad(format!("column `{name}` has a null")))
+            })
+            .collect()
+    };
+    let f64s = |name: &str| -> Result<Vec<f64>, FleetError> {
+        let c = column(name)?.f64().map_err(|_| typed(name, "f64"))?;
+        c.iter()
+            .map(|v| v.ok_or_else(|| bad(format!("column `{name}` has a null"))))
+            .collect()
+    };
+    let item: Vec<u64> = column("item")?
+        .u64()
+        .map_err(|_| typed("item", "u64"))?
+        .iter()
+        .map(|v| v.ok_or_else(|| bad("column `item` has a null".into())))
+        .collect::<Result<_, _>>()?;
+    let p99: Vec<i64> = column("high_p99_ns")?
+        .i64()
+        .map_err(|_| typed("high_p99_ns", "i64"))?
+        .iter()
+        .map(|v| v.ok_or_else(|| bad("column `high_p99_ns` has a null".into())))
+        .collect::<Result<_, _>>()?;
+    let (model, params, high, low, policy) = (
+        strs("model")?,
+        strs("params")?,
+        strs("high")?,
+        strs("low")?,
+        strs("policy")?,
+    );
+    let (hv, lv, hs, ls) = (
+        f64s("high_vs_timeslice")?,
+        f64s("low_vs_timeslice")?,
+        f64s("high_slowdown")?,
+        f64s("low_slowdown")?,
+    );
+    let mut rows = Vec::with_capacity(df.height());
+    for i in 0..df.height() {
+        let policy = PolicyKind::from_name(&policy[i])
+            .ok_or_else(|| bad(format!("row {i}: unknown policy {:?}", policy[i])))?;
+        if item[i] >= items {
+            return Err(bad(format!(
+                "row {i}: item {} of a sweep of {items}",
+                item[i]
+            )));
+        }
+        rows.push(SweepRow {
+            item: item[i],
+            model: model[i].clone(),
+            params: params[i].clone(),
+            high: high[i].clone(),
+            low: low[i].clone(),
+            policy,
+            high_vs_timeslice: hv[i],
+            low_vs_timeslice: lv[i],
+            high_slowdown: hs[i],
+            low_slowdown: ls[i],
+            high_p99_ns: p99[i],
+        });
+    }
+    Ok((
+        rows,
+        RowsMeta {
+            spec_hash,
+            items,
+            shard,
+        },
+    ))
+}
+
+/// Joins the shards of one sweep: every file of one spec hash and one shard
+/// count, each shard exactly once, each holding exactly its items; the rows
+/// come out in item order, as the whole sweep run on one machine gives them.
+pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError> {
+    let first = files
+        .first()
+        .ok_or_else(|| FleetError::Merge("no shard files given".into()))?;
+    let mut parts: Vec<(PathBuf, Vec<SweepRow>, RowsMeta)> = Vec::new();
+    for f in files {
+        let (rows, meta) = read_rows(f)?;
+        parts.push((f.clone(), rows, meta));
+    }
+    let (_, _, m0) = &parts[0];
+    let mut seen: BTreeMap<u64, PathBuf> = BTreeMap::new();
+    let n = match m0.shard {
+        Some(s) => s.n,
+        None => {
+            return Err(FleetError::Merge(format!(
+                "{}: a merged table, not a shard",
+                first.display()
+            )));
+        }
+    };
+    for (path, rows, m) in &parts {
+        if m.spec_hash != m0.spec_hash || m.items != m0.items {
+            return Err(FleetError::Merge(format!(
+                "{} is of another sweep (spec hash {}, {} items) than {} (spec hash {}, {} items)",
+                path.display(),
+                m.spec_hash,
+                m.items,
+                first.display(),
+                m0.spec_hash,
+                m0.items
+            )));
+        }
+        let s = m.shard.ok_or_else(|| {
+            FleetError::Merge(format!("{}: a merged table, not a shard", path.display()))
+        })?;
+        if s.n != n {
+            return Err(FleetError::Merge(format!(
+                "{} is shard {s} but {} is of {n} shards",
+                path.display(),
+                first.display()
+            )));
+        }
+        if let Some(other) = seen.insert(s.k, path.clone()) {
+            return Err(FleetError::Merge(format!(
+                "shard {s} is there twice: {} and {}",
+                other.display(),
+                path.display()
+            )));
+        }
+        if let Some(r) = rows.iter().find(|r| !s.has(r.item)) {
+            return Err(FleetError::Merge(format!(
+                "{}: shard {s} holds item {}, which belongs to shard {}/{n}",
+                path.display(),
+                r.item,
+                r.item % n + 1
+            )));
+        }
+        let expected = (0..m.items).filter(|&i| s.has(i)).count();
+        let mut have: Vec<u64> = rows.iter().map(|r| r.item).collect();
+        have.dedup();
+        if have.len() != expected {
+            return Err(FleetError::Merge(format!(
+                "{}: shard {s} holds {} of its {expected} items",
+                path.display(),
+                have.len()
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=n)
+        .filter(|k| !seen.contains_key(k))
+        .map(|k| format!("{k}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(FleetError::Merge(format!(
+            "shards missing: {} (of {n}; given {})",
+            missing.join(", "),
+            files.len()
+        )));
+    }
+    let meta = RowsMeta {
+        spec_hash: m0.spec_hash.clone(),
+        items: m0.items,
+        shard: None,
+    };
+    let mut rows: Vec<SweepRow> = parts.into_iter().flat_map(|(_, r, _)| r).collect();
+    // Stable: within an item, the policies keep their order.
+    rows.sort_by_key(|r| r.item);
+    Ok((rows, meta))
+}

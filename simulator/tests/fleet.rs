@@ -1,0 +1,233 @@
+//! Fleet sweeps: item numbering, shards, merge and its refusals, grids, and
+//! agreement with the classic pair sweep, on small hand-made traces.
+
+use std::path::{Path, PathBuf};
+
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::sim::fleet::{self, Combos, Resolved, RowsMeta, Shard, SweepSpec};
+use fikit_sim::sim::job::Job;
+use fikit_sim::sim::sweep::{self, SweepOptions};
+use fikit_trace::{fixture, write_trace};
+
+/// Four jobs: two latency-critical (priority 0), two throughput (9).
+fn traces(dir: &Path) -> Vec<PathBuf> {
+    let traces = [
+        fixture::serving("serve-a", 0, 3),
+        fixture::short_iterations("serve-b", 0, 4),
+        fixture::training("train-a", 9, 12),
+        fixture::back_to_back("train-b", 9, 6, 50_000),
+    ];
+    traces
+        .iter()
+        .map(|t| {
+            let p = dir.join(format!("{}.parquet", t.meta.job_name));
+            write_trace(&p, t).unwrap();
+            p
+        })
+        .collect()
+}
+
+fn spec(dir: &Path) -> SweepSpec {
+    SweepSpec {
+        traces: vec![dir.to_path_buf()],
+        group: 2,
+        combos: Combos::Ordered,
+        policies: vec![PolicyKind::Timeslice, PolicyKind::Mps, PolicyKind::Fikit],
+        models: vec![],
+        grid: Default::default(),
+    }
+}
+
+fn resolve(s: SweepSpec, dir: &Path) -> Resolved {
+    Resolved::new(s, dir, &dir.join("spec.json")).unwrap()
+}
+
+#[test]
+fn shards_parse_and_split_items_round_robin() {
+    assert_eq!(Shard::parse("3/16").unwrap(), Shard { k: 3, n: 16 });
+    for bad in ["0/4", "5/4", "1/0", "x/4", "3", "1/-2"] {
+        assert!(Shard::parse(bad).is_err(), "{bad}");
+    }
+    let s = Shard::parse("2/3").unwrap();
+    let mine: Vec<u64> = (0..10).filter(|&i| s.has(i)).collect();
+    assert_eq!(mine, [1, 4, 7]);
+}
+
+#[test]
+fn items_are_every_ordered_pair_once_or_each_high_beside_each_low() {
+    let d = tempfile::tempdir().unwrap();
+    traces(d.path());
+    let r = resolve(spec(d.path()), d.path());
+    assert_eq!(r.items(), 12);
+    let mut pairs: Vec<Vec<usize>> = (0..12).map(|i| r.item(i).1).collect();
+    let want: Vec<Vec<usize>> = (0..4)
+        .flat_map(|h| (0..4).filter(move |&l| l != h).map(move |l| vec![h, l]))
+        .collect();
+    assert_eq!(pairs, want, "item order is the classic sweep's pair order");
+    pairs.sort();
+    pairs.dedup();
+    assert_eq!(pairs.len(), 12);
+    // High-low: the files sort as serve-a, serve-b, train-a, train-b.
+    let r = resolve(
+        SweepSpec {
+            combos: Combos::HighLow,
+            ..spec(d.path())
+        },
+        d.path(),
+    );
+    let got: Vec<Vec<usize>> = (0..r.items()).map(|i| r.item(i).1).collect();
+    assert_eq!(got, [vec![0, 2], vec![0, 3], vec![1, 2], vec![1, 3]]);
+    // Three jobs per GPU: each job as the high one beside each pair of the
+    // other three: 4 x C(3, 2) = 12.
+    let r = resolve(
+        SweepSpec {
+            group: 3,
+            ..spec(d.path())
+        },
+        d.path(),
+    );
+    assert_eq!(r.items(), 12);
+    assert_eq!(r.item(0).1, [0, 1, 2]);
+    assert_eq!(r.item(11).1, [3, 1, 2]);
+}
+
+#[test]
+fn a_grid_multiplies_the_items_and_names_its_point() {
+    let d = tempfile::tempdir().unwrap();
+    traces(d.path());
+    let mut s = spec(d.path());
+    s.grid.insert(
+        "timeslice_quantum_ns".into(),
+        vec![1_000_000.into(), 4_000_000.into()],
+    );
+    let r = resolve(s.clone(), d.path());
+    assert_eq!(r.variants.len(), 2);
+    assert_eq!(r.items(), 24);
+    assert_eq!(r.item(12), (1, vec![0, 1]));
+    assert_eq!(r.variants[1].params, r#"{"timeslice_quantum_ns":4000000}"#);
+    assert_eq!(r.variants[1].gpu.timeslice_quantum_ns, 4_000_000);
+    // Not a model field, or an invalid value: bad input naming the spec.
+    s.grid.insert("quantum".into(), vec![1.into()]);
+    let e = Resolved::new(s.clone(), d.path(), Path::new("spec.json")).unwrap_err();
+    assert!(
+        e.to_string().contains("spec.json") && e.to_string().contains("quantum"),
+        "{e}"
+    );
+    s.grid.remove("quantum");
+    s.grid
+        .insert("timeslice_quantum_ns".into(), vec![(-5).into()]);
+    assert!(Resolved::new(s, d.path(), Path::new("spec.json")).is_err());
+}
+
+#[test]
+fn shards_merge_into_the_whole_sweep_and_match_the_classic_pair_sweep() {
+    let d = tempfile::tempdir().unwrap();
+    let files = traces(d.path());
+    let r = resolve(spec(d.path()), d.path());
+    let whole = fleet::run_shard(&r, Shard::ALL, &|| {}).unwrap();
+    assert_eq!(whole.len(), 12 * 3);
+    let out = tempfile::tempdir().unwrap();
+    let mut shard_files = Vec::new();
+    for k in [3, 1, 2] {
+        let s = Shard { k, n: 3 };
+        let rows = fleet::run_shard(&r, s, &|| {}).unwrap();
+        assert!(rows.iter().all(|row| s.has(row.item)));
+        let p = out.path().join(format!("s{k}.parquet"));
+        let meta = RowsMeta {
+            spec_hash: r.hash.clone(),
+            items: r.items(),
+            shard: Some(s),
+        };
+        fleet::write_rows(&p, &rows, &meta).unwrap();
+        let (back, m) = fleet::read_rows(&p).unwrap();
+        assert_eq!((back, m), (rows, meta));
+        shard_files.push(p);
+    }
+    let (merged, meta) = fleet::merge(&shard_files).unwrap();
+    assert_eq!(merged, whole);
+    assert_eq!(meta.shard, None);
+    // The classic sweep of the same jobs gives the same numbers, pair by pair.
+    let jobs: Vec<Job> = files
+        .iter()
+        .map(|f| Job::from_trace(&fikit_trace::read_trace(f).unwrap()))
+        .collect();
+    let classic = sweep::pairs(
+        &jobs,
+        &SweepOptions {
+            policies: r.spec.policies.clone(),
+            model: r.variants[0].gpu.clone(),
+            progress: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(classic.len(), whole.len());
+    for (c, f) in classic.iter().zip(&whole) {
+        assert_eq!((&c.high, &c.low, c.policy), (&f.high, &f.low, f.policy));
+        assert_eq!(c.high_slowdown, f.high_slowdown);
+        assert_eq!(c.low_slowdown, f.low_slowdown);
+        assert_eq!(c.high_vs_timeslice, f.high_vs_timeslice);
+        assert_eq!(c.low_vs_timeslice, f.low_vs_timeslice);
+        assert_eq!(c.high_p99_ns, f.high_p99_ns);
+    }
+    // Refusals: a missing shard, a shard twice, a shard of another spec.
+    let e = fleet::merge(&shard_files[..2]).unwrap_err().to_string();
+    assert!(e.contains("shards missing: 2/3"), "{e}");
+    let twice = vec![
+        shard_files[0].clone(),
+        shard_files[0].clone(),
+        shard_files[1].clone(),
+    ];
+    let e = fleet::merge(&twice).unwrap_err().to_string();
+    assert!(e.contains("shard 3/3 is there twice"), "{e}");
+    let other = out.path().join("other.parquet");
+    let (rows, mut m) = fleet::read_rows(&shard_files[2]).unwrap();
+    m.spec_hash = "0000000000000000".into();
+    fleet::write_rows(&other, &rows, &m).unwrap();
+    let mixed = vec![shard_files[0].clone(), shard_files[1].clone(), other];
+    let e = fleet::merge(&mixed).unwrap_err().to_string();
+    assert!(e.contains("is of another sweep"), "{e}");
+    // A shard holding an item of another shard.
+    let (mut rows, m) = fleet::read_rows(&shard_files[1]).unwrap();
+    rows[0].item += 1;
+    let wrong = out.path().join("wrong.parquet");
+    fleet::write_rows(&wrong, &rows, &m).unwrap();
+    let e = fleet::merge(&[shard_files[0].clone(), wrong, shard_files[2].clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("which belongs to shard"), "{e}");
+}
+
+#[test]
+fn the_spec_hash_follows_the_spec_and_the_traces() {
+    let d = tempfile::tempdir().unwrap();
+    traces(d.path());
+    let a = resolve(spec(d.path()), d.path()).hash;
+    assert_eq!(a, resolve(spec(d.path()), d.path()).hash);
+    let b = resolve(
+        SweepSpec {
+            policies: vec![PolicyKind::Mps],
+            ..spec(d.path())
+        },
+        d.path(),
+    )
+    .hash;
+    assert_ne!(a, b);
+    // A trace that changes size changes the hash.
+    write_trace(
+        &d.path().join("train-a.parquet"),
+        &fixture::training("train-a", 9, 13),
+    )
+    .unwrap();
+    assert_ne!(a, resolve(spec(d.path()), d.path()).hash);
+}
+
+#[test]
+fn a_file_that_is_not_a_rows_file_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let files = traces(d.path());
+    let e = fleet::read_rows(&files[0]).unwrap_err().to_string();
+    assert!(e.contains("not a fikit sweep rows file"), "{e}");
+    let junk = d.path().join("junk.parquet");
+    std::fs::write(&junk, b"PAR1 not really").unwrap();
+    assert!(fleet::read_rows(&junk).is_err());
+}
