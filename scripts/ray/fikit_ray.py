@@ -37,6 +37,14 @@ import time
 import ray
 
 
+class ShardFailed(RuntimeError):
+    """fikit-sim failed in a way a retry can fix (a crash, a signal, exit 1)."""
+
+
+class BadInput(RuntimeError):
+    """fikit-sim refused its input (exit 2): retrying cannot help."""
+
+
 def run_shard_task(fikit_sim, spec, k, n, threads, fail_once_dir):
     """Runs shard k of n in a scratch folder; returns (k, Parquet bytes)."""
     # Test hook: FIKIT_RAY_FAIL_ONCE=K makes shard K's first try fail, so the
@@ -45,14 +53,15 @@ def run_shard_task(fikit_sim, spec, k, n, threads, fail_once_dir):
         marker = os.path.join(fail_once_dir, f"failed-{k}")
         if not os.path.exists(marker):
             open(marker, "w").close()
-            raise RuntimeError(f"shard {k}/{n}: failing once on purpose (FIKIT_RAY_FAIL_ONCE)")
+            raise ShardFailed(f"shard {k}/{n}: failing once on purpose (FIKIT_RAY_FAIL_ONCE)")
     with tempfile.TemporaryDirectory(prefix=f"fikit-shard-{k}-") as d:
         out = os.path.join(d, "rows.parquet")
         cmd = [fikit_sim, "sweep", "--spec", spec, "--shard", f"{k}/{n}",
                "-o", out, "--threads", str(threads)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            raise RuntimeError(f"shard {k}/{n}: {' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
+            error = BadInput if r.returncode == 2 else ShardFailed
+            raise error(f"shard {k}/{n}: {' '.join(cmd)} exited {r.returncode}: {r.stderr.strip()}")
         with open(out, "rb") as f:
             return k, f.read()
 
@@ -95,9 +104,20 @@ def main(argv=None):
     else:
         ray.init(address=a.address, include_dashboard=False, logging_level="ERROR",
                  log_to_driver=False)
-    nodes = len([n for n in ray.nodes() if n["Alive"]])
+    alive = [n for n in ray.nodes() if n["Alive"]]
+    nodes = len(alive)
+    most = max((n["Resources"].get("CPU", 0) for n in alive), default=0)
+    if most < a.threads_per_task:
+        ray.shutdown()
+        if cluster is not None:
+            cluster.shutdown()
+        print(f"fikit_ray: error: --threads-per-task {a.threads_per_task}: no node has that many "
+              f"CPUs (the largest has {most:g})", file=sys.stderr)
+        return 2
+    # Retried: lost workers and nodes (max_retries) and fikit-sim failures a
+    # retry can fix; not bad input (exit 2), which fails the same every time.
     task = ray.remote(num_cpus=a.threads_per_task, max_retries=a.retries,
-                      retry_exceptions=True)(run_shard_task)
+                      retry_exceptions=[ShardFailed])(run_shard_task)
     fail_dir = tempfile.mkdtemp(prefix="fikit-ray-")
     t0 = time.monotonic()
     pending = [task.remote(fikit_sim, spec, k, a.shards, a.threads_per_task, fail_dir)
@@ -117,24 +137,28 @@ def main(argv=None):
             files.append(path)
             print(f"fikit_ray: {len(files)}/{a.shards} shards done "
                   f"({time.monotonic() - t0:.1f} s)", file=sys.stderr)
-    except ray.exceptions.RayTaskError as e:
-        print(f"fikit_ray: error: {e.cause if hasattr(e, 'cause') else e}", file=sys.stderr)
-        code = 1
+    except ray.exceptions.RayError as e:
+        cause = getattr(e, "cause", None) or e
+        print(f"fikit_ray: error (after retries): {cause}", file=sys.stderr)
+        code = 2 if isinstance(cause, BadInput) else 1
     finally:
         ray.shutdown()
         if cluster is not None:
             cluster.shutdown()
         shutil.rmtree(fail_dir, ignore_errors=True)
-    if code:
-        return code
-    t1 = time.monotonic()
-    r = subprocess.run([fikit_sim, "sweep", "merge", "-o", a.output, *sorted(files)])
-    if r.returncode != 0:
-        return 1
-    print(f"fikit_ray: shards {t1 - t0:.1f} s, merge {time.monotonic() - t1:.2f} s", file=sys.stderr)
-    if not a.keep_shards:
-        shutil.rmtree(out_dir, ignore_errors=True)
-    return 0
+    try:
+        if code:
+            return code
+        t1 = time.monotonic()
+        r = subprocess.run([fikit_sim, "sweep", "merge", "-o", a.output, *sorted(files)])
+        if r.returncode != 0:
+            return 1
+        print(f"fikit_ray: shards {t1 - t0:.1f} s, merge {time.monotonic() - t1:.2f} s",
+              file=sys.stderr)
+        return 0
+    finally:
+        if not a.keep_shards:
+            shutil.rmtree(out_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,8 @@ echo "== the spec on one machine"
 echo "== the spec on a local Ray cluster (2 nodes, 4 shards, shard 3 fails once)"
 FIKIT_RAY_FAIL_ONCE=3 "$VENV/bin/python" scripts/ray/fikit_ray.py --spec "$SPEC" --shards 4 \
   --local-nodes 2 --fikit-sim "$BIN" -o "$tmp/ray.parquet" --keep-shards "$tmp/shards" \
-  2> >(tee "$tmp/driver.log" >&2)
+  2> "$tmp/driver.log" || { cat "$tmp/driver.log" >&2; exit 1; }
+grep "^fikit" "$tmp/driver.log" >&2
 "$BIN" sweep show "$tmp/single.parquet" --format csv > "$tmp/single.csv"
 "$BIN" sweep show "$tmp/ray.parquet" --format csv > "$tmp/ray.csv"
 rows=$(($(wc -l < "$tmp/single.csv") - 1))
@@ -42,4 +43,12 @@ if "$BIN" sweep merge -o "$tmp/partial.parquet" "$tmp"/shards/shard-{1,2,4}-of-4
   echo "FAIL: merging 3 of 4 shards succeeded" >&2; exit 1
 fi
 grep -q "shards missing: 3/4" "$tmp/merge.err" || { cat "$tmp/merge.err" >&2; exit 1; }
+# A spec fikit-sim refuses (exit 2) is not retried: the driver exits 2.
+echo '{ "traces": ["'"$PWD"'/traces/h200"], "group": 9 }' > "$tmp/bad.json"
+set +e
+"$VENV/bin/python" scripts/ray/fikit_ray.py --spec "$tmp/bad.json" --shards 2 --local-nodes 1 \
+  --fikit-sim "$BIN" -o "$tmp/bad.parquet" 2> "$tmp/bad.log"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q "2 to 8" "$tmp/bad.log" || { cat "$tmp/bad.log" >&2; echo "FAIL: a refused spec: rc $rc, expected 2" >&2; exit 1; }
 echo "OK: $rows rows, the Ray sweep equals the single-machine sweep row for row"

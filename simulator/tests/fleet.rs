@@ -43,14 +43,28 @@ fn resolve(s: SweepSpec, dir: &Path) -> Resolved {
 }
 
 #[test]
-fn shards_parse_and_split_items_round_robin() {
+fn shards_parse_and_split_items_into_contiguous_ranges() {
     assert_eq!(Shard::parse("3/16").unwrap(), Shard { k: 3, n: 16 });
     for bad in ["0/4", "5/4", "1/0", "x/4", "3", "1/-2"] {
         assert!(Shard::parse(bad).is_err(), "{bad}");
     }
     let s = Shard::parse("2/3").unwrap();
-    let mine: Vec<u64> = (0..10).filter(|&i| s.has(i)).collect();
-    assert_eq!(mine, [1, 4, 7]);
+    assert_eq!(s.range(10), 3..6);
+    // The ranges of 1/N..N/N tile 0..items exactly, for awkward sizes too.
+    for (items, n) in [(10, 3), (7, 7), (3, 5), (1 << 40, 977), (0, 2)] {
+        let mut next = 0;
+        for k in 1..=n {
+            let r = Shard { k, n }.range(items);
+            assert_eq!(r.start, next, "{items} {n} {k}");
+            next = r.end;
+            for i in [r.start, r.end.saturating_sub(1)] {
+                if r.contains(&i) {
+                    assert_eq!(Shard::of(i, items, n), k);
+                }
+            }
+        }
+        assert_eq!(next, items);
+    }
 }
 
 #[test]
@@ -131,7 +145,10 @@ fn shards_merge_into_the_whole_sweep_and_match_the_classic_pair_sweep() {
     for k in [3, 1, 2] {
         let s = Shard { k, n: 3 };
         let rows = fleet::run_shard(&r, s, &|| {}).unwrap();
-        assert!(rows.iter().all(|row| s.has(row.item)));
+        assert!(
+            rows.iter()
+                .all(|row| s.range(r.items()).contains(&row.item))
+        );
         let p = out.path().join(format!("s{k}.parquet"));
         let meta = RowsMeta {
             spec_hash: r.hash.clone(),
@@ -188,7 +205,7 @@ fn shards_merge_into_the_whole_sweep_and_match_the_classic_pair_sweep() {
     assert!(e.contains("is of another sweep"), "{e}");
     // A shard holding an item of another shard.
     let (mut rows, m) = fleet::read_rows(&shard_files[1]).unwrap();
-    rows[0].item += 1;
+    rows.last_mut().unwrap().item += 1;
     let wrong = out.path().join("wrong.parquet");
     fleet::write_rows(&wrong, &rows, &m).unwrap();
     let e = fleet::merge(&[shard_files[0].clone(), wrong, shard_files[2].clone()])
@@ -230,4 +247,75 @@ fn a_file_that_is_not_a_rows_file_is_refused() {
     let junk = d.path().join("junk.parquet");
     std::fs::write(&junk, b"PAR1 not really").unwrap();
     assert!(fleet::read_rows(&junk).is_err());
+}
+
+#[test]
+fn tiled_pair_numbering_lists_every_pair_once() {
+    use fikit_sim::sim::fleet::{TILE, cross_pair, ordered_pair};
+    // Sizes around the tile's edges: one tile, a tile and one job, several.
+    for n in [2, 3, TILE - 1, TILE, TILE + 1, 2 * TILE + 5] {
+        let mut seen = std::collections::HashSet::new();
+        for g in 0..n * (n - 1) {
+            let (h, l) = ordered_pair(g, n);
+            assert!(h < n && l < n && h != l, "n {n} g {g}: ({h}, {l})");
+            assert!(seen.insert((h, l)), "n {n}: ({h}, {l}) twice");
+        }
+        assert_eq!(seen.len() as u64, n * (n - 1));
+    }
+    // With one tile the order is the classic sweep's.
+    let classic: Vec<(u64, u64)> = (0..5)
+        .flat_map(|h| (0..5).filter(move |&l| l != h).map(move |l| (h, l)))
+        .collect();
+    let tiled: Vec<(u64, u64)> = (0..20).map(|g| ordered_pair(g, 5)).collect();
+    assert_eq!(tiled, classic);
+    // A contiguous run of one tile's worth of items touches few jobs.
+    let n = 10 * TILE;
+    let mut jobs = std::collections::HashSet::new();
+    for g in 0..TILE * TILE {
+        let (h, l) = ordered_pair(3 * TILE * TILE + g, n);
+        jobs.insert(h);
+        jobs.insert(l);
+    }
+    assert!(jobs.len() as u64 <= 3 * TILE, "{}", jobs.len());
+    for (hi, lo) in [(1, 1), (3, 70), (TILE + 3, TILE - 1), (130, 200)] {
+        let mut seen = std::collections::HashSet::new();
+        for g in 0..hi * lo {
+            let (h, l) = cross_pair(g, hi, lo);
+            assert!(h < hi && l < lo);
+            assert!(seen.insert((h, l)));
+        }
+    }
+}
+
+#[test]
+fn a_spec_with_nothing_to_simulate_or_too_much_to_list_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    traces(d.path());
+    let origin = Path::new("spec.json");
+    let mut s = spec(d.path());
+    s.grid.insert("timeslice_quantum_ns".into(), vec![]);
+    let e = Resolved::new(s, d.path(), origin).unwrap_err().to_string();
+    assert!(e.contains("has no values"), "{e}");
+    // High-low needs throughput jobs: here the two priority-9 jobs, so a
+    // group of four (three partners) cannot be formed.
+    let s = SweepSpec {
+        combos: Combos::HighLow,
+        group: 4,
+        ..spec(d.path())
+    };
+    let e = Resolved::new(s, d.path(), origin).unwrap_err().to_string();
+    assert!(
+        e.contains("combos high-low") && e.contains("needs 3"),
+        "{e}"
+    );
+    // Duplicate job names become name#2, as in `fikit-sim sweep TRACES`.
+    let sub = d.path().join("again");
+    std::fs::create_dir(&sub).unwrap();
+    write_trace(&sub.join("x.parquet"), &fixture::training("train-a", 9, 12)).unwrap();
+    let r = resolve(spec(d.path()), d.path());
+    assert_eq!(
+        r.names.iter().filter(|n| n.starts_with("train-a")).count(),
+        2
+    );
+    assert!(r.names.contains(&"train-a#2".to_string()), "{:?}", r.names);
 }

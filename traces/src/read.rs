@@ -40,11 +40,46 @@ pub fn read_trace(path: &Path) -> Result<Trace, TraceError> {
     parse_trace(&bytes).map_err(|p| TraceError::new(path, p))
 }
 
-/// Reads only the metadata of the trace at `path` (cheap: the Parquet footer).
+/// Reads only the metadata of the trace at `path`: the file's tail (the
+/// Parquet footer), not its events. A file whose tail does not parse is
+/// read whole, so its error is the one [`read_trace`] gives.
 pub fn read_metadata(path: &Path) -> Result<Metadata, TraceError> {
+    if let Ok(Some(tail)) = read_tail(path)
+        && let Ok(meta) = open(&tail).and_then(|mut r| metadata(&mut r))
+    {
+        return Ok(meta);
+    }
     let bytes = std::fs::read(path).map_err(|e| TraceError::new(path, Problem::Io(e)))?;
     let mut reader = open(&bytes).map_err(|p| TraceError::new(path, p))?;
     metadata(&mut reader).map_err(|p| TraceError::new(path, p))
+}
+
+/// The magic bytes, then the file's footer, its length and the closing magic
+/// bytes: a Parquet file without its column data, enough to decode the
+/// footer. `None` when the file is too short or does not end like Parquet.
+fn read_tail(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    if len < 12 {
+        return Ok(None);
+    }
+    let mut end = [0u8; 8];
+    f.seek(SeekFrom::End(-8))?;
+    f.read_exact(&mut end)?;
+    if &end[4..] != MAGIC {
+        return Ok(None);
+    }
+    let footer = u64::from(u32::from_le_bytes([end[0], end[1], end[2], end[3]]));
+    if footer + 12 > len {
+        return Ok(None);
+    }
+    let mut buf = Vec::with_capacity(footer as usize + 12);
+    buf.extend_from_slice(MAGIC);
+    buf.resize(footer as usize + 12, 0);
+    f.seek(SeekFrom::End(-(footer as i64 + 8)))?;
+    f.read_exact(&mut buf[4..])?;
+    Ok(Some(buf))
 }
 
 /// Parses and validates a trace held in memory.

@@ -375,3 +375,26 @@ fn a_missing_file_is_an_io_error_naming_it() {
             .starts_with("/nonexistent/fikit/job.parquet: ")
     );
 }
+
+#[test]
+fn metadata_from_the_footer_alone_equals_the_full_read_for_every_shipped_trace() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = fikit_trace::discover(&[root.join("h200"), root.join("h100")]).unwrap();
+    assert!(files.len() >= 18, "{}", files.len());
+    for f in files {
+        let full = fikit_trace::read_trace(&f).unwrap().meta;
+        assert_eq!(
+            fikit_trace::read_metadata(&f).unwrap(),
+            full,
+            "{}",
+            f.display()
+        );
+    }
+    // A file cut short still gets the full read's error.
+    let dir = tmp();
+    let p = dir.path().join("cut.parquet");
+    let bytes = std::fs::read(root.join("h200/vit_b_16-bs1-eval-794.parquet")).unwrap();
+    std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
+    let e = fikit_trace::read_metadata(&p).unwrap_err().to_string();
+    assert!(e.contains("cut short") || e.contains("corrupt"), "{e}");
+}

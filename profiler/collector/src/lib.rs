@@ -103,7 +103,15 @@ fn load_cupti() -> Result<Vec<String>, String> {
 
 fn initialize() -> Result<(), String> {
     let notes = load_cupti()?;
-    collector::start(notes)
+    let kept = notes.clone();
+    collector::start(notes).inspect_err(|_| {
+        // No spool carries the notes to the launcher: say them here.
+        if env_var(LAUNCHER_ENV).is_some() {
+            for n in &kept {
+                warn(n);
+            }
+        }
+    })
 }
 
 /// The entry point the CUDA driver calls when this library is named by

@@ -235,7 +235,10 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
             }
             for r in &spool.records {
                 if let fikit_spool::Record::Note { text } = r {
-                    say(&format!("collector: {text}"));
+                    let n = format!("collector: {text}");
+                    if said.insert(n.clone()) {
+                        say(&n);
+                    }
                 }
             }
             continue;

@@ -180,16 +180,21 @@ struct SweepArgs {
     /// and models replace --policy and --model.
     #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
     spec: Option<PathBuf>,
-    /// Run only shard K of N of the spec's items (item i goes to shard
-    /// i mod N + 1); needs --spec and --output.
+    /// Run only shard K of N of the spec's items (the K-th of N contiguous
+    /// ranges of item numbers); needs --spec and --output.
     #[arg(long, value_name = "K/N", requires = "spec", requires = "output")]
     shard: Option<String>,
     /// Write the spec's rows as Parquet to FILE (stamped with the spec's
     /// hash and the shard) instead of printing them.
     #[arg(short, long, value_name = "FILE", requires = "spec")]
     output: Option<PathBuf>,
-    #[command(flatten)]
-    common: CommonArgs,
+    /// Policies to compare, comma-separated (a spec names its own).
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = policy_names(), conflicts_with = "spec")]
+    policy: Vec<String>,
+    /// GPU model file (JSON), or `default`; without it the shipped model of
+    /// the traces' GPU, else the defaults (a spec names its own).
+    #[arg(long, value_name = "FILE|default", conflicts_with = "spec")]
+    model: Option<PathBuf>,
     /// Output format (table or csv; json prints the rows).
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     format: FormatArg,
@@ -354,8 +359,8 @@ impl TryFrom<SweepArgs> for simulate::SweepRun {
         };
         Ok(simulate::SweepRun {
             what,
-            policies: policies(&a.common.policy),
-            model: model_choice(a.common.model),
+            policies: policies(&a.policy),
+            model: model_choice(a.model),
             format: a.format.into(),
             threads: a.threads,
         })

@@ -452,7 +452,8 @@ fn run_spec(
     }
     let asked = shard;
     let shard = shard.unwrap_or(Shard::ALL);
-    let count = (0..resolved.items()).filter(|&i| shard.has(i)).count() as u64;
+    let range = shard.range(resolved.items());
+    let count = range.end - range.start;
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(count);
         b.set_draw_target(indicatif::ProgressDrawTarget::stderr());

@@ -1,17 +1,19 @@
 //! Fleet sweeps: a sweep spec (JSON: traces, jobs per GPU, which groups,
 //! policies, model files, a grid of model parameters) expands into numbered
-//! items, one group of jobs on one model variant. `--shard K/N` runs the items
-//! whose number is K-1 modulo N (round robin, so shards get the same mix of
-//! light and heavy pairs) and writes their rows as Parquet stamped with the
-//! spec's hash; [`merge`] checks that every shard of one spec is there exactly
-//! once and joins them. The whole spec on one machine (`1/1`) gives the same
-//! rows, in the same order.
+//! items, one group of jobs on one model variant. `--shard K/N` runs the
+//! K-th of N contiguous ranges of item numbers and writes their rows as
+//! Parquet stamped with the spec's hash; [`merge`] checks that every shard of
+//! one spec is there exactly once and joins them. The whole spec on one
+//! machine (`1/1`) gives the same rows, in the same order.
 //!
 //! Items are numbered variant-major: item `v * groups + g` is group `g` on
-//! model variant `v`. Pairs are never materialized: item `g` of the ordered
-//! pairs of `n` jobs is `(g / (n-1), the (g % (n-1))-th other job)`, so a
-//! spec over ten thousand traces (10^8 ordered pairs) costs no memory to
-//! enumerate.
+//! model variant `v`. Pairs are numbered tile by tile, never listed: the
+//! pairs `(high, low)` of `n` jobs are cut into tiles of [`TILE`] x [`TILE`]
+//! jobs, numbered tile after tile (row-major), so a contiguous range of
+//! items (a shard) touches few tiles and reads only their jobs' traces:
+//! a shard of 31,000 pairs out of 10,000 traces reads about 600 of them.
+//! With at most [`TILE`] jobs there is one tile, and the order is the classic
+//! sweep's: every ordered pair, high job first, in job order.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -135,9 +137,18 @@ impl Shard {
         Ok(Shard { k, n })
     }
 
-    /// True when item `i` belongs to this shard.
-    pub fn has(self, i: u64) -> bool {
-        i % self.n == self.k - 1
+    /// The items of this shard out of `items`: the K-th of N contiguous
+    /// ranges, as even as whole items allow.
+    pub fn range(self, items: u64) -> std::ops::Range<u64> {
+        let at = |k: u64| ((u128::from(items) * u128::from(k)) / u128::from(self.n)) as u64;
+        at(self.k - 1)..at(self.k)
+    }
+
+    /// The shard of `n` that item `i` of `items` falls in.
+    pub fn of(i: u64, items: u64, n: u64) -> u64 {
+        (1..=n)
+            .find(|&k| Shard { k, n }.range(items).contains(&i))
+            .unwrap_or(n)
     }
 }
 
@@ -156,6 +167,49 @@ pub struct Variant {
     pub params: String,
     /// The model with the grid point applied.
     pub gpu: GpuModel,
+}
+
+/// Jobs per side of a tile of pairs (see the module's documentation).
+pub const TILE: u64 = 64;
+
+/// The `g`-th ordered pair `(h, l)`, `h != l`, of `n` jobs in tile-major
+/// order: tiles of [`TILE`] x [`TILE`] over (high, low), row-major; inside a
+/// tile, row-major; the diagonal tiles leave out `h == l`.
+pub fn ordered_pair(g: u64, n: u64) -> (u64, u64) {
+    let t = TILE;
+    let side = |x: u64| t.min(n - x * t);
+    let th = g / (t * (n - 1));
+    let hs = side(th);
+    let r = g - th * t * (n - 1);
+    let before = th * hs * t;
+    if r < before {
+        // A full tile left of the diagonal.
+        let (tl, o) = (r / (hs * t), r % (hs * t));
+        return (th * t + o / t, tl * t + o % t);
+    }
+    let r = r - before;
+    let diagonal = hs * (hs - 1);
+    if r < diagonal {
+        let (a, b) = (r / (hs - 1), r % (hs - 1));
+        return (th * t + a, th * t + if b >= a { b + 1 } else { b });
+    }
+    let r = r - diagonal;
+    let tl = th + 1 + r / (hs * t);
+    let o = r % (hs * t);
+    let w = side(tl);
+    (th * t + o / w, tl * t + o % w)
+}
+
+/// The `g`-th pair of `high` x `low` (sizes), in tile-major order.
+pub fn cross_pair(g: u64, high: u64, low: u64) -> (u64, u64) {
+    let t = TILE;
+    let th = g / (t * low);
+    let hs = t.min(high - th * t);
+    let r = g - th * t * low;
+    let tl = r / (hs * t);
+    let o = r % (hs * t);
+    let w = t.min(low - tl * t);
+    (th * t + o / w, tl * t + o % w)
 }
 
 /// The groups of a sweep, numbered without materializing pairs.
@@ -181,18 +235,31 @@ impl Groups {
     fn get(&self, g: u64) -> Vec<usize> {
         match self {
             Groups::OrderedPairs(n) => {
-                let others = (*n - 1) as u64;
-                let h = (g / others) as usize;
-                let l = (g % others) as usize;
-                vec![h, if l >= h { l + 1 } else { l }]
+                let (h, l) = ordered_pair(g, *n as u64);
+                vec![h as usize, l as usize]
             }
             Groups::Cross { high, low } => {
-                let per = low.len() as u64;
-                vec![high[(g / per) as usize], low[(g % per) as usize]]
+                let (h, l) = cross_pair(g, high.len() as u64, low.len() as u64);
+                vec![high[h as usize], low[l as usize]]
             }
             Groups::Listed(v) => v[g as usize].clone(),
         }
     }
+}
+
+/// Most model variants (models x grid points) one spec may have.
+pub const MAX_VARIANTS: u128 = 100_000;
+
+/// Most groups of more than two jobs one spec may list (they are kept in
+/// memory; pairs are numbered instead and have no such limit).
+pub const MAX_LISTED_GROUPS: u128 = 10_000_000;
+
+/// `n` choose `k`, saturating.
+fn binomial(n: u128, k: u128) -> u128 {
+    if k > n {
+        return 0;
+    }
+    (0..k).fold(1u128, |acc, i| acc.saturating_mul(n - i) / (i + 1))
 }
 
 /// Every combination of `k` of `from`, in lexicographic order.
@@ -292,28 +359,23 @@ impl Resolved {
                 ),
             ));
         }
-        // Footers are read only when the spec needs them: priorities for
-        // high-low groups, the GPU for the default model.
-        let need_meta = spec.combos == Combos::HighLow || spec.models.is_empty();
-        let metas = if need_meta {
-            files
-                .par_iter()
-                .map(|f| fikit_trace::read_metadata(f))
-                .collect::<Result<Vec<_>, _>>()?
-        } else {
-            Vec::new()
-        };
-        let names = if metas.is_empty() {
-            files.iter().map(|f| stem(f)).collect()
-        } else {
-            let mut names: Vec<String> = metas.iter().map(|m| m.job_name.clone()).collect();
-            for i in 0..names.len() {
-                if names.iter().filter(|n| **n == names[i]).count() > 1 {
-                    names[i] = stem(&files[i]);
-                }
+        // Every trace's footer (its job name and priority, the GPU for the
+        // default model); only the tail of each file is read.
+        let metas = files
+            .par_iter()
+            .map(|f| fikit_trace::read_metadata(f))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Job names, made unique as `fikit-sim sweep TRACES` does (`name#2`).
+        let mut names: Vec<String> = Vec::with_capacity(files.len());
+        for m in &metas {
+            let mut name = m.job_name.clone();
+            let mut k = 2;
+            while names.contains(&name) {
+                name = format!("{}#{k}", m.job_name);
+                k += 1;
             }
-            names
-        };
+            names.push(name);
+        }
         let models: Vec<GpuModel> = if spec.models.is_empty() {
             let mut devices: Vec<&str> = metas.iter().map(|m| m.device.name.as_str()).collect();
             devices.sort_unstable();
@@ -331,6 +393,22 @@ impl Resolved {
                 })
                 .collect::<Result<_, _>>()?
         };
+        if let Some((k, _)) = spec.grid.iter().find(|(_, v)| v.is_empty()) {
+            return Err(FleetError::invalid(
+                origin,
+                format!("grid: {k:?} has no values"),
+            ));
+        }
+        let points: u128 = spec.grid.values().map(|v| v.len() as u128).product();
+        if points * models.len() as u128 > MAX_VARIANTS {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "grid: {points} points x {} models is over {MAX_VARIANTS} model variants",
+                    models.len()
+                ),
+            ));
+        }
         let mut variants = Vec::new();
         for m in &models {
             for point in grid_points(&spec.grid) {
@@ -366,6 +444,33 @@ impl Resolved {
         }
         let n = files.len();
         let all: Vec<usize> = (0..n).collect();
+        let best = metas.iter().map(|m| m.priority).min().unwrap_or(0);
+        let lows = metas.iter().filter(|m| m.priority != best).count();
+        let listed = match spec.combos {
+            Combos::Ordered => n as u128 * binomial(n as u128 - 1, spec.group as u128 - 1),
+            Combos::HighLow => (n - lows) as u128 * binomial(lows as u128, spec.group as u128 - 1),
+        };
+        if spec.group > 2 && listed > MAX_LISTED_GROUPS {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "group: {listed} groups of {} jobs is over the {MAX_LISTED_GROUPS} a sweep lists; \
+                     split the traces over several specs",
+                    spec.group
+                ),
+            ));
+        }
+        if spec.combos == Combos::HighLow && lows + 1 < spec.group {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "combos high-low: {lows} of the {n} traces have a priority worse than the best ({best}); \
+                     a group of {} needs {} (profile the throughput jobs with --priority low)",
+                    spec.group,
+                    spec.group - 1
+                ),
+            ));
+        }
         let groups = match (spec.combos, spec.group) {
             (Combos::Ordered, 2) => Groups::OrderedPairs(n),
             (Combos::Ordered, k) => Groups::Listed(
@@ -380,7 +485,6 @@ impl Resolved {
                     .collect(),
             ),
             (Combos::HighLow, k) => {
-                let best = metas.iter().map(|m| m.priority).min().unwrap_or(0);
                 let (high, low): (Vec<usize>, Vec<usize>) =
                     all.iter().partition(|&&i| metas[i].priority == best);
                 if k == 2 {
@@ -399,6 +503,12 @@ impl Resolved {
                 }
             }
         };
+        if groups.count() == 0 {
+            return Err(FleetError::invalid(
+                origin,
+                "the spec has no groups to simulate",
+            ));
+        }
         let hash = spec_hash(&spec, &files, base, &models)?;
         let trace_dirs = inputs.into_iter().filter(|p| p.is_dir()).collect();
         Ok(Resolved {
@@ -441,15 +551,9 @@ impl Resolved {
     }
 }
 
-fn stem(f: &Path) -> String {
-    f.file_name()
-        .map(|n| n.to_string_lossy().trim_end_matches(".parquet").to_string())
-        .unwrap_or_default()
-}
-
-/// The hash that stamps a spec's shards: xxh3-64 of the spec as parsed, each
-/// trace's path relative to the spec and its size in bytes (a stat, not a
-/// read), and each model variant's base model.
+/// The hash that stamps a spec's shards: xxh3-64 of fikit-sim's version, the
+/// spec as parsed, each trace's path relative to the spec and its size in
+/// bytes (a stat, not a read), and each model variant's base model.
 fn spec_hash(
     spec: &SweepSpec,
     files: &[PathBuf],
@@ -464,7 +568,12 @@ fn spec_hash(
         let rel = f.strip_prefix(base).unwrap_or(f);
         traces.push((rel.display().to_string(), len));
     }
-    let doc = serde_json::json!({ "spec": spec, "traces": traces, "models": models });
+    let doc = serde_json::json!({
+        "fikit_sim": env!("CARGO_PKG_VERSION"),
+        "spec": spec,
+        "traces": traces,
+        "models": models,
+    });
     let bytes = serde_json::to_vec(&doc).expect("the spec serializes");
     Ok(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)))
 }
@@ -504,7 +613,7 @@ pub fn run_shard(
     shard: Shard,
     progress: &(dyn Fn() + Sync),
 ) -> Result<Vec<SweepRow>, FleetError> {
-    let items: Vec<u64> = (0..r.items()).filter(|&i| shard.has(i)).collect();
+    let items: Vec<u64> = shard.range(r.items()).collect();
     let plan: Vec<(u64, usize, Vec<usize>)> = items
         .iter()
         .map(|&i| {
@@ -853,17 +962,39 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError>
                 path.display()
             )));
         }
-        if let Some(r) = rows.iter().find(|r| !s.has(r.item)) {
+        let range = s.range(m.items);
+        if let Some(r) = rows.iter().find(|r| !range.contains(&r.item)) {
             return Err(FleetError::Merge(format!(
                 "{}: shard {s} holds item {}, which belongs to shard {}/{n}",
                 path.display(),
                 r.item,
-                r.item % n + 1
+                Shard::of(r.item, m.items, n)
             )));
         }
-        let expected = (0..m.items).filter(|&i| s.has(i)).count();
-        let mut have: Vec<u64> = rows.iter().map(|r| r.item).collect();
-        have.dedup();
+        let expected = (range.end - range.start) as usize;
+        let mut per_item: BTreeMap<u64, Vec<PolicyKind>> = BTreeMap::new();
+        for r in rows {
+            per_item.entry(r.item).or_default().push(r.policy);
+        }
+        let policies = &parts[0].1.first().map(|r0| {
+            parts[0]
+                .1
+                .iter()
+                .filter(|r| r.item == r0.item)
+                .map(|r| r.policy)
+                .collect::<Vec<_>>()
+        });
+        if let Some(want) = policies
+            && let Some((item, got)) = per_item.iter().find(|(_, got)| *got != want)
+        {
+            return Err(FleetError::Merge(format!(
+                "{}: item {item} has rows for {:?}, the sweep's items for {:?}",
+                path.display(),
+                got.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+                want.iter().map(|p| p.as_str()).collect::<Vec<_>>()
+            )));
+        }
+        let have: std::collections::BTreeSet<u64> = per_item.keys().copied().collect();
         if have.len() != expected {
             return Err(FleetError::Merge(format!(
                 "{}: shard {s} holds {} of its {expected} items",
