@@ -163,6 +163,11 @@ fn shards_merge_into_the_whole_sweep_and_match_the_classic_pair_sweep() {
     let (merged, meta) = fleet::merge(&shard_files).unwrap();
     assert_eq!(merged, whole);
     assert_eq!(meta.shard, None);
+    // Streamed into a file, one shard at a time: the same rows.
+    let all = out.path().join("all.parquet");
+    let (n, m) = fleet::merge_into(&shard_files, &all).unwrap();
+    assert_eq!((n, &m), (whole.len() as u64, &meta));
+    assert_eq!(fleet::read_rows(&all).unwrap(), (whole.clone(), meta));
     // The classic sweep of the same jobs gives the same numbers, pair by pair.
     let jobs: Vec<Job> = files
         .iter()

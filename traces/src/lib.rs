@@ -32,7 +32,7 @@ pub use read::{
     MAX_TIMESTAMP_NS, check_structure, parse_table, parse_trace, read_metadata, read_table,
     read_trace,
 };
-pub use write::{metadata_pairs, to_dataframe, write_dataframe, write_trace};
+pub use write::{metadata_pairs, to_dataframe, write_dataframe, write_dataframes, write_trace};
 
 /// The file extension of traces.
 pub const EXTENSION: &str = "parquet";

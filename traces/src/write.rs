@@ -139,3 +139,49 @@ pub fn write_dataframe(
         }
     }
 }
+
+/// Writes data frames of one schema one after another into one Parquet file
+/// (zstd; `metadata` as file-level key/value pairs), holding one frame at a
+/// time: a table larger than memory is written piece by piece. Like
+/// [`write_dataframe`], through a temporary name renamed into place.
+pub fn write_dataframes<I>(
+    path: &Path,
+    schema: &Schema,
+    frames: I,
+    metadata: Vec<(String, String)>,
+) -> Result<u64, TraceError>
+where
+    I: IntoIterator<Item = Result<DataFrame, TraceError>>,
+{
+    let err = |p: Problem| TraceError::new(path, p);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".partial");
+    let tmp = std::path::PathBuf::from(tmp);
+    let file = File::create(&tmp).map_err(|e| err(Problem::Io(e)))?;
+    let result = (|| -> Result<u64, TraceError> {
+        let parquet = |e: PolarsError| err(Problem::Parquet(e.to_string()));
+        let mut writer = ParquetWriter::new(BufWriter::new(file))
+            .with_compression(ParquetCompression::Zstd(None))
+            .with_key_value_metadata(Some(KeyValueMetadata::from_static(metadata)))
+            .batched(schema)
+            .map_err(parquet)?;
+        let mut rows = 0u64;
+        for df in frames {
+            let df = df?;
+            rows += df.height() as u64;
+            writer.write_batch(&df).map_err(parquet)?;
+        }
+        writer.finish().map_err(parquet)?;
+        Ok(rows)
+    })();
+    match result {
+        Ok(rows) => {
+            std::fs::rename(&tmp, path).map_err(|e| err(Problem::Io(e)))?;
+            Ok(rows)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}

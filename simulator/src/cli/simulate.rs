@@ -372,12 +372,18 @@ pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
             output,
         } => return pool.install(|| run_spec(spec, *shard, output.as_deref(), o.format)),
         SweepWhat::Merge { output, shards } => {
-            let (rows, meta) = fleet::merge(shards).map_err(bad_input)?;
-            fleet::write_rows(output, &rows, &meta).map_err(|e| other(e.into()))?;
+            let (rows, meta) = fleet::merge_into(shards, output).map_err(|e| match e {
+                fleet::FleetError::Trace(t)
+                    if t.to_string().contains(&output.display().to_string()) =>
+                {
+                    other(t.into())
+                }
+                e => bad_input(e),
+            })?;
             eprintln!(
                 "fikit-sim: merged {} shards: {} rows of {} items (spec {}) into {}",
                 shards.len(),
-                rows.len(),
+                rows,
                 meta.items,
                 meta.spec_hash,
                 output.display()

@@ -793,20 +793,24 @@ pub fn write_rows(path: &Path, rows: &[SweepRow], meta: &RowsMeta) -> Result<(),
     ];
     let mut df = DataFrame::new(rows.len(), columns)
         .map_err(|e| FleetError::invalid(path, e.to_string()))?;
-    let mut kv = vec![
+    fikit_trace::write_dataframe(path, &mut df, rows_metadata(meta))?;
+    Ok(())
+}
+
+/// A rows file's key/value metadata.
+fn rows_metadata(meta: &RowsMeta) -> Vec<(String, String)> {
+    vec![
         (format!("{KEY}spec_hash"), meta.spec_hash.clone()),
         (format!("{KEY}items"), meta.items.to_string()),
         (
             format!("{KEY}shard"),
             meta.shard.map_or("merged".to_string(), |s| s.to_string()),
         ),
-    ];
-    kv.push((
-        format!("{KEY}producer"),
-        format!("fikit-sim {}", env!("CARGO_PKG_VERSION")),
-    ));
-    fikit_trace::write_dataframe(path, &mut df, kv)?;
-    Ok(())
+        (
+            format!("{KEY}producer"),
+            format!("fikit-sim {}", env!("CARGO_PKG_VERSION")),
+        ),
+    ]
 }
 
 /// Reads a rows file [`write_rows`] wrote, checking its metadata and columns.
@@ -910,30 +914,25 @@ pub fn read_rows(path: &Path) -> Result<(Vec<SweepRow>, RowsMeta), FleetError> {
     ))
 }
 
-/// Joins the shards of one sweep: every file of one spec hash and one shard
-/// count, each shard exactly once, each holding exactly its items; the rows
-/// come out in item order, as the whole sweep run on one machine gives them.
-pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError> {
+/// Checks that `files` are the shards of one sweep: one spec hash and shard
+/// count, each shard exactly once, each holding exactly its items, every
+/// item with the same policies' rows. Reads one shard at a time. Returns the
+/// merged table's metadata and the files in shard order (which is item
+/// order: shards are contiguous item ranges).
+pub fn check_shards(files: &[PathBuf]) -> Result<(RowsMeta, Vec<PathBuf>), FleetError> {
     let first = files
         .first()
         .ok_or_else(|| FleetError::Merge("no shard files given".into()))?;
-    let mut parts: Vec<(PathBuf, Vec<SweepRow>, RowsMeta)> = Vec::new();
-    for f in files {
-        let (rows, meta) = read_rows(f)?;
-        parts.push((f.clone(), rows, meta));
-    }
-    let (_, _, m0) = &parts[0];
+    let mut m0: Option<RowsMeta> = None;
+    let mut want: Option<Vec<PolicyKind>> = None;
     let mut seen: BTreeMap<u64, PathBuf> = BTreeMap::new();
-    let n = match m0.shard {
-        Some(s) => s.n,
-        None => {
-            return Err(FleetError::Merge(format!(
-                "{}: a merged table, not a shard",
-                first.display()
-            )));
-        }
-    };
-    for (path, rows, m) in &parts {
+    for path in files {
+        let (rows, m) = read_rows(path)?;
+        let s = m.shard.ok_or_else(|| {
+            FleetError::Merge(format!("{}: a merged table, not a shard", path.display()))
+        })?;
+        let m0 = m0.get_or_insert_with(|| m.clone());
+        let n = m0.shard.map_or(s.n, |s0| s0.n);
         if m.spec_hash != m0.spec_hash || m.items != m0.items {
             return Err(FleetError::Merge(format!(
                 "{} is of another sweep (spec hash {}, {} items) than {} (spec hash {}, {} items)",
@@ -945,9 +944,6 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError>
                 m0.items
             )));
         }
-        let s = m.shard.ok_or_else(|| {
-            FleetError::Merge(format!("{}: a merged table, not a shard", path.display()))
-        })?;
         if s.n != n {
             return Err(FleetError::Merge(format!(
                 "{} is shard {s} but {} is of {n} shards",
@@ -971,20 +967,14 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError>
                 Shard::of(r.item, m.items, n)
             )));
         }
-        let expected = (range.end - range.start) as usize;
         let mut per_item: BTreeMap<u64, Vec<PolicyKind>> = BTreeMap::new();
-        for r in rows {
+        for r in &rows {
             per_item.entry(r.item).or_default().push(r.policy);
         }
-        let policies = &parts[0].1.first().map(|r0| {
-            parts[0]
-                .1
-                .iter()
-                .filter(|r| r.item == r0.item)
-                .map(|r| r.policy)
-                .collect::<Vec<_>>()
-        });
-        if let Some(want) = policies
+        if want.is_none() {
+            want = per_item.values().next().cloned();
+        }
+        if let Some(want) = &want
             && let Some((item, got)) = per_item.iter().find(|(_, got)| *got != want)
         {
             return Err(FleetError::Merge(format!(
@@ -994,15 +984,17 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError>
                 want.iter().map(|p| p.as_str()).collect::<Vec<_>>()
             )));
         }
-        let have: std::collections::BTreeSet<u64> = per_item.keys().copied().collect();
-        if have.len() != expected {
+        let expected = range.end - range.start;
+        if per_item.len() as u64 != expected {
             return Err(FleetError::Merge(format!(
                 "{}: shard {s} holds {} of its {expected} items",
                 path.display(),
-                have.len()
+                per_item.len()
             )));
         }
     }
+    let m0 = m0.expect("at least one file was read");
+    let n = m0.shard.map_or(1, |s| s.n);
     let missing: Vec<String> = (1..=n)
         .filter(|k| !seen.contains_key(k))
         .map(|k| format!("{k}/{n}"))
@@ -1015,12 +1007,34 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError>
         )));
     }
     let meta = RowsMeta {
-        spec_hash: m0.spec_hash.clone(),
+        spec_hash: m0.spec_hash,
         items: m0.items,
         shard: None,
     };
-    let mut rows: Vec<SweepRow> = parts.into_iter().flat_map(|(_, r, _)| r).collect();
-    // Stable: within an item, the policies keep their order.
-    rows.sort_by_key(|r| r.item);
+    Ok((meta, seen.into_values().collect()))
+}
+
+/// Joins the shards of one sweep ([`check_shards`]) in memory: the rows in
+/// item order, as the whole sweep run on one machine gives them.
+pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError> {
+    let (meta, ordered) = check_shards(files)?;
+    let mut rows = Vec::new();
+    for f in &ordered {
+        rows.extend(read_rows(f)?.0);
+    }
+    Ok((rows, meta))
+}
+
+/// Joins the shards of one sweep ([`check_shards`]) into the rows file
+/// `output`, one shard in memory at a time; returns the rows written.
+pub fn merge_into(files: &[PathBuf], output: &Path) -> Result<(u64, RowsMeta), FleetError> {
+    let (meta, ordered) = check_shards(files)?;
+    let (first, _) = fikit_trace::read_table(&ordered[0])?;
+    let schema = first.schema().as_ref().clone();
+    drop(first);
+    let frames = ordered
+        .iter()
+        .map(|f| fikit_trace::read_table(f).map(|(df, _)| df));
+    let rows = fikit_trace::write_dataframes(output, &schema, frames, rows_metadata(&meta))?;
     Ok((rows, meta))
 }
