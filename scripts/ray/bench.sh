@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# Fleet-sweep benchmark (release build): rows per second of one fikit-sim on
-# one core; the Ray driver on a local cluster of 1 against 2 one-CPU nodes
-# (the shipped H200 spec in 4 shards, alternating, RUNS rounds, medians); the
-# cost of merging (the 4 shards, and 64 shards of scripts/ray/bench-spec.json:
-# 18 traces, 306 ordered pairs x 2 quanta = 612 items, 3,060 rows). Needs the Ray environment
-# (scripts/ray/test-local.sh makes it). Writes JSON to OUT.
-#   scripts/ray/bench.sh OUT.json [RUNS]   (default 3)
+# Fleet-sweep benchmark (release build) of a spec (SPEC, default the shipped
+# H200 spec scripts/ray/shipped-sweep.json): rows per second of one fikit-sim
+# on one core; a one-item shard (the fixed cost); the Ray driver on a local
+# cluster of 1 against 2 one-CPU nodes (4 shards, alternating, RUNS rounds,
+# medians); the cost of merging (the 4 shards, and 64 shards of
+# scripts/ray/bench-spec.json: 18 traces, 306 ordered pairs x 2 quanta = 612
+# items, 3,060 rows). Needs the Ray environment (scripts/ray/test-local.sh
+# makes it). Writes JSON to OUT.
+#   [SPEC=FILE] scripts/ray/bench.sh OUT.json [RUNS]   (default 3)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: bench.sh OUT.json [RUNS]}
 RUNS=${2:-3}
 cargo build --release -q -p fikit-sim
 PY=target/ray-venv/bin/python
-"$PY" - "$OUT" "$RUNS" <<'PY'
+"$PY" - "$OUT" "$RUNS" "${SPEC:-scripts/ray/shipped-sweep.json}" <<'PY'
 import json, os, re, statistics, subprocess, sys, tempfile, time
-out, runs = sys.argv[1], int(sys.argv[2])
+out, runs, SPEC = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 BIN = os.path.abspath("target/release/fikit-sim")
-SPEC, BIG = "scripts/ray/shipped-sweep.json", "scripts/ray/bench-spec.json"
+BIG = "scripts/ray/bench-spec.json"
 tmp = tempfile.mkdtemp()
 
 def timed(cmd, **kw):
@@ -29,7 +31,13 @@ for i in range(runs + 1):
     dt, _ = timed([BIN, "sweep", "--spec", SPEC, "-o", f"{tmp}/one.parquet", "--threads", "1"])
     if i:  # the first run warms the page cache
         one_core.append(dt)
-rows = int(re.search(r"(\d+) rows", subprocess.run([BIN, "sweep", "show", f"{tmp}/one.parquet", "--format", "csv"], capture_output=True, text=True, check=True).stderr).group(1))
+show = subprocess.run([BIN, "sweep", "show", f"{tmp}/one.parquet", "--format", "csv"], capture_output=True, text=True, check=True)
+rows = int(re.search(r"(\d+) rows", show.stderr).group(1))
+items = len({line.split(",")[0] for line in show.stdout.splitlines()[1:]})
+one_item = []
+for _ in range(runs):
+    dt, _ = timed([BIN, "sweep", "--spec", SPEC, "--shard", f"{items}/{items}", "-o", f"{tmp}/item.parquet"])
+    one_item.append(dt)
 
 ray = {1: [], 2: []}
 merge4 = []
@@ -56,7 +64,9 @@ big_rows = int(re.search(r": (\d+) rows", r.stderr).group(1))
 
 med = statistics.median
 res = {
+    "spec": SPEC,
     "machine": f"{os.cpu_count()} cores, {os.uname().machine}",
+    "one_item_shard_s": {"runs": one_item, "median": med(one_item)},
     "date": time.strftime("%Y-%m-%d"),
     "one_core": {"rows": rows, "seconds": one_core, "median_s": med(one_core), "rows_per_s": rows / med(one_core)},
     "ray_local_4_shards": {"nodes_1_s": ray[1], "nodes_2_s": ray[2], "median_1": med(ray[1]), "median_2": med(ray[2]),
