@@ -8,8 +8,27 @@ use crate::policy::PolicyKind;
 use crate::sim::fleet::SweepRow;
 use crate::sim::sweep::PairRow;
 
-/// Renders sweep rows as a table, JSON or CSV.
-pub fn render(rows: &[PairRow], format: Format) -> String {
+/// The columns every sweep row has: a high job beside others under a policy.
+struct Pair<'a> {
+    high: &'a str,
+    low: &'a str,
+    policy: PolicyKind,
+    high_vs_timeslice: f64,
+    low_vs_timeslice: f64,
+    high_slowdown: f64,
+    low_slowdown: f64,
+    high_p99_ns: i64,
+}
+
+/// Renders rows as JSON (as they serialize), CSV or a table: the `lead`
+/// columns (CSV name, table name) from `lead_of`, then the pair columns.
+fn render_rows<T: serde::Serialize>(
+    rows: &[T],
+    format: Format,
+    lead: &[(&str, &str)],
+    lead_of: impl Fn(&T) -> Vec<String>,
+    pair_of: impl Fn(&T) -> Pair<'_>,
+) -> String {
     match format {
         Format::Json => {
             let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
@@ -18,7 +37,8 @@ pub fn render(rows: &[PairRow], format: Format) -> String {
         }
         Format::Csv => {
             let mut w = csv::Writer::from_writer(Vec::new());
-            w.write_record([
+            let mut header: Vec<&str> = lead.iter().map(|(c, _)| *c).collect();
+            header.extend([
                 "high",
                 "low",
                 "policy",
@@ -27,27 +47,30 @@ pub fn render(rows: &[PairRow], format: Format) -> String {
                 "high_slowdown",
                 "low_slowdown",
                 "high_p99_ns",
-            ])
-            .expect("writing to memory");
+            ]);
+            w.write_record(&header).expect("writing to memory");
             for r in rows {
-                w.write_record([
-                    r.high.clone(),
-                    r.low.clone(),
-                    r.policy.as_str().to_string(),
-                    format!("{:.6}", r.high_vs_timeslice),
-                    format!("{:.6}", r.low_vs_timeslice),
-                    format!("{:.6}", r.high_slowdown),
-                    format!("{:.6}", r.low_slowdown),
-                    r.high_p99_ns.to_string(),
-                ])
-                .expect("writing to memory");
+                let p = pair_of(r);
+                let mut record = lead_of(r);
+                record.extend([
+                    p.high.to_string(),
+                    p.low.to_string(),
+                    p.policy.as_str().to_string(),
+                    format!("{:.6}", p.high_vs_timeslice),
+                    format!("{:.6}", p.low_vs_timeslice),
+                    format!("{:.6}", p.high_slowdown),
+                    format!("{:.6}", p.low_slowdown),
+                    p.high_p99_ns.to_string(),
+                ]);
+                w.write_record(&record).expect("writing to memory");
             }
             String::from_utf8(w.into_inner().expect("flushing to memory")).expect("UTF-8")
         }
         Format::Table => {
             let mut t = Table::new();
             t.load_preset(UTF8_FULL_CONDENSED);
-            t.set_header(vec![
+            let mut header: Vec<&str> = lead.iter().map(|(_, t)| *t).collect();
+            header.extend([
                 "high (prio 0)",
                 "low (prio 9)",
                 "policy",
@@ -57,21 +80,45 @@ pub fn render(rows: &[PairRow], format: Format) -> String {
                 "low slowdown",
                 "high p99",
             ]);
+            t.set_header(header);
             for r in rows {
-                t.add_row(vec![
-                    Cell::new(&r.high),
-                    Cell::new(&r.low),
-                    Cell::new(r.policy.as_str()),
-                    right(format!("{:.3}x", r.high_vs_timeslice)),
-                    right(format!("{:.3}x", r.low_vs_timeslice)),
-                    right(format!("{:.3}x", r.high_slowdown)),
-                    right(format!("{:.3}x", r.low_slowdown)),
-                    right(fikit_trace::summary::human_ns(r.high_p99_ns)),
+                let p = pair_of(r);
+                let mut cells: Vec<Cell> = lead_of(r).into_iter().map(Cell::new).collect();
+                cells.extend([
+                    Cell::new(p.high),
+                    Cell::new(p.low),
+                    Cell::new(p.policy.as_str()),
+                    right(format!("{:.3}x", p.high_vs_timeslice)),
+                    right(format!("{:.3}x", p.low_vs_timeslice)),
+                    right(format!("{:.3}x", p.high_slowdown)),
+                    right(format!("{:.3}x", p.low_slowdown)),
+                    right(fikit_trace::summary::human_ns(p.high_p99_ns)),
                 ]);
+                t.add_row(cells);
             }
             format!("{t}\n")
         }
     }
+}
+
+/// Renders sweep rows as a table, JSON or CSV.
+pub fn render(rows: &[PairRow], format: Format) -> String {
+    render_rows(
+        rows,
+        format,
+        &[],
+        |_| Vec::new(),
+        |r| Pair {
+            high: &r.high,
+            low: &r.low,
+            policy: r.policy,
+            high_vs_timeslice: r.high_vs_timeslice,
+            low_vs_timeslice: r.low_vs_timeslice,
+            high_slowdown: r.high_slowdown,
+            low_slowdown: r.low_slowdown,
+            high_p99_ns: r.high_p99_ns,
+        },
+    )
 }
 
 /// The first screen of `fikit-sim` on traces: one line per latency-critical
@@ -126,80 +173,23 @@ pub fn pairwise_table(rows: &[PairRow]) -> String {
     )
 }
 
-/// Renders a fleet sweep's rows ([`crate::sim::fleet`]) as a table, JSON or CSV.
+/// Renders a fleet sweep's rows ([`crate::sim::fleet`]) as a table, JSON or
+/// CSV: the item, model and grid point, then the pair columns.
 pub fn render_fleet(rows: &[SweepRow], format: Format) -> String {
-    match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(rows).expect("rows serialize");
-            s.push('\n');
-            s
-        }
-        Format::Csv => {
-            let mut w = csv::Writer::from_writer(Vec::new());
-            w.write_record([
-                "item",
-                "model",
-                "params",
-                "high",
-                "low",
-                "policy",
-                "high_vs_timeslice",
-                "low_vs_timeslice",
-                "high_slowdown",
-                "low_slowdown",
-                "high_p99_ns",
-            ])
-            .expect("writing to memory");
-            for r in rows {
-                w.write_record([
-                    r.item.to_string(),
-                    r.model.clone(),
-                    r.params.clone(),
-                    r.high.clone(),
-                    r.low.clone(),
-                    r.policy.as_str().to_string(),
-                    format!("{:.6}", r.high_vs_timeslice),
-                    format!("{:.6}", r.low_vs_timeslice),
-                    format!("{:.6}", r.high_slowdown),
-                    format!("{:.6}", r.low_slowdown),
-                    r.high_p99_ns.to_string(),
-                ])
-                .expect("writing to memory");
-            }
-            String::from_utf8(w.into_inner().expect("flushing to memory")).expect("UTF-8")
-        }
-        Format::Table => {
-            let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED);
-            t.set_header(vec![
-                "item",
-                "model",
-                "params",
-                "high (prio 0)",
-                "low (prio 9)",
-                "policy",
-                "high vs timeslice",
-                "low vs timeslice",
-                "high slowdown",
-                "low slowdown",
-                "high p99",
-            ]);
-            for r in rows {
-                t.add_row(vec![
-                    right(r.item.to_string()),
-                    Cell::new(&r.model),
-                    Cell::new(&r.params),
-                    Cell::new(&r.high),
-                    Cell::new(&r.low),
-                    Cell::new(r.policy.as_str()),
-                    right(format!("{:.3}x", r.high_vs_timeslice)),
-                    right(format!("{:.3}x", r.low_vs_timeslice)),
-                    right(format!("{:.3}x", r.high_slowdown)),
-                    right(format!("{:.3}x", r.low_slowdown)),
-                    right(fikit_trace::summary::human_ns(r.high_p99_ns)),
-                ]);
-            }
-            format!("{t}\n")
-        }
-    }
+    render_rows(
+        rows,
+        format,
+        &[("item", "item"), ("model", "model"), ("params", "params")],
+        |r| vec![r.item.to_string(), r.model.clone(), r.params.clone()],
+        |r| Pair {
+            high: &r.high,
+            low: &r.low,
+            policy: r.policy,
+            high_vs_timeslice: r.high_vs_timeslice,
+            low_vs_timeslice: r.low_vs_timeslice,
+            high_slowdown: r.high_slowdown,
+            low_slowdown: r.low_slowdown,
+            high_p99_ns: r.high_p99_ns,
+        },
+    )
 }
