@@ -184,12 +184,7 @@ fn shards_merge_into_the_whole_sweep_and_match_the_classic_pair_sweep() {
     .unwrap();
     assert_eq!(classic.len(), whole.len());
     for (c, f) in classic.iter().zip(&whole) {
-        assert_eq!((&c.high, &c.low, c.policy), (&f.high, &f.low, f.policy));
-        assert_eq!(c.high_slowdown, f.high_slowdown);
-        assert_eq!(c.low_slowdown, f.low_slowdown);
-        assert_eq!(c.high_vs_timeslice, f.high_vs_timeslice);
-        assert_eq!(c.low_vs_timeslice, f.low_vs_timeslice);
-        assert_eq!(c.high_p99_ns, f.high_p99_ns);
+        assert_eq!(c, &f.row);
     }
     // Refusals: a missing shard, a shard twice, a shard of another spec.
     let e = fleet::merge(&shard_files[..2]).unwrap_err().to_string();

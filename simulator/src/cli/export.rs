@@ -81,17 +81,11 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
             .map_err(other)?;
         export::from_runs(&scenario, &infos, &runs, &model, &opts)
     };
-    let bar = if std::io::stderr().is_terminal() && chrome.slices.len() > 200_000 {
-        let b = indicatif::ProgressBar::new(chrome.slices.len() as u64);
-        b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} slices written")
-                .expect("a valid template"),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = fikit_sim::report::progress::counter(
+        chrome.slices.len() as u64,
+        std::io::stderr().is_terminal() && chrome.slices.len() > 200_000,
+        "{bar:40} {pos}/{len} slices written",
+    );
     let to_stdout = args.output.as_os_str() == "-";
     let shown = if to_stdout {
         "standard output".to_string()

@@ -372,12 +372,9 @@ pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
             output,
         } => return pool.install(|| run_spec(spec, *shard, output.as_deref(), o.format)),
         SweepWhat::Merge { output, shards } => {
+            // Writing the merged file failing is not bad input; a shard is.
             let (rows, meta) = fleet::merge_into(shards, output).map_err(|e| match e {
-                fleet::FleetError::Trace(t)
-                    if t.to_string().contains(&output.display().to_string()) =>
-                {
-                    other(t.into())
-                }
+                fleet::FleetError::Trace(t) if t.path == *output => other(t.into()),
                 e => bad_input(e),
             })?;
             eprintln!(
@@ -460,19 +457,11 @@ fn run_spec(
     let shard = shard.unwrap_or(Shard::ALL);
     let range = shard.range(resolved.items());
     let count = range.end - range.start;
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(count);
-        b.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40} {pos}/{len} items {elapsed_precise} ETA {eta}",
-            )
-            .expect("a valid template"),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = report::progress::counter(
+        count,
+        std::io::stderr().is_terminal(),
+        "{bar:40} {pos}/{len} items {elapsed_precise} ETA {eta}",
+    );
     let rows = fleet::run_shard(&resolved, shard, &|| bar.inc(1)).map_err(|e| match e {
         fleet::FleetError::Run(r) if !r.is_bad_input() => {
             other(anyhow::Error::from(r).context("simulating"))

@@ -7,6 +7,18 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// A bar on standard error counting `len` units with `template` (indicatif's
+/// template syntax) when `visible`; hidden otherwise.
+pub fn counter(len: u64, visible: bool, template: &str) -> ProgressBar {
+    if !visible {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    bar.set_style(ProgressStyle::with_template(template).expect("a valid template"));
+    bar
+}
+
 /// A spinner on standard error naming the current phase, with the elapsed time.
 pub struct Phases {
     bar: ProgressBar,

@@ -8,18 +8,6 @@ use crate::policy::PolicyKind;
 use crate::sim::fleet::SweepRow;
 use crate::sim::sweep::PairRow;
 
-/// The columns every sweep row has: a high job beside others under a policy.
-struct Pair<'a> {
-    high: &'a str,
-    low: &'a str,
-    policy: PolicyKind,
-    high_vs_timeslice: f64,
-    low_vs_timeslice: f64,
-    high_slowdown: f64,
-    low_slowdown: f64,
-    high_p99_ns: i64,
-}
-
 /// Renders rows as JSON (as they serialize), CSV or a table: the `lead`
 /// columns (CSV name, table name) from `lead_of`, then the pair columns.
 fn render_rows<T: serde::Serialize>(
@@ -27,7 +15,7 @@ fn render_rows<T: serde::Serialize>(
     format: Format,
     lead: &[(&str, &str)],
     lead_of: impl Fn(&T) -> Vec<String>,
-    pair_of: impl Fn(&T) -> Pair<'_>,
+    pair_of: impl Fn(&T) -> &PairRow,
 ) -> String {
     match format {
         Format::Json => {
@@ -53,8 +41,8 @@ fn render_rows<T: serde::Serialize>(
                 let p = pair_of(r);
                 let mut record = lead_of(r);
                 record.extend([
-                    p.high.to_string(),
-                    p.low.to_string(),
+                    p.high.clone(),
+                    p.low.clone(),
                     p.policy.as_str().to_string(),
                     format!("{:.6}", p.high_vs_timeslice),
                     format!("{:.6}", p.low_vs_timeslice),
@@ -85,8 +73,8 @@ fn render_rows<T: serde::Serialize>(
                 let p = pair_of(r);
                 let mut cells: Vec<Cell> = lead_of(r).into_iter().map(Cell::new).collect();
                 cells.extend([
-                    Cell::new(p.high),
-                    Cell::new(p.low),
+                    Cell::new(&p.high),
+                    Cell::new(&p.low),
                     Cell::new(p.policy.as_str()),
                     right(format!("{:.3}x", p.high_vs_timeslice)),
                     right(format!("{:.3}x", p.low_vs_timeslice)),
@@ -103,22 +91,7 @@ fn render_rows<T: serde::Serialize>(
 
 /// Renders sweep rows as a table, JSON or CSV.
 pub fn render(rows: &[PairRow], format: Format) -> String {
-    render_rows(
-        rows,
-        format,
-        &[],
-        |_| Vec::new(),
-        |r| Pair {
-            high: &r.high,
-            low: &r.low,
-            policy: r.policy,
-            high_vs_timeslice: r.high_vs_timeslice,
-            low_vs_timeslice: r.low_vs_timeslice,
-            high_slowdown: r.high_slowdown,
-            low_slowdown: r.low_slowdown,
-            high_p99_ns: r.high_p99_ns,
-        },
-    )
+    render_rows(rows, format, &[], |_| Vec::new(), |r| r)
 }
 
 /// The first screen of `fikit-sim` on traces: one line per latency-critical
@@ -181,15 +154,6 @@ pub fn render_fleet(rows: &[SweepRow], format: Format) -> String {
         format,
         &[("item", "item"), ("model", "model"), ("params", "params")],
         |r| vec![r.item.to_string(), r.model.clone(), r.params.clone()],
-        |r| Pair {
-            high: &r.high,
-            low: &r.low,
-            policy: r.policy,
-            high_vs_timeslice: r.high_vs_timeslice,
-            low_vs_timeslice: r.low_vs_timeslice,
-            high_slowdown: r.high_slowdown,
-            low_slowdown: r.low_slowdown,
-            high_p99_ns: r.high_p99_ns,
-        },
+        |r| &r.row,
     )
 }

@@ -25,7 +25,8 @@ use crate::policy::PolicyKind;
 use crate::sim::engine::{RunError, RunResult};
 use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
-use crate::sim::simulate::{SimOptions, run_policy, simulate_with_isolated};
+use crate::sim::simulate::{SimOptions, run_policy};
+use crate::sim::sweep::{PairRow, group_rows};
 
 /// Which groups of jobs a spec simulates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -578,7 +579,7 @@ fn spec_hash(
     Ok(format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes)))
 }
 
-/// One row of a fleet sweep: one group under one policy.
+/// One row of a fleet sweep: one group under one policy, on one model variant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     /// The item's number in the spec.
@@ -587,22 +588,10 @@ pub struct SweepRow {
     pub model: String,
     /// The grid point (a JSON object; `{}` without a grid).
     pub params: String,
-    /// The high-priority job (priority 0).
-    pub high: String,
-    /// The other jobs (priority 9), joined by ` + `.
-    pub low: String,
-    /// Policy.
-    pub policy: PolicyKind,
-    /// High-priority JCT under timeslice / under the policy.
-    pub high_vs_timeslice: f64,
-    /// The worst (lowest) of the other jobs' JCT under timeslice / under the policy.
-    pub low_vs_timeslice: f64,
-    /// High-priority JCT / isolated.
-    pub high_slowdown: f64,
-    /// The worst (highest) of the other jobs' JCT / isolated.
-    pub low_slowdown: f64,
-    /// High-priority p99 iteration latency, ns.
-    pub high_p99_ns: i64,
+    /// The group's row, as the pair sweep gives it (the `low_*` columns the
+    /// worst of the others).
+    #[serde(flatten)]
+    pub row: PairRow,
 }
 
 /// Runs the items of `shard`; `progress` is called once per item done.
@@ -627,15 +616,24 @@ pub fn run_shard(
             used[j] = true;
         }
     }
+    // Each job under its row name (names are unique; job names may not be).
     let jobs: Vec<Option<Job>> = r
         .files
         .par_iter()
+        .zip(&r.names)
         .zip(&used)
-        .map(|(f, &u)| {
-            u.then(|| fikit_trace::read_trace(f).map(|t| Job::from_trace(&t)))
-                .transpose()
+        .map(|((f, name), &u)| {
+            u.then(|| {
+                fikit_trace::read_trace(f).map(|t| {
+                    let mut job = Job::from_trace(&t);
+                    job.name = name.clone();
+                    job
+                })
+            })
+            .transpose()
         })
         .collect::<Result<_, _>>()?;
+    let job = |j: usize| jobs[j].as_ref().expect("a used job was read");
     let mut needed: Vec<(usize, usize)> = plan
         .iter()
         .flat_map(|(_, v, g)| g.iter().map(move |&j| (*v, j)))
@@ -645,9 +643,8 @@ pub fn run_shard(
     let alone: BTreeMap<(usize, usize), RunResult> = needed
         .par_iter()
         .map(|&(v, j)| {
-            let job = jobs[j].as_ref().expect("a used job was read");
             run_policy(
-                std::slice::from_ref(job),
+                std::slice::from_ref(job(j)),
                 &[0],
                 PolicyKind::Exclusive,
                 &r.variants[v].gpu,
@@ -656,63 +653,33 @@ pub fn run_shard(
             .map(|res| ((v, j), res))
         })
         .collect::<Result<_, RunError>>()?;
+    let mut policies = r.spec.policies.clone();
+    policies.sort();
+    policies.dedup();
+    let sims: Vec<SimOptions> = r
+        .variants
+        .iter()
+        .map(|v| SimOptions {
+            policies: policies.clone(),
+            model: v.gpu.clone(),
+            record_segments: false,
+        })
+        .collect();
     let rows: Vec<Vec<SweepRow>> = plan
         .par_iter()
         .map(|(i, v, g)| {
-            let variant = &r.variants[*v];
-            let group: Vec<Job> = g
-                .iter()
-                .enumerate()
-                .map(|(pos, &j)| {
-                    let mut job = jobs[j].clone().expect("a used job was read");
-                    job.priority = if pos == 0 { 0 } else { 9 };
-                    job
-                })
-                .collect();
+            let group: Vec<&Job> = g.iter().map(|&j| job(j)).collect();
             let iso: Vec<RunResult> = g.iter().map(|&j| alone[&(*v, j)].clone()).collect();
-            let sim = SimOptions {
-                policies: r.spec.policies.clone(),
-                model: variant.gpu.clone(),
-                record_segments: false,
-            };
-            let report = simulate_with_isolated(&group, &vec![0; g.len()], &sim, &iso)?;
+            let rows = group_rows(&group, &iso, &sims[*v])?;
             progress();
-            let low = g[1..]
-                .iter()
-                .map(|&j| r.names[j].as_str())
-                .collect::<Vec<_>>()
-                .join(" + ");
-            let mut policies = r.spec.policies.clone();
-            policies.sort();
-            policies.dedup();
-            Ok(policies
-                .iter()
-                .map(|&p| {
-                    let of = |pos: usize| {
-                        report
-                            .jobs
-                            .iter()
-                            .filter(|row| row.policy == p)
-                            .nth(pos)
-                            .expect("one row per job and policy")
-                    };
-                    let others = 1..g.len();
-                    SweepRow {
-                        item: *i,
-                        model: variant.model.clone(),
-                        params: variant.params.clone(),
-                        high: r.names[g[0]].clone(),
-                        low: low.clone(),
-                        policy: p,
-                        high_vs_timeslice: of(0).vs_timeslice,
-                        low_vs_timeslice: others
-                            .clone()
-                            .map(|o| of(o).vs_timeslice)
-                            .fold(f64::INFINITY, f64::min),
-                        high_slowdown: of(0).slowdown,
-                        low_slowdown: others.map(|o| of(o).slowdown).fold(0.0, f64::max),
-                        high_p99_ns: of(0).p99_ns,
-                    }
+            let variant = &r.variants[*v];
+            Ok(rows
+                .into_iter()
+                .map(|row| SweepRow {
+                    item: *i,
+                    model: variant.model.clone(),
+                    params: variant.params.clone(),
+                    row,
                 })
                 .collect())
         })
@@ -745,18 +712,18 @@ pub fn write_rows(path: &Path, rows: &[SweepRow], meta: &RowsMeta) -> Result<(),
         ),
         col("model", Series::new("".into(), strs(|r| &r.model))),
         col("params", Series::new("".into(), strs(|r| &r.params))),
-        col("high", Series::new("".into(), strs(|r| &r.high))),
-        col("low", Series::new("".into(), strs(|r| &r.low))),
+        col("high", Series::new("".into(), strs(|r| &r.row.high))),
+        col("low", Series::new("".into(), strs(|r| &r.row.low))),
         col(
             "policy",
-            Series::new("".into(), strs(|r| r.policy.as_str())),
+            Series::new("".into(), strs(|r| r.row.policy.as_str())),
         ),
         col(
             "high_vs_timeslice",
             Series::new(
                 "".into(),
                 rows.iter()
-                    .map(|r| r.high_vs_timeslice)
+                    .map(|r| r.row.high_vs_timeslice)
                     .collect::<Vec<f64>>(),
             ),
         ),
@@ -765,7 +732,7 @@ pub fn write_rows(path: &Path, rows: &[SweepRow], meta: &RowsMeta) -> Result<(),
             Series::new(
                 "".into(),
                 rows.iter()
-                    .map(|r| r.low_vs_timeslice)
+                    .map(|r| r.row.low_vs_timeslice)
                     .collect::<Vec<f64>>(),
             ),
         ),
@@ -773,21 +740,25 @@ pub fn write_rows(path: &Path, rows: &[SweepRow], meta: &RowsMeta) -> Result<(),
             "high_slowdown",
             Series::new(
                 "".into(),
-                rows.iter().map(|r| r.high_slowdown).collect::<Vec<f64>>(),
+                rows.iter()
+                    .map(|r| r.row.high_slowdown)
+                    .collect::<Vec<f64>>(),
             ),
         ),
         col(
             "low_slowdown",
             Series::new(
                 "".into(),
-                rows.iter().map(|r| r.low_slowdown).collect::<Vec<f64>>(),
+                rows.iter()
+                    .map(|r| r.row.low_slowdown)
+                    .collect::<Vec<f64>>(),
             ),
         ),
         col(
             "high_p99_ns",
             Series::new(
                 "".into(),
-                rows.iter().map(|r| r.high_p99_ns).collect::<Vec<i64>>(),
+                rows.iter().map(|r| r.row.high_p99_ns).collect::<Vec<i64>>(),
             ),
         ),
     ];
@@ -894,14 +865,16 @@ pub fn read_rows(path: &Path) -> Result<(Vec<SweepRow>, RowsMeta), FleetError> {
             item: item[i],
             model: model[i].clone(),
             params: params[i].clone(),
-            high: high[i].clone(),
-            low: low[i].clone(),
-            policy,
-            high_vs_timeslice: hv[i],
-            low_vs_timeslice: lv[i],
-            high_slowdown: hs[i],
-            low_slowdown: ls[i],
-            high_p99_ns: p99[i],
+            row: PairRow {
+                high: high[i].clone(),
+                low: low[i].clone(),
+                policy,
+                high_vs_timeslice: hv[i],
+                low_vs_timeslice: lv[i],
+                high_slowdown: hs[i],
+                low_slowdown: ls[i],
+                high_p99_ns: p99[i],
+            },
         });
     }
     Ok((
@@ -969,7 +942,7 @@ pub fn check_shards(files: &[PathBuf]) -> Result<(RowsMeta, Vec<PathBuf>), Fleet
         }
         let mut per_item: BTreeMap<u64, Vec<PolicyKind>> = BTreeMap::new();
         for r in &rows {
-            per_item.entry(r.item).or_default().push(r.policy);
+            per_item.entry(r.item).or_default().push(r.row.policy);
         }
         if want.is_none() {
             want = per_item.values().next().cloned();

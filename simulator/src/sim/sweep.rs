@@ -2,7 +2,7 @@
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::policy::PolicyKind;
 use crate::sim::engine::{RunError, RunResult};
@@ -10,25 +10,83 @@ use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
 use crate::sim::simulate::{SimOptions, run_policy, simulate_with_isolated};
 
-/// One high/low pair under one policy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One high-priority job beside others under one policy (in a pair, the
+/// other is the one low-priority job).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairRow {
     /// The high-priority job (priority 0).
     pub high: String,
-    /// The low-priority job (priority 9).
+    /// The low-priority job (priority 9); several are joined by ` + `.
     pub low: String,
     /// Policy.
     pub policy: PolicyKind,
     /// High-priority JCT under timeslice / under the policy.
     pub high_vs_timeslice: f64,
-    /// Low-priority JCT under timeslice / under the policy.
+    /// Low-priority JCT under timeslice / under the policy (the lowest of several).
     pub low_vs_timeslice: f64,
     /// High-priority JCT / isolated.
     pub high_slowdown: f64,
-    /// Low-priority JCT / isolated.
+    /// Low-priority JCT / isolated (the highest of several).
     pub low_slowdown: f64,
     /// High-priority p99 iteration latency, ns.
     pub high_p99_ns: i64,
+}
+
+/// One group of jobs on one GPU: `group[0]` at priority 0, the others at 9,
+/// `isolated[i]` the run of `group[i]` alone; one row per policy of `sim`,
+/// in its order.
+pub fn group_rows(
+    group: &[&Job],
+    isolated: &[RunResult],
+    sim: &SimOptions,
+) -> Result<Vec<PairRow>, RunError> {
+    let jobs: Vec<Job> = group
+        .iter()
+        .enumerate()
+        .map(|(pos, &j)| {
+            let mut job = j.clone();
+            job.priority = if pos == 0 { 0 } else { 9 };
+            job
+        })
+        .collect();
+    let report = simulate_with_isolated(&jobs, &vec![0; jobs.len()], sim, isolated)?;
+    let low = jobs[1..]
+        .iter()
+        .map(|j| j.name.as_str())
+        .collect::<Vec<_>>()
+        .join(" + ");
+    Ok(sim
+        .policies
+        .iter()
+        .map(|&p| {
+            let of = |pos: usize| {
+                report
+                    .jobs
+                    .iter()
+                    .filter(|row| row.policy == p)
+                    .nth(pos)
+                    .expect("one row per job and policy")
+            };
+            let others = 1..jobs.len();
+            PairRow {
+                high: jobs[0].name.clone(),
+                low: low.clone(),
+                policy: p,
+                high_vs_timeslice: of(0).vs_timeslice,
+                low_vs_timeslice: others
+                    .clone()
+                    .map(|o| of(o).vs_timeslice)
+                    .reduce(f64::min)
+                    .expect("a group has another job"),
+                high_slowdown: of(0).slowdown,
+                low_slowdown: others
+                    .map(|o| of(o).slowdown)
+                    .reduce(f64::max)
+                    .expect("a group has another job"),
+                high_p99_ns: of(0).p99_ns,
+            }
+        })
+        .collect())
 }
 
 /// Options of a pair sweep.
@@ -119,39 +177,10 @@ pub fn pairs_of(
     let results: Result<Vec<Vec<PairRow>>, RunError> = pairs
         .par_iter()
         .map(|&(h, l)| {
-            let mut high = jobs[h].clone();
-            let mut low = jobs[l].clone();
-            high.priority = 0;
-            low.priority = 9;
             let alone = |i: usize| isolated[i].clone().expect("every job of a pair ran alone");
-            let iso = [alone(h), alone(l)];
-            let report = simulate_with_isolated(&[high, low], &[0, 0], &sim, &iso)?;
+            let rows = group_rows(&[&jobs[h], &jobs[l]], &[alone(h), alone(l)], &sim)?;
             bar.inc(1);
-            Ok(opts
-                .policies
-                .iter()
-                .map(|&p| {
-                    let row = |i: usize| {
-                        report
-                            .jobs
-                            .iter()
-                            .filter(|r| r.policy == p)
-                            .nth(i)
-                            .expect("one row per job and policy")
-                    };
-                    let (hr, lr) = (row(0), row(1));
-                    PairRow {
-                        high: jobs[h].name.clone(),
-                        low: jobs[l].name.clone(),
-                        policy: p,
-                        high_vs_timeslice: hr.vs_timeslice,
-                        low_vs_timeslice: lr.vs_timeslice,
-                        high_slowdown: hr.slowdown,
-                        low_slowdown: lr.slowdown,
-                        high_p99_ns: hr.p99_ns,
-                    }
-                })
-                .collect())
+            Ok(rows)
         })
         .collect();
     bar.finish_and_clear();
