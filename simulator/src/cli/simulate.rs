@@ -129,34 +129,25 @@ pub fn resolve_model(
                     devices.push(meta.device.name);
                 }
             }
-            let shipped: Vec<Option<(&str, GpuModel)>> =
-                devices.iter().map(|d| GpuModel::shipped_for(d)).collect();
-            match (devices.as_slice(), shipped.as_slice()) {
-                ([device], [Some((file, m))]) => {
-                    let line = format!(
-                        "GPU model: {}, calibrated ({file}), for the traces' GPU {device}; \
-                         --model default for the documented defaults",
-                        m.name
-                    );
-                    Ok((m.clone(), line))
-                }
-                ([device], [None]) => Ok((
-                    GpuModel::default(),
-                    format!(
-                        "GPU model: documented defaults, not calibrated: fikit ships no \
-                         calibrated model for the traces' GPU {device} (`fikit-sim calibrate` \
-                         on that GPU writes one; --model FILE uses it)"
-                    ),
-                )),
-                _ => Ok((
-                    GpuModel::default(),
-                    format!(
-                        "GPU model: documented defaults, not calibrated: the traces come from \
-                         different GPUs ({}); --model FILE chooses one",
-                        devices.join(", ")
-                    ),
-                )),
-            }
+            let (m, file) = GpuModel::for_devices(devices.iter().map(String::as_str));
+            let line = match (devices.as_slice(), file) {
+                ([device], Some(file)) => format!(
+                    "GPU model: {}, calibrated ({file}), for the traces' GPU {device}; \
+                     --model default for the documented defaults",
+                    m.name
+                ),
+                ([device], None) => format!(
+                    "GPU model: documented defaults, not calibrated: fikit ships no \
+                     calibrated model for the traces' GPU {device} (`fikit-sim calibrate` \
+                     on that GPU writes one; --model FILE uses it)"
+                ),
+                _ => format!(
+                    "GPU model: documented defaults, not calibrated: the traces come from \
+                     different GPUs ({}); --model FILE chooses one",
+                    devices.join(", ")
+                ),
+            };
+            Ok((m, line))
         }
     }
 }

@@ -378,13 +378,7 @@ impl Resolved {
             names.push(name);
         }
         let models: Vec<GpuModel> = if spec.models.is_empty() {
-            let mut devices: Vec<&str> = metas.iter().map(|m| m.device.name.as_str()).collect();
-            devices.sort_unstable();
-            devices.dedup();
-            match devices.as_slice() {
-                [d] => vec![GpuModel::shipped_for(d).map_or_else(GpuModel::default, |(_, m)| m)],
-                _ => vec![GpuModel::default()],
-            }
+            vec![GpuModel::for_devices(metas.iter().map(|m| m.device.name.as_str())).0]
         } else {
             spec.models
                 .iter()

@@ -172,6 +172,22 @@ impl GpuModel {
         })
     }
 
+    /// The model for traces recorded on `devices` (their `fikit.device.name`s):
+    /// the shipped calibrated model, with its file, when they all name one
+    /// GPU the project ships a model for; else the documented defaults.
+    pub fn for_devices<'a>(
+        devices: impl IntoIterator<Item = &'a str>,
+    ) -> (GpuModel, Option<&'static str>) {
+        let mut devices: Vec<&str> = devices.into_iter().collect();
+        devices.sort_unstable();
+        devices.dedup();
+        match devices.as_slice() {
+            [d] => GpuModel::shipped_for(d)
+                .map_or((GpuModel::default(), None), |(file, m)| (m, Some(file))),
+            _ => (GpuModel::default(), None),
+        }
+    }
+
     /// Reads a model file; fields it omits keep their defaults.
     pub fn load(path: &Path) -> Result<GpuModel, ModelError> {
         let p = path.display().to_string();
@@ -274,6 +290,15 @@ mod tests {
         let (file, _) = GpuModel::shipped_for("NVIDIA H200").unwrap();
         assert_eq!(file, "simulator/models/h200.json");
         assert!(GpuModel::shipped_for("NVIDIA L4").is_none());
+        // Traces of one GPU get its model; of two GPUs, or of none shipped, the defaults.
+        let (m, file) = GpuModel::for_devices(["NVIDIA H200", "NVIDIA H200"]);
+        assert_eq!(
+            (m.name.as_str(), file),
+            ("NVIDIA H200", Some("simulator/models/h200.json"))
+        );
+        let (m, file) = GpuModel::for_devices(["NVIDIA H200", "NVIDIA H100 80GB HBM3"]);
+        assert_eq!((m, file), (GpuModel::default(), None));
+        assert_eq!(GpuModel::for_devices(["NVIDIA L4"]).1, None);
         assert!(GpuModel::shipped_for("synthetic").is_none());
     }
 }
