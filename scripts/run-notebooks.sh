@@ -21,13 +21,9 @@ if bad:
     sys.exit("run-notebooks.sh: committed notebooks must have no outputs (clear them): " + ", ".join(bad))
 PY
 
-if [ ! -x "$VENV/bin/jupyter" ] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
-  echo "== notebook environment ($REQ)"
-  rm -rf "$VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
-  cp "$REQ" "$VENV/requirements.txt"
-fi
+# shellcheck source=scripts/lib/venv.sh
+source scripts/lib/venv.sh
+pinned_venv "$VENV" "$REQ" notebook
 # The notebooks call target/*/fikit-sim when it is there (cargo run otherwise).
 [ -x target/debug/fikit-sim ] || [ -x target/release/fikit-sim ] || cargo build -q -p fikit-sim
 mkdir -p "$OUT"

@@ -9,13 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 VENV=target/ray-venv
 REQ=scripts/ray/requirements.txt
-if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
-  echo "== Ray environment ($REQ)"
-  rm -rf "$VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install --quiet --disable-pip-version-check -r "$REQ"
-  cp "$REQ" "$VENV/requirements.txt"
-fi
+# shellcheck source=scripts/lib/venv.sh
+source scripts/lib/venv.sh
+pinned_venv "$VENV" "$REQ" Ray
 cargo build --quiet -p fikit-sim
 BIN=target/debug/fikit-sim
 SPEC=scripts/ray/shipped-sweep.json
