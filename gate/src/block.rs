@@ -1,0 +1,342 @@
+//! The control block of one `fikit-run`: a small file mapped into the parent
+//! and into every gated process, holding atomics only.
+//!
+//! Layout (little-endian; the header and each job's slot take whole cache
+//! lines, so the word the GPU writes never shares a line with host words):
+//! the [`Header`] (256 bytes), then [`MAX_JOBS`] [`Slot`]s of 256 bytes, then
+//! per job [`STAMPS`] sync stamps (8 bytes each). Who writes what:
+//! - the parent: the header, each slot's `state`, `priority`, `table` facts;
+//! - the job's gated process: `launched`, `last_gap_ns`, the stamps and its counters;
+//! - the GPU: `done`, through a stream memory write queued behind a marked launch;
+//! - any gate that looks: `seen_done` and `seen_at_ns` (when `done` was first seen to change).
+
+use std::fs::OpenOptions;
+use std::path::Path;
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+/// Most jobs in one run.
+pub const MAX_JOBS: usize = 8;
+/// Sync stamps kept per job (later synchronizations are counted, not stamped).
+pub const STAMPS: usize = 1 << 16;
+const HEADER: usize = 256;
+const SLOT: usize = 256;
+const STAMPS_AT: usize = HEADER + MAX_JOBS * SLOT;
+/// Size of the control file.
+pub const SIZE: usize = STAMPS_AT + MAX_JOBS * STAMPS * 8;
+const MAGIC: u64 = 0x6669_6b69_7472_756e; // "fikitrun"
+
+/// The policy a run's gates apply, as stored in [`Header::policy`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum GatePolicy {
+    /// No gating: launches are only counted and stamped (exclusive, time slicing, MPS).
+    Open = 0,
+    /// Preemptive priority at kernel granularity ([`crate::rules::preemptive`]).
+    Preemptive = 1,
+    /// FIKIT ([`crate::rules::fikit`]).
+    Fikit = 2,
+}
+
+impl GatePolicy {
+    fn from_u32(v: u32) -> Option<GatePolicy> {
+        match v {
+            0 => Some(GatePolicy::Open),
+            1 => Some(GatePolicy::Preemptive),
+            2 => Some(GatePolicy::Fikit),
+            _ => None,
+        }
+    }
+}
+
+/// The header.
+#[repr(C, align(64))]
+pub struct Header {
+    magic: AtomicU64,
+    jobs: AtomicU64,
+    policy: AtomicU32,
+    /// Set by the parent to make every gate open at once (the run is stopping).
+    pub abort: AtomicU32,
+    /// A gate that sees no job's counters move for this long lets its launch
+    /// go and says so, ms.
+    pub timeout_ms: AtomicU64,
+    /// The shortest predicted kernel of any job that may fill a gap, ns
+    /// (`i64::MAX`: none): under FIKIT the top job marks only launches
+    /// followed by a predicted gap at least this long, as no fill fits a shorter one.
+    pub min_fill_ns: AtomicI64,
+    /// The fill in progress under FIKIT: `(job + 1) << 32 | seq` of the
+    /// filler's launch, 0 for none. Free once that launch is done or its job
+    /// is no longer active.
+    pub fill: AtomicU64,
+}
+
+/// Job states in [`Slot::state`], set by the parent.
+pub mod state {
+    /// Not started yet.
+    pub const WAITING: u32 = 0;
+    /// Its command runs.
+    pub const RUNNING: u32 = 1;
+    /// Its command exited (however it ended): it holds nothing.
+    pub const EXITED: u32 = 2;
+}
+
+/// One job's words.
+#[repr(C, align(64))]
+pub struct Slot {
+    /// Written by the GPU: the sequence number of the latest marked launch done.
+    pub done: AtomicU32,
+    _gpu_line: [u32; 15],
+    /// Gated launches so far (its sequence number), raised before each one goes.
+    pub launched: AtomicU64,
+    /// The predicted idle gap after the latest launch, ns (FIKIT's top job).
+    pub last_gap_ns: AtomicI64,
+    /// When the first gated launch was made (monotonic clock, ns); 0: none yet.
+    pub first_launch_ns: AtomicI64,
+    /// When the latest gated launch returned, ns.
+    pub last_launch_ns: AtomicI64,
+    /// When the latest blocking synchronization returned, ns.
+    pub last_sync_ns: AtomicI64,
+    /// Blocking synchronizations so far.
+    pub syncs: AtomicU64,
+    /// The process that holds the slot (the job's first CUDA process); 0: none.
+    pub pid: AtomicU32,
+    _host_pad: u32,
+    /// The last `done` value a gate saw change, and when it first saw it.
+    pub seen_done: AtomicU64,
+    /// See `seen_done`.
+    pub seen_at_ns: AtomicI64,
+    /// [`state`], set by the parent.
+    pub state: AtomicU32,
+    /// Priority, 0 highest, set by the parent.
+    pub priority: AtomicU32,
+    /// Time spent waiting at the gate, ns.
+    pub wait_ns: AtomicU64,
+    /// Launches that waited.
+    pub waits: AtomicU64,
+    /// Launches let go by the timeout.
+    pub timeouts: AtomicU64,
+    /// Launches of kernels the job's profile does not know.
+    pub unknown: AtomicU64,
+    /// Launches that went as fills into another job's idle gap.
+    pub fills: AtomicU64,
+    /// Launches the gate marked for completion (a stream write queued behind).
+    pub marked: AtomicU64,
+}
+
+/// A mapped control block.
+#[derive(Debug)]
+pub struct Block {
+    base: *mut u8,
+    jobs: usize,
+}
+
+// SAFETY: the mapping is only accessed through atomics and is never unmapped.
+unsafe impl Send for Block {}
+// SAFETY: as above.
+unsafe impl Sync for Block {}
+
+/// A control file that cannot be created, opened or mapped.
+#[derive(Debug)]
+pub struct BlockError {
+    /// The file.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for BlockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for BlockError {}
+
+fn err(path: &Path, message: impl Into<String>) -> BlockError {
+    BlockError {
+        path: path.display().to_string(),
+        message: message.into(),
+    }
+}
+
+impl Block {
+    /// Creates the control file for `jobs` jobs under `policy` (zeroed; no
+    /// fill possible until [`Header::min_fill_ns`] is set) and maps it.
+    pub fn create(path: &Path, jobs: usize, policy: GatePolicy) -> Result<Block, BlockError> {
+        if jobs == 0 || jobs > MAX_JOBS {
+            return Err(err(path, format!("{jobs} jobs; a run has 1 to {MAX_JOBS}")));
+        }
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| err(path, e.to_string()))?;
+        f.set_len(SIZE as u64)
+            .map_err(|e| err(path, e.to_string()))?;
+        let b = Block::map(&f, path, jobs)?;
+        let h = b.header();
+        h.policy.store(policy as u32, Ordering::SeqCst);
+        h.min_fill_ns.store(i64::MAX, Ordering::SeqCst);
+        h.timeout_ms.store(10_000, Ordering::SeqCst);
+        h.jobs.store(jobs as u64, Ordering::SeqCst);
+        h.magic.store(MAGIC, Ordering::SeqCst);
+        Ok(b)
+    }
+
+    /// Maps an existing control file.
+    pub fn open(path: &Path) -> Result<Block, BlockError> {
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| err(path, e.to_string()))?;
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len != SIZE as u64 {
+            return Err(err(path, format!("{len} bytes; a control file has {SIZE}")));
+        }
+        let b = Block::map(&f, path, MAX_JOBS)?;
+        let h = b.header();
+        let jobs = h.jobs.load(Ordering::SeqCst) as usize;
+        if h.magic.load(Ordering::SeqCst) != MAGIC
+            || jobs == 0
+            || jobs > MAX_JOBS
+            || GatePolicy::from_u32(h.policy.load(Ordering::SeqCst)).is_none()
+        {
+            return Err(err(path, "not a fikit-run control file"));
+        }
+        Ok(Block { jobs, ..b })
+    }
+
+    fn map(f: &std::fs::File, path: &Path, jobs: usize) -> Result<Block, BlockError> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: a shared read-write mapping of a file of SIZE bytes; it is
+        // never unmapped (the GPU may write to it until the process exits).
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(err(path, std::io::Error::last_os_error().to_string()));
+        }
+        Ok(Block {
+            base: p.cast(),
+            jobs,
+        })
+    }
+
+    /// Number of jobs.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+    }
+
+    /// The policy the gates apply.
+    pub fn policy(&self) -> GatePolicy {
+        GatePolicy::from_u32(self.header().policy.load(Ordering::Relaxed))
+            .unwrap_or(GatePolicy::Open)
+    }
+
+    /// The header.
+    pub fn header(&self) -> &Header {
+        // SAFETY: the mapping starts with a Header (page-aligned, so 64-byte aligned).
+        unsafe { &*self.base.cast::<Header>() }
+    }
+
+    /// Job `j`'s slot.
+    ///
+    /// # Panics
+    /// When `j` is not below [`Block::jobs`].
+    pub fn slot(&self, j: usize) -> &Slot {
+        assert!(j < self.jobs, "job {j} of {}", self.jobs);
+        // SAFETY: MAX_JOBS slots of SLOT bytes follow the header inside the mapping.
+        unsafe { &*self.base.add(HEADER + SLOT * j).cast::<Slot>() }
+    }
+
+    /// Job `j`'s sync stamps (the first `min(syncs, STAMPS)` are written).
+    pub fn stamps(&self, j: usize) -> &[AtomicI64] {
+        assert!(j < self.jobs, "job {j} of {}", self.jobs);
+        // SAFETY: MAX_JOBS arrays of STAMPS i64 follow the slots inside the mapping; 8-byte aligned.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.base
+                    .add(STAMPS_AT + j * STAMPS * 8)
+                    .cast::<AtomicI64>(),
+                STAMPS,
+            )
+        }
+    }
+
+    /// The address and length of the slots (what a process registers with
+    /// the GPU so that stream writes reach `done`).
+    pub fn slots_raw(&self) -> (*mut std::ffi::c_void, usize) {
+        // SAFETY: inside the mapping.
+        (unsafe { self.base.add(HEADER) }.cast(), MAX_JOBS * SLOT)
+    }
+
+    /// Byte offset of job `j`'s `done` word from [`Block::slots_raw`]'s address.
+    pub fn done_offset(j: usize) -> usize {
+        SLOT * j
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Header>() <= HEADER);
+const _: () = assert!(std::mem::size_of::<Slot>() <= SLOT);
+const _: () = assert!(std::mem::offset_of!(Slot, launched) == 64);
+const _: () = assert!(SLOT % 64 == 0 && HEADER % 4096 == 256);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_mappings_see_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("control");
+        let a = Block::create(&p, 3, GatePolicy::Fikit).unwrap();
+        let b = Block::open(&p).unwrap();
+        assert_eq!((b.jobs(), b.policy()), (3, GatePolicy::Fikit));
+        assert_eq!(b.header().min_fill_ns.load(Ordering::SeqCst), i64::MAX);
+        a.slot(2).launched.fetch_add(5, Ordering::SeqCst);
+        a.stamps(1)[7].store(42, Ordering::SeqCst);
+        assert_eq!(b.slot(2).launched.load(Ordering::SeqCst), 5);
+        assert_eq!(b.stamps(1)[7].load(Ordering::SeqCst), 42);
+        assert_eq!(b.slot(1).launched.load(Ordering::SeqCst), 0);
+        // The GPU's `done` word is where done_offset says.
+        // SAFETY: inside the mapping; an aligned u32.
+        let w = unsafe {
+            &*a.slots_raw()
+                .0
+                .cast::<u8>()
+                .add(Block::done_offset(2))
+                .cast::<AtomicU32>()
+        };
+        w.store(7, Ordering::SeqCst);
+        assert_eq!(b.slot(2).done.load(Ordering::SeqCst), 7);
+    }
+
+    #[test]
+    fn rejects_bad_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x");
+        std::fs::write(&p, b"nope").unwrap();
+        assert!(Block::open(&p).unwrap_err().message.contains("bytes"));
+        std::fs::write(&p, vec![0u8; SIZE]).unwrap();
+        assert!(
+            Block::open(&p)
+                .unwrap_err()
+                .message
+                .contains("not a fikit-run")
+        );
+        assert!(Block::create(&dir.path().join("y"), 0, GatePolicy::Open).is_err());
+        assert!(Block::create(&dir.path().join("z"), MAX_JOBS + 1, GatePolicy::Open).is_err());
+        assert!(
+            Block::create(&p, 1, GatePolicy::Open).is_err(),
+            "never an existing file"
+        );
+    }
+}

@@ -1,0 +1,447 @@
+//! The gate a gated process passes at each kernel launch: the decision rules
+//! of [`crate::rules`] applied to what the [`Block`] shows, waiting where they
+//! say wait. No CUDA here: the caller (the collector) queues the completion
+//! marker the returned [`Launch`] asks for, so the protocol is tested on the CPU.
+
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+
+use crate::block::{Block, GatePolicy, state};
+use crate::rules::{self, JobView};
+use crate::table::Table;
+
+/// The clock and the pause between looks; [`RealClock`] outside tests.
+pub trait Clock {
+    /// Now, ns (monotonic).
+    fn now(&mut self) -> i64;
+    /// Waits a little before the gate looks again.
+    fn pause(&mut self, waited_ns: i64);
+}
+
+/// `CLOCK_MONOTONIC`, shared by every process of the machine; spins while a
+/// wait is young (a fill must start within microseconds of a gap opening),
+/// then yields the core.
+pub struct RealClock;
+
+/// Now on the monotonic clock, ns.
+pub fn now_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+impl Clock for RealClock {
+    fn now(&mut self) -> i64 {
+        now_ns()
+    }
+    fn pause(&mut self, waited_ns: i64) {
+        if waited_ns < 1_000_000 {
+            for _ in 0..16 {
+                std::hint::spin_loop();
+            }
+        } else {
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// What the gate decided for one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Launch {
+    /// The launch's sequence number (the value its marker writes to `done`).
+    pub seq: u32,
+    /// Queue a completion marker behind the launch (a stream write of `seq`).
+    pub mark: bool,
+    /// It went because no job's counters moved for the timeout, not by the rules.
+    pub timed_out: bool,
+}
+
+/// One job's gate.
+pub struct Gate<'a> {
+    block: &'a Block,
+    me: usize,
+    table: Table,
+}
+
+impl<'a> Gate<'a> {
+    /// The gate of job `me` (below `block.jobs()`), predicting with `table`.
+    pub fn new(block: &'a Block, me: usize, table: Table) -> Gate<'a> {
+        Gate { block, me, table }
+    }
+
+    /// What the gate sees of every job: active once its command runs and has
+    /// launched (a job still starting up competes for nothing), in flight =
+    /// launches not yet seen done.
+    pub fn views(&self) -> Vec<JobView> {
+        (0..self.block.jobs())
+            .map(|j| {
+                let s = self.block.slot(j);
+                let launched = s.launched.load(SeqCst) as u32;
+                let done = s.done.load(SeqCst);
+                JobView {
+                    index: j,
+                    priority: s.priority.load(Relaxed).min(255) as u8,
+                    active: s.state.load(SeqCst) == state::RUNNING
+                        && s.first_launch_ns.load(Relaxed) != 0,
+                    in_flight: u64::from(launched.wrapping_sub(done)),
+                    done: u64::from(done),
+                    last_done: 0,
+                }
+            })
+            .collect()
+    }
+
+    /// When job `t`'s current idle gap is predicted to end: when its latest
+    /// `done` was first seen (this look records it if it is the first) plus
+    /// the gap predicted after its latest launch.
+    fn gap_end(&self, t: usize, now: i64) -> i64 {
+        let s = self.block.slot(t);
+        let seen = u64::from(s.done.load(SeqCst)) + 1;
+        let old = s.seen_done.load(SeqCst);
+        if old != seen
+            && s.seen_done
+                .compare_exchange(old, seen, SeqCst, SeqCst)
+                .is_ok()
+        {
+            s.seen_at_ns.store(now, SeqCst);
+        }
+        s.seen_at_ns
+            .load(SeqCst)
+            .saturating_add(s.last_gap_ns.load(SeqCst))
+    }
+
+    /// Takes the fill token for `seq` when it is free: no fill, or the last
+    /// filler's launch is done, or its job is no longer running.
+    fn take_fill(&self, seq: u32) -> bool {
+        let h = self.block.header();
+        let token = h.fill.load(SeqCst);
+        if token != 0 {
+            let holder = (token >> 32) as usize - 1;
+            let tseq = token as u32;
+            let hs = self.block.slot(holder.min(self.block.jobs() - 1));
+            let done = (hs.done.load(SeqCst).wrapping_sub(tseq) as i32) >= 0;
+            let gone = hs.state.load(SeqCst) != state::RUNNING;
+            if !(done || gone) {
+                return false;
+            }
+        }
+        let mine = ((self.me as u64 + 1) << 32) | u64::from(seq);
+        h.fill.compare_exchange(token, mine, SeqCst, SeqCst).is_ok()
+    }
+
+    /// A summary of every job's counters and the fill token: the gate's
+    /// timeout runs while it does not change.
+    fn progress(&self) -> u64 {
+        let mut p = self.block.header().fill.load(SeqCst);
+        for j in 0..self.block.jobs() {
+            let s = self.block.slot(j);
+            p = p
+                .wrapping_mul(31)
+                .wrapping_add(s.launched.load(SeqCst))
+                .wrapping_mul(31)
+                .wrapping_add(u64::from(s.done.load(SeqCst)))
+                .wrapping_mul(31)
+                .wrapping_add(u64::from(s.state.load(SeqCst)));
+        }
+        p
+    }
+
+    /// Called at the entry of a launch of kernel `key` (`None`: a graph
+    /// launch, or a kernel whose name is unknown): waits as the policy says,
+    /// then counts the launch. The caller queues a marker when asked.
+    pub fn before_launch(&self, key: Option<u64>, clock: &mut impl Clock) -> Launch {
+        let b = self.block;
+        let s = b.slot(self.me);
+        let start = clock.now();
+        if s.first_launch_ns.load(Relaxed) == 0 {
+            s.first_launch_ns.store(start, SeqCst);
+        }
+        let seq = (s.launched.load(Relaxed) as u32).wrapping_add(1);
+        let policy = b.policy();
+        let (predicted, known) = self.table.duration(key);
+        if policy == GatePolicy::Fikit && !known {
+            s.unknown.fetch_add(1, Relaxed);
+        }
+        let (mut last_progress, mut since) = (self.progress(), start);
+        let mut now = start;
+        let mut timed_out = false;
+        let mark = loop {
+            if b.header().abort.load(Relaxed) != 0 {
+                break policy != GatePolicy::Open;
+            }
+            let v = self.views();
+            match policy {
+                GatePolicy::Open => break false,
+                GatePolicy::Preemptive => {
+                    if rules::preemptive(self.me, &v) {
+                        break true;
+                    }
+                }
+                GatePolicy::Fikit => match rules::top(&v) {
+                    Some(t) if t.index != self.me => {
+                        let end = self.gap_end(t.index, now);
+                        if rules::fikit(self.me, &v, predicted, now, end) && self.take_fill(seq) {
+                            s.fills.fetch_add(1, Relaxed);
+                            break true;
+                        }
+                    }
+                    // The top job (or nothing else runs): go at once; mark
+                    // only where a fill could follow.
+                    _ => {
+                        let gap = self.table.gap_after(key);
+                        s.last_gap_ns.store(gap, SeqCst);
+                        break gap >= b.header().min_fill_ns.load(Relaxed);
+                    }
+                },
+            }
+            let p = self.progress();
+            if p != last_progress {
+                (last_progress, since) = (p, now);
+            } else if now - since > b.header().timeout_ms.load(Relaxed) as i64 * 1_000_000 {
+                s.timeouts.fetch_add(1, Relaxed);
+                timed_out = true;
+                break true;
+            }
+            clock.pause(now - start);
+            now = clock.now();
+        };
+        if now > start {
+            s.waits.fetch_add(1, Relaxed);
+            s.wait_ns.fetch_add((now - start) as u64, Relaxed);
+        }
+        s.launched.store(u64::from(seq), SeqCst);
+        if mark {
+            s.marked.fetch_add(1, Relaxed);
+        }
+        Launch {
+            seq,
+            mark,
+            timed_out,
+        }
+    }
+
+    /// Called when a launch call returns.
+    pub fn after_launch(&self, now: i64) {
+        self.block.slot(self.me).last_launch_ns.store(now, Relaxed);
+    }
+
+    /// Called when a blocking synchronization returns: stamps it.
+    pub fn synced(&self, now: i64) {
+        let s = self.block.slot(self.me);
+        let n = s.syncs.fetch_add(1, Relaxed) as usize;
+        if let Some(w) = self.block.stamps(self.me).get(n) {
+            w.store(now, Relaxed);
+        }
+        s.last_sync_ns.store(now, Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::ProfiledOp;
+
+    /// A clock that advances 1 µs per pause and lets the test act on the
+    /// block at chosen times (the other job, the GPU).
+    struct Script<'b> {
+        t: i64,
+        block: &'b Block,
+        act: Box<dyn FnMut(i64, &Block) + 'b>,
+    }
+
+    impl Clock for Script<'_> {
+        fn now(&mut self) -> i64 {
+            self.t
+        }
+        fn pause(&mut self, _: i64) {
+            self.t += 1_000;
+            (self.act)(self.t, self.block);
+        }
+    }
+
+    fn block(policy: GatePolicy, priorities: &[u32]) -> (tempfile::TempDir, Block) {
+        let dir = tempfile::tempdir().unwrap();
+        let b = Block::create(&dir.path().join("c"), priorities.len(), policy).unwrap();
+        for (j, &p) in priorities.iter().enumerate() {
+            b.slot(j).priority.store(p, SeqCst);
+            b.slot(j).state.store(state::RUNNING, SeqCst);
+        }
+        (dir, b)
+    }
+
+    fn table(kernels: &[(u64, i64, i64)]) -> Table {
+        Table {
+            kernels: kernels.iter().map(|&(k, d, g)| (k, (d, g))).collect(),
+            unknown_ns: 1_000_000,
+        }
+    }
+
+    fn script<'b>(b: &'b Block, t: i64, act: impl FnMut(i64, &Block) + 'b) -> Script<'b> {
+        Script {
+            t,
+            block: b,
+            act: Box::new(act),
+        }
+    }
+
+    #[test]
+    fn the_top_job_never_waits_and_marks_only_before_fillable_gaps() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        b.header().min_fill_ns.store(50_000, SeqCst);
+        let g = Gate::new(&b, 0, table(&[(1, 10_000, 2_000), (2, 10_000, 400_000)]));
+        let mut c = script(&b, 100, |_, _| panic!("the top job waited"));
+        let l = g.before_launch(Some(1), &mut c);
+        assert_eq!((l.seq, l.mark), (1, false), "a 2 µs gap fits no fill");
+        let l = g.before_launch(Some(2), &mut c);
+        assert_eq!((l.seq, l.mark), (2, true), "a 400 µs gap may be filled");
+        assert_eq!(b.slot(0).last_gap_ns.load(SeqCst), 400_000);
+        assert_eq!(b.slot(0).first_launch_ns.load(SeqCst), 100);
+        assert_eq!(b.slot(0).launched.load(SeqCst), 2);
+    }
+
+    #[test]
+    fn a_filler_waits_for_the_gap_and_goes_when_its_kernel_fits() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        // The top job launched kernel 1 (seq 1, gap after 300 µs), still running.
+        let top = b.slot(0);
+        top.first_launch_ns.store(1, SeqCst);
+        top.launched.store(1, SeqCst);
+        top.last_gap_ns.store(300_000, SeqCst);
+        let g = Gate::new(&b, 1, table(&[(5, 200_000, 0)]));
+        // The GPU finishes the top's kernel at t = 50 µs.
+        let mut c = script(&b, 0, |t, b| {
+            if t == 50_000 {
+                b.slot(0).done.store(1, SeqCst);
+            }
+        });
+        let l = g.before_launch(Some(5), &mut c);
+        assert!(l.mark && !l.timed_out);
+        // Seen done at 50 µs, so the gap is predicted to end at 350 µs: a
+        // 200 µs kernel fits at once.
+        assert_eq!(c.t, 50_000);
+        assert_eq!(b.slot(0).seen_at_ns.load(SeqCst), 50_000);
+        assert_eq!(b.header().fill.load(SeqCst), (2 << 32) | 1);
+        assert_eq!(b.slot(1).fills.load(SeqCst), 1);
+        assert_eq!(b.slot(1).wait_ns.load(SeqCst), 50_000);
+    }
+
+    #[test]
+    fn a_filler_too_long_for_the_rest_of_the_gap_waits_for_the_next() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        let top = b.slot(0);
+        top.first_launch_ns.store(1, SeqCst);
+        top.launched.store(1, SeqCst);
+        top.done.store(1, SeqCst);
+        top.last_gap_ns.store(100_000, SeqCst);
+        let g = Gate::new(&b, 1, table(&[(5, 150_000, 0)]));
+        // The gap opened (seen) at 0; at 120 µs the top launches seq 2 with a
+        // 1 ms gap after it, done at 200 µs.
+        let mut c = script(&b, 0, |t, b| {
+            let s = b.slot(0);
+            if t == 120_000 {
+                s.last_gap_ns.store(1_000_000, SeqCst);
+                s.launched.store(2, SeqCst);
+            }
+            if t == 200_000 {
+                s.done.store(2, SeqCst);
+            }
+        });
+        g.before_launch(Some(5), &mut c);
+        assert_eq!(c.t, 200_000, "150 µs never fit the first 100 µs gap");
+    }
+
+    #[test]
+    fn one_fill_at_a_time_and_a_dead_filler_holds_nothing() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9, 9]);
+        b.slot(0).first_launch_ns.store(1, SeqCst);
+        b.slot(0).last_gap_ns.store(10_000_000, SeqCst);
+        // Job 1 holds the fill token for its seq 1, in flight.
+        b.slot(1).first_launch_ns.store(1, SeqCst);
+        b.slot(1).launched.store(1, SeqCst);
+        b.header().fill.store((2 << 32) | 1, SeqCst);
+        let g = Gate::new(&b, 2, table(&[(5, 1_000, 0)]));
+        // Job 1 dies at 30 µs without its kernel ever seen done.
+        let mut c = script(&b, 0, |t, b| {
+            if t == 30_000 {
+                b.slot(1).state.store(state::EXITED, SeqCst);
+            }
+        });
+        let l = g.before_launch(Some(5), &mut c);
+        assert_eq!(c.t, 30_000);
+        assert_eq!(b.header().fill.load(SeqCst), (3 << 32) | u64::from(l.seq));
+    }
+
+    #[test]
+    fn preemptive_waits_while_a_higher_job_has_work() {
+        let (_d, b) = block(GatePolicy::Preemptive, &[0, 9]);
+        b.slot(0).first_launch_ns.store(1, SeqCst);
+        b.slot(0).launched.store(3, SeqCst);
+        b.slot(0).done.store(1, SeqCst);
+        let g = Gate::new(&b, 1, Table::default());
+        let mut c = script(&b, 0, |t, b| {
+            if t == 7_000 {
+                b.slot(0).done.store(3, SeqCst);
+            }
+        });
+        let l = g.before_launch(None, &mut c);
+        assert_eq!((c.t, l.mark), (7_000, true));
+    }
+
+    #[test]
+    fn a_stuck_gate_times_out_and_abort_opens_it() {
+        let (_d, b) = block(GatePolicy::Preemptive, &[0, 9]);
+        b.header().timeout_ms.store(2, SeqCst);
+        b.slot(0).first_launch_ns.store(1, SeqCst);
+        b.slot(0).launched.store(1, SeqCst);
+        let g = Gate::new(&b, 1, Table::default());
+        let mut c = script(&b, 0, |_, _| {});
+        let l = g.before_launch(None, &mut c);
+        assert!(l.timed_out);
+        assert_eq!(c.t, 2_001_000, "the first look past 2 ms without progress");
+        assert_eq!(b.slot(1).timeouts.load(SeqCst), 1);
+        b.header().abort.store(1, SeqCst);
+        let mut c = script(&b, 0, |_, _| panic!("waited after abort"));
+        assert!(!g.before_launch(None, &mut c).timed_out);
+    }
+
+    #[test]
+    fn open_runs_count_and_stamp_only() {
+        let (_d, b) = block(GatePolicy::Open, &[0, 0]);
+        b.slot(1).launched.store(5, SeqCst);
+        let g = Gate::new(&b, 0, Table::default());
+        let mut c = script(&b, 10, |_, _| panic!("waited"));
+        assert_eq!(
+            g.before_launch(Some(1), &mut c),
+            Launch {
+                seq: 1,
+                mark: false,
+                timed_out: false
+            }
+        );
+        g.synced(20);
+        g.synced(30);
+        assert_eq!(b.slot(0).syncs.load(SeqCst), 2);
+        assert_eq!(b.stamps(0)[1].load(SeqCst), 30);
+        assert_eq!(b.slot(0).last_sync_ns.load(SeqCst), 30);
+    }
+
+    #[test]
+    fn table_from_a_profile_drives_the_gate() {
+        let t = Table::from_ops(&[
+            ProfiledOp {
+                key: Some(1),
+                start_ns: 0,
+                end_ns: 10,
+            },
+            ProfiledOp {
+                key: Some(1),
+                start_ns: 1_000,
+                end_ns: 1_010,
+            },
+        ]);
+        assert_eq!(t.gap_after(Some(1)), 990);
+    }
+}
