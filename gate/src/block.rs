@@ -20,7 +20,9 @@ pub const MAX_JOBS: usize = 8;
 pub const STAMPS: usize = 1 << 16;
 const HEADER: usize = 256;
 const SLOT: usize = 256;
-const STAMPS_AT: usize = HEADER + MAX_JOBS * SLOT;
+const STAMPS_AT: usize = GPU_REGION;
+/// The header and the slots: one page.
+const GPU_REGION: usize = 4096;
 /// Size of the control file.
 pub const SIZE: usize = STAMPS_AT + MAX_JOBS * STAMPS * 8;
 const MAGIC: u64 = 0x6669_6b69_7472_756e; // "fikitrun"
@@ -271,23 +273,23 @@ impl Block {
         }
     }
 
-    /// The address and length of the slots (what a process registers with
-    /// the GPU so that stream writes reach `done`).
-    pub fn slots_raw(&self) -> (*mut std::ffi::c_void, usize) {
-        // SAFETY: inside the mapping.
-        (unsafe { self.base.add(HEADER) }.cast(), MAX_JOBS * SLOT)
+    /// The address and length of the mapping's first page, which holds the
+    /// header and every slot: what a process registers with the GPU
+    /// (page-aligned) so that stream writes reach `done`.
+    pub fn gpu_region(&self) -> (*mut std::ffi::c_void, usize) {
+        (self.base.cast(), GPU_REGION)
     }
 
-    /// Byte offset of job `j`'s `done` word from [`Block::slots_raw`]'s address.
+    /// Byte offset of job `j`'s `done` word from [`Block::gpu_region`]'s address.
     pub fn done_offset(j: usize) -> usize {
-        SLOT * j
+        HEADER + SLOT * j
     }
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER);
 const _: () = assert!(std::mem::size_of::<Slot>() <= SLOT);
 const _: () = assert!(std::mem::offset_of!(Slot, launched) == 64);
-const _: () = assert!(SLOT % 64 == 0 && HEADER % 4096 == 256);
+const _: () = assert!(SLOT % 64 == 0 && HEADER + MAX_JOBS * SLOT <= GPU_REGION);
 
 #[cfg(test)]
 mod tests {
@@ -309,7 +311,7 @@ mod tests {
         // The GPU's `done` word is where done_offset says.
         // SAFETY: inside the mapping; an aligned u32.
         let w = unsafe {
-            &*a.slots_raw()
+            &*a.gpu_region()
                 .0
                 .cast::<u8>()
                 .add(Block::done_offset(2))

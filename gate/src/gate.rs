@@ -244,12 +244,15 @@ mod tests {
     use super::*;
     use crate::table::ProfiledOp;
 
+    /// What the test does at each pause: the other jobs, the GPU.
+    type Act<'b> = Box<dyn FnMut(i64, &Block) + 'b>;
+
     /// A clock that advances 1 µs per pause and lets the test act on the
     /// block at chosen times (the other job, the GPU).
     struct Script<'b> {
         t: i64,
         block: &'b Block,
-        act: Box<dyn FnMut(i64, &Block) + 'b>,
+        act: Act<'b>,
     }
 
     impl Clock for Script<'_> {

@@ -258,10 +258,23 @@ static SUBSCRIBER: OnceLock<Subscriber> = OnceLock::new();
 
 /// Sets CUPTI up and starts the flushing thread. Called once, from
 /// `InitializeInjection`, after libcupti was bound; `load_notes` are what
-/// choosing libcupti had to say.
-pub fn start(load_notes: Vec<String>) -> Result<(), String> {
+/// choosing libcupti had to say. `gate` is the launch gate's subscription
+/// when the program runs under `fikit-run`: CUPTI has one, so the collector
+/// records through it (API records as activity, never its own callbacks).
+pub fn start(
+    load_notes: Vec<String>,
+    gate: Option<sys::CUpti_SubscriberHandle>,
+) -> Result<(), String> {
     let pid = getpid();
-    let source = ApiSource::parse(env_var(API_ENV).as_deref());
+    let mut source = ApiSource::parse(env_var(API_ENV).as_deref());
+    let mut load_notes = load_notes;
+    if gate.is_some() && source == ApiSource::Callback {
+        load_notes.push(
+            "FIKIT_API=callback is not available under fikit-run's gate; API calls are              recorded as activity records"
+                .into(),
+        );
+        source = ApiSource::ActivitySelected;
+    }
     let api_mode = source.mode();
     let sync_activity = match env_var(SYNC_ENV).as_deref() {
         Some("1") => true,
@@ -302,7 +315,13 @@ pub fn start(load_notes: Vec<String>) -> Result<(), String> {
     // From the subscription on, every step is undone if start-up fails.
     let mut undo = Undo::new(&switches);
     let mut handle = None;
-    if refused.is_none() {
+    if let Some(h) = gate {
+        // The gate's subscription: unsubscribing it belongs to no undo.
+        handle = Some(h);
+        if let Err(e) = cupti::use_system_thread_ids() {
+            notes.push(format!("{e}; thread ids are CUPTI's default"));
+        }
+    } else if refused.is_none() {
         let subscribed = if source == ApiSource::Callback {
             cupti::subscribe_with(Some(api_callback))
         } else {

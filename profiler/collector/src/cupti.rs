@@ -107,6 +107,12 @@ fn_table! {
         cuDeviceGetName(*mut c_char, i32, ds::CUdevice);
         cuDriverGetVersion(*mut i32);
         cuDeviceGetCount(*mut i32);
+        cuFuncGetName(*mut *const c_char, ds::CUfunction);
+        cuFuncGetAttribute(*mut i32, u32, ds::CUfunction);
+        cuStreamIsCapturing(ds::CUstream, *mut u32);
+        cuStreamWriteValue32_v2(ds::CUstream, ds::CUdeviceptr, u32, u32);
+        cuMemHostRegister_v2(*mut c_void, usize, u32);
+        cuMemHostGetDevicePointer_v2(*mut ds::CUdeviceptr, *mut c_void, u32);
     }
 }
 
@@ -539,4 +545,75 @@ mod tests {
             }
         }
     }
+}
+
+/// What the gate needs of a kernel function: its mangled name, static shared
+/// memory per block and registers per thread (with the launch's grid, block
+/// and dynamic shared memory they make the traces' `kernel_key`).
+///
+/// # Safety
+/// `f` must be a function handle a launch call received.
+pub unsafe fn function_identity(f: ds::CUfunction) -> Result<(String, u32, u32), Failure> {
+    let mut name: *const c_char = std::ptr::null();
+    // Valid out pointer; `f` is guaranteed by the caller.
+    driver!(cuFuncGetName(&mut name, f))?;
+    if name.is_null() {
+        return Err(missing("cuFuncGetName"));
+    }
+    // SAFETY: the driver returned a NUL-terminated string it owns.
+    let name = unsafe { CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned();
+    let attr = |a: ds::CUfunction_attribute| -> Result<u32, Failure> {
+        let mut v = 0i32;
+        // Valid out pointer; `f` is guaranteed by the caller.
+        driver!(cuFuncGetAttribute(&mut v, a as u32, f))?;
+        Ok(u32::try_from(v).unwrap_or(0))
+    };
+    use ds::CUfunction_attribute as A;
+    let shared = attr(A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?;
+    let regs = attr(A::CU_FUNC_ATTRIBUTE_NUM_REGS)?;
+    Ok((name, shared, regs))
+}
+
+/// True when `stream` is capturing a graph (its launches do not run now).
+///
+/// # Safety
+/// `stream` must be a stream handle a call received, in the current context.
+pub unsafe fn is_capturing(stream: ds::CUstream) -> bool {
+    let mut status = 0u32;
+    // Valid out pointer; `stream` is guaranteed by the caller.
+    driver!(cuStreamIsCapturing(stream, &mut status)).is_ok() && status != 0
+}
+
+/// Registers `len` bytes at `p` (page-aligned, mapped for the process's life)
+/// with the GPU and returns their device address.
+///
+/// # Safety
+/// `p..p+len` must be a page-aligned mapping that is never unmapped; a
+/// context must be current.
+pub unsafe fn register_host(p: *mut c_void, len: usize) -> Result<ds::CUdeviceptr, Failure> {
+    // PORTABLE: every context; DEVICEMAP: a device address for it.
+    let flags = ds::CU_MEMHOSTREGISTER_PORTABLE | ds::CU_MEMHOSTREGISTER_DEVICEMAP;
+    // Guaranteed by the caller.
+    driver!(cuMemHostRegister_v2(p, len, flags))?;
+    let mut d: ds::CUdeviceptr = 0;
+    // Valid out pointer; `p` was just registered.
+    driver!(cuMemHostGetDevicePointer_v2(&mut d, p, 0))?;
+    Ok(d)
+}
+
+/// Queues a write of `value` to `addr` on `stream`, done once the work
+/// queued before it on the stream is done.
+///
+/// # Safety
+/// `stream` must be a stream handle a call received; `addr` a device address
+/// from [`register_host`].
+pub unsafe fn write_after(
+    stream: ds::CUstream,
+    addr: ds::CUdeviceptr,
+    value: u32,
+) -> Result<(), Failure> {
+    // Flags 0: the default (the write waits for the stream's earlier work).
+    driver!(cuStreamWriteValue32_v2(stream, addr, value, 0))
 }

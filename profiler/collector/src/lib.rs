@@ -14,6 +14,9 @@
 //! A fork child (fork without exec) inherits the collector's state but not its
 //! thread; it recognises itself by its pid and does nothing.
 //!
+//! Under `fikit-run` (`FIKIT_GATE` set) the [`gate`] holds each kernel launch
+//! as the run's policy says; it records only when `FIKIT_SPOOL_DIR` is set too.
+//!
 //! Settings, all read from the environment: `FIKIT_SPOOL_DIR`, `FIKIT_JOB`,
 //! `FIKIT_PRIORITY`, `FIKIT_API` (`activity` (default), `callback`, `all`, `none`, `latency`), `FIKIT_SYNC_ACTIVITY`,
 //! `FIKIT_FLUSH_MS`, `FIKIT_CUPTI_PATH`, and from `fikit-profile`
@@ -22,6 +25,7 @@
 pub mod activity;
 pub mod collector;
 pub mod cupti;
+pub mod gate;
 pub mod layout;
 pub mod locate;
 pub mod runtime;
@@ -102,9 +106,17 @@ fn load_cupti() -> Result<Vec<String>, String> {
 }
 
 fn initialize() -> Result<(), String> {
-    let notes = load_cupti()?;
+    let mut notes = load_cupti()?;
+    // Under fikit-run the gate comes first: it owns CUPTI's one subscription,
+    // and the recording collector runs too only when a spool folder is named.
+    let gate =
+        gate::start(&mut notes).inspect_err(|e| warn(&format!("{e}; this process is not gated")));
+    let gated = env_var(gate::GATE_ENV).is_some();
+    if gated && env_var(collector::SPOOL_DIR_ENV).is_none() {
+        return Ok(());
+    }
     let kept = notes.clone();
-    collector::start(notes).inspect_err(|_| {
+    collector::start(notes, gate.ok().flatten()).inspect_err(|_| {
         // No spool carries the notes to the launcher: say them here.
         if env_var(LAUNCHER_ENV).is_some() {
             for n in &kept {

@@ -1,0 +1,368 @@
+//! The launch gate, when `fikit-run` starts the program: every kernel launch
+//! passes [`fikit_gate::Gate`] at the launch call's entry (a CUPTI driver-API
+//! callback on the launching thread, so a launch that must wait blocks right
+//! there), and a launch the gate marks gets a stream write of its sequence
+//! number queued behind it, so the GPU itself says when it is done.
+//!
+//! Settings, from `fikit-run`: `FIKIT_GATE` (the control file), `FIKIT_GATE_JOB`
+//! (this job's index), `FIKIT_GATE_TABLE` (its prediction table; without one
+//! every kernel is unknown). The first CUDA process of a job takes the job's
+//! slot; another process of the same job runs ungated and says so.
+//!
+//! Which launches are gated: `cuLaunchKernel`, `cuLaunchKernelEx`,
+//! `cuLaunchCooperativeKernel` and `cuGraphLaunch` (and their per-thread
+//! stream forms), the driver calls the runtime's launches end in. A graph
+//! launch is one unit whose kernel is unknown to the table. Launches into a
+//! stream that is capturing a graph do not run now and are not gated. The
+//! blocking synchronizations (`cuCtxSynchronize`, `cuStreamSynchronize`,
+//! `cuEventSynchronize`, `cuMemcpyDtoH`) are stamped when they return.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::cupti::sys;
+use cudarc::driver::sys as ds;
+use fikit_gate::{Block, Gate, GatePolicy, RealClock, Table, now_ns};
+
+use crate::{cupti, env_var, warn};
+
+/// Environment variable: the run's control file.
+pub const GATE_ENV: &str = "FIKIT_GATE";
+/// Environment variable: this job's index in the control block.
+pub const GATE_JOB_ENV: &str = "FIKIT_GATE_JOB";
+/// Environment variable: this job's prediction table.
+pub const GATE_TABLE_ENV: &str = "FIKIT_GATE_TABLE";
+
+/// What a driver callback id is to the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// `cuLaunchKernel` (`ptsz`: the per-thread default stream form).
+    Kernel { ptsz: bool },
+    /// `cuLaunchKernelEx`.
+    KernelEx { ptsz: bool },
+    /// `cuGraphLaunch`.
+    Graph { ptsz: bool },
+    /// A blocking synchronization.
+    Sync,
+}
+
+/// The gate's call for a driver function name.
+fn call_of(name: &str) -> Option<Call> {
+    let ptsz = name.ends_with("_ptsz");
+    match name.trim_end_matches("_ptsz") {
+        "cuLaunchKernel" | "cuLaunchCooperativeKernel" => Some(Call::Kernel { ptsz }),
+        "cuLaunchKernelEx" => Some(Call::KernelEx { ptsz }),
+        "cuGraphLaunch" => Some(Call::Graph { ptsz }),
+        "cuCtxSynchronize"
+        | "cuStreamSynchronize"
+        | "cuEventSynchronize"
+        | "cuMemcpyDtoH_v2"
+        | "cuMemcpyDtoH" => Some(Call::Sync),
+        _ => None,
+    }
+}
+
+struct Gated {
+    pid: u32,
+    block: &'static Block,
+    gate: Gate<'static>,
+    me: usize,
+    calls: HashMap<u32, Call>,
+    /// The device address of this job's `done` word, once registered (None: it failed).
+    done_addr: OnceLock<Option<ds::CUdeviceptr>>,
+    /// `(mangled name, static shared, registers)` per function handle.
+    functions: Mutex<HashMap<usize, Option<(String, u32, u32)>>>,
+    warned_timeout: AtomicBool,
+}
+
+// SAFETY: the device address and function handles are plain integers here;
+// everything shared is behind atomics or a mutex.
+unsafe impl Send for Gated {}
+// SAFETY: as above.
+unsafe impl Sync for Gated {}
+
+static GATED: OnceLock<Gated> = OnceLock::new();
+
+/// Starts the gate when `FIKIT_GATE` is set: opens the control block, takes
+/// the job's slot, reads the table, subscribes to CUPTI with the gate's
+/// callback and enables it on the gated calls. Returns the subscription (the
+/// recording collector, when it runs too, uses it) or `None` when not gated.
+/// Notes for the trace go to `notes`.
+pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHandle>, String> {
+    let Some(path) = env_var(GATE_ENV) else {
+        return Ok(None);
+    };
+    let block = Block::open(Path::new(&path)).map_err(|e| format!("gate: {e}"))?;
+    let me = env_var(GATE_JOB_ENV)
+        .and_then(|j| j.parse::<usize>().ok())
+        .filter(|&j| j < block.jobs())
+        .ok_or_else(|| format!("gate: {GATE_JOB_ENV} is not a job of {path}"))?;
+    let pid = std::process::id();
+    if let Err(holder) =
+        block
+            .slot(me)
+            .pid
+            .compare_exchange(0, pid, Ordering::SeqCst, Ordering::SeqCst)
+    {
+        let n = format!(
+            "gate: process {holder} of this job holds its slot; this process ({pid}) is not gated"
+        );
+        warn(&n);
+        notes.push(n);
+        return Ok(None);
+    }
+    let table = match env_var(GATE_TABLE_ENV) {
+        None => Table::default(),
+        Some(t) => std::fs::read_to_string(&t)
+            .map_err(|e| e.to_string())
+            .and_then(|s| Table::parse(&s))
+            .map_err(|e| format!("gate: {t}: {e}"))?,
+    };
+    let handle = cupti::subscribe_with(Some(gate_callback)).map_err(|e| format!("gate: {e}"))?;
+    let mut calls = HashMap::new();
+    for cbid in 1..cupti::MAX_CBID {
+        if let Some(c) = cupti::callback_name(false, cbid).and_then(|n| call_of(&n)) {
+            calls.insert(cbid, c);
+        }
+    }
+    let block: &'static Block = Box::leak(Box::new(block));
+    let gated = Gated {
+        pid,
+        block,
+        gate: Gate::new(block, me, table),
+        me,
+        calls,
+        done_addr: OnceLock::new(),
+        functions: Mutex::new(HashMap::new()),
+        warned_timeout: AtomicBool::new(false),
+    };
+    let ids: Vec<u32> = gated.calls.keys().copied().collect();
+    if GATED.set(gated).is_err() {
+        return Err("gate started twice".into());
+    }
+    for cbid in ids {
+        // SAFETY: the handle `subscribe_with` just returned.
+        unsafe { cupti::enable_callback(handle, false, cbid, true) }
+            .map_err(|e| format!("gate: {e}"))?;
+    }
+    Ok(Some(handle))
+}
+
+/// The kernel key of a launch of `f` with this shape; `None` when the driver
+/// cannot name the function.
+fn key_of(
+    g: &Gated,
+    f: ds::CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic: u32,
+) -> Option<u64> {
+    let mut fs = g.functions.lock().ok()?;
+    let id = fs
+        .entry(f as usize)
+        // SAFETY: `f` is the function handle this launch call received.
+        .or_insert_with(|| unsafe { cupti::function_identity(f) }.ok());
+    let (name, shared, regs) = id.as_ref()?;
+    Some(fikit_trace_api::kernel_key(
+        name, grid, block, *shared, dynamic, *regs,
+    ))
+}
+
+/// The stream and kernel key of a launch, from its parameters.
+///
+/// # Safety
+/// `params` must be the parameter struct of `call`, as CUPTI passed it.
+unsafe fn launch_of(g: &Gated, call: Call, params: *const c_void) -> (ds::CUstream, Option<u64>) {
+    let (stream, key, ptsz) = match call {
+        Call::Kernel { ptsz } => {
+            // SAFETY: cuLaunchKernel's (and the cooperative form's) parameters start so.
+            let p = unsafe { &*params.cast::<sys::cuLaunchKernel_params>() };
+            let key = key_of(
+                g,
+                p.f.cast::<ds::CUfunc_st>(),
+                [p.gridDimX, p.gridDimY, p.gridDimZ],
+                [p.blockDimX, p.blockDimY, p.blockDimZ],
+                p.sharedMemBytes,
+            );
+            (p.hStream.cast::<ds::CUstream_st>(), key, ptsz)
+        }
+        Call::KernelEx { ptsz } => {
+            // SAFETY: cuLaunchKernelEx's parameters.
+            let p = unsafe { &*params.cast::<sys::cuLaunchKernelEx_params>() };
+            if p.config.is_null() {
+                return (std::ptr::null_mut(), None);
+            }
+            // SAFETY: a non-null launch configuration the call received.
+            let c = unsafe { &*p.config };
+            let key = key_of(
+                g,
+                p.f.cast::<ds::CUfunc_st>(),
+                [c.gridDimX, c.gridDimY, c.gridDimZ],
+                [c.blockDimX, c.blockDimY, c.blockDimZ],
+                c.sharedMemBytes,
+            );
+            (c.hStream.cast::<ds::CUstream_st>(), key, ptsz)
+        }
+        Call::Graph { ptsz } => {
+            // SAFETY: cuGraphLaunch's parameters.
+            let p = unsafe { &*params.cast::<sys::cuGraphLaunch_params>() };
+            (p.hStream.cast::<ds::CUstream_st>(), None, ptsz)
+        }
+        Call::Sync => (std::ptr::null_mut(), None, false),
+    };
+    // In a per-thread-stream call the null stream is the thread's own stream.
+    let stream = if ptsz && stream.is_null() {
+        CU_STREAM_PER_THREAD as ds::CUstream
+    } else {
+        stream
+    };
+    (stream, key)
+}
+
+/// `CU_STREAM_PER_THREAD` of cuda.h (a macro the bindings lack).
+const CU_STREAM_PER_THREAD: usize = 0x2;
+
+/// Scratch word flags (kept in CUPTI's per-call scratch from entry to exit).
+const GATED_CALL: u64 = 1 << 40;
+const MARK: u64 = 1 << 41;
+
+fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
+    // SAFETY: CUPTI passes this call's parameter struct.
+    let (stream, key) = unsafe { launch_of(g, call, d.functionParams) };
+    // SAFETY: the stream this launch call received, in its (current) context.
+    if g.block.policy() != GatePolicy::Open && unsafe { cupti::is_capturing(stream) } {
+        return 0;
+    }
+    let l = g.gate.before_launch(key, &mut RealClock);
+    if l.timed_out && !g.warned_timeout.swap(true, Ordering::Relaxed) {
+        warn(&format!(
+            "gate: job {} waited {} ms with no job's launches or completions moving; \
+             launching anyway (counted as timeouts in fikit-run's table)",
+            g.me,
+            g.block.header().timeout_ms.load(Ordering::Relaxed)
+        ));
+    }
+    GATED_CALL | if l.mark { MARK } else { 0 } | u64::from(l.seq)
+}
+
+fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
+    if scratch & GATED_CALL == 0 {
+        return;
+    }
+    if scratch & MARK != 0 {
+        // SAFETY: as at entry.
+        let (stream, _) = unsafe { launch_of(g, call, d.functionParams) };
+        mark(g, stream, scratch as u32);
+    }
+    g.gate.after_launch(now_ns());
+}
+
+/// Queues the write of `seq` to this job's `done` behind the launch; if that
+/// cannot be done, says so once and stores it from the host (the others then
+/// see the launch done when it was only queued).
+fn mark(g: &Gated, stream: ds::CUstream, seq: u32) {
+    let addr = *g.done_addr.get_or_init(|| {
+        let (p, len) = g.block.gpu_region();
+        // SAFETY: the block's first page, mapped for the process's life; a
+        // launch call is in progress, so its context is current.
+        match unsafe { cupti::register_host(p, len) } {
+            Ok(base) => Some(base + Block::done_offset(g.me) as u64),
+            Err(e) => {
+                warn(&format!("gate: {e}; completions are assumed at launch"));
+                None
+            }
+        }
+    });
+    // SAFETY: the launch's stream; `a` from `register_host`.
+    let ok = addr.is_some_and(|a| unsafe { cupti::write_after(stream, a, seq) }.is_ok());
+    if !ok {
+        g.block.slot(g.me).done.store(seq, Ordering::SeqCst);
+    }
+}
+
+unsafe extern "C" fn gate_callback(
+    _userdata: *mut c_void,
+    domain: sys::CUpti_CallbackDomain,
+    cbid: sys::CUpti_CallbackId,
+    cbdata: *const c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        let Some(g) = GATED.get() else { return };
+        if domain as u32 != sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API as u32
+            || cbdata.is_null()
+            || std::process::id() != g.pid
+        {
+            return;
+        }
+        let Some(&call) = g.calls.get(&cbid) else {
+            return;
+        };
+        // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid for the call.
+        let d = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
+        // SAFETY: the enum-typed site read as its raw u32 (0: entry).
+        let site = unsafe { std::ptr::addr_of!(d.callbackSite).cast::<u32>().read() };
+        if call == Call::Sync {
+            if site != 0 {
+                g.gate.synced(now_ns());
+            }
+            return;
+        }
+        let scratch = d.correlationData;
+        if scratch.is_null() {
+            return;
+        }
+        if site == 0 {
+            let s = on_enter(g, call, d);
+            // SAFETY: CUPTI's 8-byte per-call scratch slot, kept from entry to exit.
+            unsafe { scratch.write(s) };
+        } else {
+            // SAFETY: as above; written at entry.
+            let s = unsafe { scratch.read() };
+            on_exit(g, call, d, s);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gated_calls() {
+        assert_eq!(
+            call_of("cuLaunchKernel"),
+            Some(Call::Kernel { ptsz: false })
+        );
+        assert_eq!(
+            call_of("cuLaunchKernel_ptsz"),
+            Some(Call::Kernel { ptsz: true })
+        );
+        assert_eq!(
+            call_of("cuLaunchCooperativeKernel_ptsz"),
+            Some(Call::Kernel { ptsz: true })
+        );
+        assert_eq!(
+            call_of("cuLaunchKernelEx"),
+            Some(Call::KernelEx { ptsz: false })
+        );
+        assert_eq!(
+            call_of("cuGraphLaunch_ptsz"),
+            Some(Call::Graph { ptsz: true })
+        );
+        assert_eq!(call_of("cuStreamSynchronize_ptsz"), Some(Call::Sync));
+        assert_eq!(call_of("cuMemcpyDtoH_v2"), Some(Call::Sync));
+        assert_eq!(call_of("cuMemcpyDtoHAsync_v2"), None);
+        assert_eq!(call_of("cuLaunchHostFunc"), None);
+        assert_eq!(call_of("cuGraphLaunchWhatever"), None);
+    }
+
+    #[test]
+    fn scratch_keeps_seq_and_mark() {
+        let s = GATED_CALL | MARK | u64::from(u32::MAX);
+        assert_eq!(s as u32, u32::MAX);
+        assert_ne!(s & MARK, 0);
+    }
+}
