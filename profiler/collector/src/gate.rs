@@ -65,6 +65,9 @@ fn call_of(name: &str) -> Option<Call> {
     }
 }
 
+/// A kernel function's `(mangled name, static shared bytes, registers per thread)`.
+type Identity = (String, u32, u32);
+
 struct Gated {
     pid: u32,
     block: &'static Block,
@@ -74,7 +77,7 @@ struct Gated {
     /// The device address of this job's `done` word, once registered (None: it failed).
     done_addr: OnceLock<Option<ds::CUdeviceptr>>,
     /// `(mangled name, static shared, registers)` per function handle.
-    functions: Mutex<HashMap<usize, Option<(String, u32, u32)>>>,
+    functions: Mutex<HashMap<usize, Option<Identity>>>,
     warned_timeout: AtomicBool,
 }
 
