@@ -508,45 +508,6 @@ pub fn device_count() -> Result<u32, Failure> {
     Ok(u32::try_from(n).unwrap_or(0))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unbound_calls_fail_instead_of_loading_a_library() {
-        // Nothing was bound in this test process: every call says which
-        // function is missing, and none makes cudarc load a libcupti.
-        let e = flush_all(false).unwrap_err();
-        assert_eq!(e.call, "cuptiActivityFlushAll");
-        assert_eq!(e.code, MISSING);
-        assert_eq!(device_count().unwrap_err().call, "cuDeviceGetCount");
-        assert_eq!(callback_name(true, 1), None);
-    }
-
-    #[test]
-    fn no_call_goes_through_cudarcs_loader() {
-        // cudarc's CUPTI and driver functions (`sys::cupti…`, `sys::cu…`,
-        // `result::…`) load their library by name; the collector must use
-        // only the table above.
-        for (file, text) in [
-            ("lib.rs", include_str!("lib.rs")),
-            ("collector.rs", include_str!("collector.rs")),
-            ("activity.rs", include_str!("activity.rs")),
-            ("locate.rs", include_str!("locate.rs")),
-        ] {
-            for bad in [
-                "sys::cupti",
-                "sys::cu",
-                "cupti::result",
-                "is_culib_present",
-                "culib(",
-            ] {
-                assert!(!text.contains(bad), "{file} calls cudarc's loader: {bad}");
-            }
-        }
-    }
-}
-
 /// What the gate needs of a kernel function: its mangled name, static shared
 /// memory per block and registers per thread (with the launch's grid, block
 /// and dynamic shared memory they make the traces' `kernel_key`).
@@ -616,4 +577,43 @@ pub unsafe fn write_after(
 ) -> Result<(), Failure> {
     // Flags 0: the default (the write waits for the stream's earlier work).
     driver!(cuStreamWriteValue32_v2(stream, addr, value, 0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unbound_calls_fail_instead_of_loading_a_library() {
+        // Nothing was bound in this test process: every call says which
+        // function is missing, and none makes cudarc load a libcupti.
+        let e = flush_all(false).unwrap_err();
+        assert_eq!(e.call, "cuptiActivityFlushAll");
+        assert_eq!(e.code, MISSING);
+        assert_eq!(device_count().unwrap_err().call, "cuDeviceGetCount");
+        assert_eq!(callback_name(true, 1), None);
+    }
+
+    #[test]
+    fn no_call_goes_through_cudarcs_loader() {
+        // cudarc's CUPTI and driver functions (`sys::cupti…`, `sys::cu…`,
+        // `result::…`) load their library by name; the collector must use
+        // only the table above.
+        for (file, text) in [
+            ("lib.rs", include_str!("lib.rs")),
+            ("collector.rs", include_str!("collector.rs")),
+            ("activity.rs", include_str!("activity.rs")),
+            ("locate.rs", include_str!("locate.rs")),
+        ] {
+            for bad in [
+                "sys::cupti",
+                "sys::cu",
+                "cupti::result",
+                "is_culib_present",
+                "culib(",
+            ] {
+                assert!(!text.contains(bad), "{file} calls cudarc's loader: {bad}");
+            }
+        }
+    }
 }
