@@ -35,12 +35,13 @@ pub struct LiveOptions {
 
 /// The MPS control daemon, started with private pipe and log folders and
 /// stopped on drop.
-struct MpsDaemon {
+pub struct MpsDaemon {
     env: Vec<(String, PathBuf)>,
 }
 
 impl MpsDaemon {
-    fn start(dir: &Path) -> Result<MpsDaemon, ReplayError> {
+    /// Starts a daemon whose pipe and log folders are under `dir`.
+    pub fn start(dir: &Path) -> Result<MpsDaemon, ReplayError> {
         let pipe = dir.join("mps-pipe");
         let log = dir.join("mps-log");
         for d in [&pipe, &log] {
@@ -63,6 +64,11 @@ impl MpsDaemon {
             )));
         }
         Ok(MpsDaemon { env })
+    }
+
+    /// The environment a client needs to reach this daemon.
+    pub fn env(&self) -> &[(String, PathBuf)] {
+        &self.env
     }
 }
 

@@ -10,6 +10,7 @@ fn package_of(bin: &str) -> &'static str {
     match bin {
         "fikit-sim" => "fikit-sim",
         "fikit-profile" => "fikit-profile",
+        "fikit-run" => "fikit-run",
         other => panic!("unknown binary {other}"),
     }
 }
@@ -24,8 +25,13 @@ pub fn bin(name: &str) -> PathBuf {
         .get_or_insert_with(HashSet::new)
         .insert(name.to_string())
     {
+        let mut args = vec!["build", "--quiet", "-p", package_of(name), "--bin", name];
+        if name == "fikit-run" {
+            // fikit-run injects the collector, found beside it.
+            args.extend(["-p", "fikit-collector"]);
+        }
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "-p", package_of(name), "--bin", name])
+            .args(&args)
             .status()
             .expect("running cargo build");
         assert!(status.success(), "building {name} failed");

@@ -1,0 +1,449 @@
+//! The command line: clap arguments become [`RunOptions`], then the rounds run.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use clap::Parser;
+use serde::Serialize;
+
+use fikit_gate::{ProfiledOp, Table};
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::job::Job;
+
+use crate::exec::{ExecError, ExecOptions, Round, install_signals, run_round};
+use crate::report::{Row, predict, rows, table};
+use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
+
+/// Runs real programs together on one GPU under exclusive, time slicing, MPS,
+/// preemptive priority and FIKIT, and prints per job its region (first
+/// kernel launch to last launch or blocking synchronization), its slowdown
+/// against running alone (median [range] over repetitions), fikit-sim's
+/// prediction for the jobs' profiles, the speedup against time slicing,
+/// iteration p50/p99, how much of it other jobs overlapped, and what the gate
+/// did. Needs a GPU, the collector library (libfikit_collector.so beside
+/// this program, or FIKIT_COLLECTOR) and, for fikit, each job's profile (a
+/// fikit trace of the same command run alone: `fikit-profile`).
+#[derive(Debug, Parser)]
+#[command(
+    name = "fikit-run",
+    version,
+    after_help = "Exit codes: 0 every job exited 0 in every round; 1 a job failed or a round stopped; 2 bad input; 130 interrupted (what ran is still written)."
+)]
+pub struct Args {
+    /// A scenario file (JSON: jobs with name, command, priority, profile,
+    /// start; policies; repetitions). See run/README.md.
+    pub scenario: Option<PathBuf>,
+    /// Instead of a scenario file: NAME[:PRIORITY[:PROFILE]]=COMMAND (the
+    /// command split at spaces; quote the whole argument). Repeat per job.
+    #[arg(long = "job", value_name = "JOB")]
+    pub jobs: Vec<String>,
+    /// Policies to run (repeat or comma-separate); default: the scenario's, else all five.
+    #[arg(long = "policy", value_delimiter = ',', value_parser = parse_policy)]
+    pub policies: Vec<RunPolicy>,
+    /// Rounds of every policy (default: the scenario's, else 3).
+    #[arg(short = 'r', long)]
+    pub repetitions: Option<usize>,
+    /// Output folder: run.json (every round's measurements and the table's
+    /// rows), table.txt, logs/ (each job's output per round).
+    #[arg(short = 'o', long, default_value = "fikit-run-out")]
+    pub out: PathBuf,
+    /// Also record every job with fikit-profile into DIR/<policy>-<repetition>/.
+    #[arg(long, value_name = "DIR")]
+    pub trace: Option<PathBuf>,
+    /// GPU model for the prediction: a model file, or `default`; without it
+    /// the shipped calibrated model of the profiles' GPU.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// A gate that sees no job's launches or completions move for this long
+    /// lets its launch go (and the table counts it), ms.
+    #[arg(long, default_value_t = 10_000)]
+    pub gate_timeout_ms: u64,
+    /// A round still running after this long is stopped, s.
+    #[arg(long, default_value_t = 1_800)]
+    pub round_timeout_s: u64,
+}
+
+fn parse_policy(s: &str) -> Result<RunPolicy, String> {
+    RunPolicy::parse(s).ok_or_else(|| {
+        let names: Vec<&str> = RunPolicy::ALL.iter().map(|p| p.name()).collect();
+        format!("unknown policy {s:?}; choose from {}", names.join(", "))
+    })
+}
+
+/// What to run, once the command line is read.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The scenario, checked.
+    pub scenario: Scenario,
+    /// How rounds run.
+    pub exec: ExecOptions,
+    /// The prediction's model choice (`None`: the profiles' GPU).
+    pub model: Option<String>,
+}
+
+/// A job from `--job NAME[:PRIORITY[:PROFILE]]=COMMAND`.
+pub fn parse_job(s: &str) -> Result<JobSpec, String> {
+    let (head, cmd) = s
+        .split_once('=')
+        .ok_or_else(|| format!("--job {s:?}: expected NAME[:PRIORITY[:PROFILE]]=COMMAND"))?;
+    let mut parts = head.splitn(3, ':');
+    let name = parts.next().unwrap_or_default().to_string();
+    let priority = match parts.next() {
+        None | Some("") => 9,
+        Some(p) => p
+            .parse::<u8>()
+            .ok()
+            .filter(|p| *p <= 9)
+            .ok_or_else(|| format!("--job {s:?}: priority {p:?} is not 0 to 9"))?,
+    };
+    let profile = parts.next().filter(|p| !p.is_empty()).map(PathBuf::from);
+    Ok(JobSpec {
+        name,
+        command: cmd.split_whitespace().map(String::from).collect(),
+        priority,
+        profile,
+        start: None,
+    })
+}
+
+fn bad(e: impl std::fmt::Display) -> anyhow::Error {
+    anyhow!(BadInput(e.to_string()))
+}
+
+/// Bad input: exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct BadInput(String);
+
+impl Args {
+    /// The plain options, or bad input.
+    pub fn into_options(self) -> Result<RunOptions> {
+        let mut scenario = match (&self.scenario, self.jobs.is_empty()) {
+            (Some(_), false) => return Err(bad("give a scenario file or --job, not both")),
+            (None, true) => {
+                return Err(bad(
+                    "give a scenario file or at least one --job (see --help)",
+                ));
+            }
+            (Some(p), true) => Scenario::load(p).map_err(bad)?,
+            (None, false) => Scenario {
+                jobs: self
+                    .jobs
+                    .iter()
+                    .map(|j| parse_job(j))
+                    .collect::<Result<_, _>>()
+                    .map_err(bad)?,
+                policies: Vec::new(),
+                repetitions: 3,
+            },
+        };
+        if !self.policies.is_empty() {
+            scenario.policies = self.policies.clone();
+        } else if scenario.policies.is_empty() {
+            scenario.policies = RunPolicy::ALL.to_vec();
+        }
+        if let Some(r) = self.repetitions {
+            scenario.repetitions = r;
+        }
+        let path = self
+            .scenario
+            .as_ref()
+            .map_or("command line".to_string(), |p| p.display().to_string());
+        scenario
+            .check()
+            .map_err(|message| bad(ScenarioError { path, message }))?;
+        let collector = fikit_profile::run::find_collector().map_err(bad)?;
+        let profiler = match &self.trace {
+            None => None,
+            Some(_) => {
+                let exe = std::env::current_exe().context("cannot find this program")?;
+                let p = exe.with_file_name("fikit-profile");
+                if !p.is_file() {
+                    return Err(bad(format!(
+                        "--trace needs fikit-profile beside this program: {} is missing",
+                        p.display()
+                    )));
+                }
+                Some(p)
+            }
+        };
+        Ok(RunOptions {
+            scenario,
+            exec: ExecOptions {
+                collector,
+                profiler,
+                trace_dir: self.trace,
+                out_dir: self.out,
+                gate_timeout_ms: self.gate_timeout_ms,
+                round_timeout_s: self.round_timeout_s,
+            },
+            model: self.model,
+        })
+    }
+}
+
+/// The profiles read: per job its table and its simulator job (`None` without a profile).
+struct Profiles {
+    tables: Vec<Option<Table>>,
+    jobs: Vec<Option<Job>>,
+    devices: Vec<String>,
+}
+
+fn read_profiles(s: &Scenario) -> Result<Profiles> {
+    let mut p = Profiles {
+        tables: Vec::new(),
+        jobs: Vec::new(),
+        devices: Vec::new(),
+    };
+    for j in &s.jobs {
+        let Some(path) = &j.profile else {
+            p.tables.push(None);
+            p.jobs.push(None);
+            continue;
+        };
+        let t = fikit_trace::read_trace(path).map_err(bad)?;
+        let mut ops: Vec<ProfiledOp> = t
+            .kernels
+            .iter()
+            .map(|k| ProfiledOp {
+                key: Some(k.kernel_key),
+                start_ns: k.start_ns,
+                end_ns: k.end_ns,
+            })
+            .collect();
+        ops.extend(t.memops.iter().map(|m| ProfiledOp {
+            key: None,
+            start_ns: m.start_ns,
+            end_ns: m.end_ns,
+        }));
+        if !p.devices.contains(&t.meta.device.name) {
+            p.devices.push(t.meta.device.name.clone());
+        }
+        p.tables.push(Some(Table::from_ops(&ops)));
+        let mut job = Job::from_trace(&t);
+        job.name = j.name.clone();
+        job.priority = j.priority;
+        p.jobs.push(Some(job));
+    }
+    Ok(p)
+}
+
+fn model_for(choice: Option<&str>, devices: &[String]) -> Result<(GpuModel, String)> {
+    match choice {
+        Some("default") => Ok((
+            GpuModel::default(),
+            "documented defaults (--model default)".into(),
+        )),
+        Some(f) => Ok((GpuModel::load(Path::new(f)).map_err(bad)?, f.to_string())),
+        None => {
+            let (m, file) = GpuModel::for_devices(devices.iter().map(String::as_str));
+            Ok((
+                m,
+                file.map_or(
+                    "documented defaults (no shipped model for the profiles' GPU)".into(),
+                    |f| format!("{f}, for the profiles' GPU"),
+                ),
+            ))
+        }
+    }
+}
+
+/// What run.json holds.
+#[derive(Serialize)]
+struct Output<'a> {
+    policies: Vec<&'static str>,
+    repetitions: usize,
+    jobs: Vec<(&'a str, &'a [String], u8)>,
+    model: &'a str,
+    rounds: &'a [Round],
+    rows: &'a [Row],
+    complete: bool,
+}
+
+/// Runs the rounds; returns the exit code.
+pub fn run(opts: &RunOptions) -> Result<i32> {
+    let s = &opts.scenario;
+    let profiles = read_profiles(s)?;
+    let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
+    let sim_jobs: Option<Vec<Job>> = profiles.jobs.iter().cloned().collect();
+    std::fs::create_dir_all(&opts.exec.out_dir)
+        .with_context(|| format!("cannot make {}", opts.exec.out_dir.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix("fikit-run-")
+        .tempdir()
+        .context("cannot make a work folder")?;
+    install_signals();
+    eprintln!("fikit-run: prediction model: {model_line}");
+    let all: Vec<usize> = (0..s.jobs.len()).collect();
+    let total = s.repetitions * s.policies.len();
+    let mut rounds: Vec<Round> = Vec::new();
+    let mut sims: Vec<Option<Vec<f64>>> = Vec::new();
+    let mut stopped: Option<ExecError> = None;
+    'outer: for rep in 0..s.repetitions {
+        for &policy in &s.policies {
+            let t = std::time::Instant::now();
+            let result = if policy == RunPolicy::Exclusive {
+                let mut jobs = Vec::new();
+                let mut err = None;
+                for &j in &all {
+                    match run_round(
+                        s,
+                        &[j],
+                        policy,
+                        rep,
+                        &profiles.tables,
+                        &opts.exec,
+                        work.path(),
+                    ) {
+                        Ok(mut r) => jobs.append(&mut r),
+                        Err(e) => {
+                            err = Some(e);
+                            break;
+                        }
+                    }
+                }
+                match err {
+                    Some(e) => Err(e),
+                    None => Ok(jobs),
+                }
+            } else {
+                run_round(
+                    s,
+                    &all,
+                    policy,
+                    rep,
+                    &profiles.tables,
+                    &opts.exec,
+                    work.path(),
+                )
+            };
+            match result {
+                Ok(jobs) => {
+                    let sim = match (&sim_jobs, PolicyKind::from_name(policy.name())) {
+                        (Some(sj), Some(kind)) if policy != RunPolicy::Exclusive => {
+                            predict(sj, &jobs, kind, &model)
+                        }
+                        _ => None,
+                    };
+                    let failed: Vec<String> = jobs
+                        .iter()
+                        .filter(|j| !j.ok())
+                        .map(|j| {
+                            format!(
+                                "{} exited {}",
+                                j.job,
+                                j.exit_code.map_or("-".into(), |c| c.to_string())
+                            )
+                        })
+                        .collect();
+                    eprintln!(
+                        "fikit-run: round {}/{total}: {} repetition {}: {:.1} s{}",
+                        rounds.len() + 1,
+                        policy.name(),
+                        rep + 1,
+                        t.elapsed().as_secs_f64(),
+                        if failed.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " ({}; see {}/logs)",
+                                failed.join(", "),
+                                opts.exec.out_dir.display()
+                            )
+                        }
+                    );
+                    rounds.push(Round {
+                        policy,
+                        repetition: rep,
+                        jobs,
+                    });
+                    sims.push(sim);
+                }
+                Err(e) => {
+                    eprintln!("fikit-run: {} repetition {}: {e}", policy.name(), rep + 1);
+                    stopped = Some(e);
+                    break 'outer;
+                }
+            }
+        }
+    }
+    let names: Vec<(String, u8)> = s
+        .jobs
+        .iter()
+        .map(|j| (j.name.clone(), j.priority))
+        .collect();
+    let r = rows(&names, &s.policies, &rounds, &sims);
+    let text = table(&r);
+    println!("{text}");
+    let out = Output {
+        policies: s.policies.iter().map(|p| p.name()).collect(),
+        repetitions: s.repetitions,
+        jobs: s
+            .jobs
+            .iter()
+            .map(|j| (j.name.as_str(), j.command.as_slice(), j.priority))
+            .collect(),
+        model: &model_line,
+        rounds: &rounds,
+        rows: &r,
+        complete: stopped.is_none(),
+    };
+    let json = opts.exec.out_dir.join("run.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&out)? + "\n")
+        .with_context(|| format!("cannot write {}", json.display()))?;
+    let tpath = opts.exec.out_dir.join("table.txt");
+    std::fs::write(&tpath, format!("prediction model: {model_line}\n{text}\n"))
+        .with_context(|| format!("cannot write {}", tpath.display()))?;
+    for row in r.iter().filter(|row| {
+        row.overlap.is_some_and(|o| o < 0.9)
+            && row.priority == s.jobs.iter().map(|j| j.priority).min().unwrap_or(0)
+    }) {
+        eprintln!(
+            "fikit-run: warning: under {}, only {:.0}% of {}'s region overlapped another job's: not a full co-run (start it later, or give its partner more work)",
+            row.policy.name(),
+            row.overlap.unwrap_or(0.0) * 100.0,
+            row.job
+        );
+    }
+    Ok(match stopped {
+        Some(ExecError::Interrupted) => 130,
+        Some(_) => 1,
+        None if rounds.iter().all(|r| r.jobs.iter().all(|j| j.ok())) => 0,
+        None => 1,
+    })
+}
+
+/// `fikit-run`'s main: exit code 2 for bad input, 1 for failures.
+pub fn main() -> i32 {
+    let args = Args::parse();
+    let result = args.into_options().and_then(|o| run(&o));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("fikit-run: {e:#}");
+            if e.downcast_ref::<BadInput>().is_some() {
+                2
+            } else {
+                1
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_form_jobs() {
+        let j = parse_job("infer:0:p/i.parquet=python3 i.py --iters 5").unwrap();
+        assert_eq!((j.name.as_str(), j.priority), ("infer", 0));
+        assert_eq!(j.profile.as_deref(), Some(Path::new("p/i.parquet")));
+        assert_eq!(j.command, ["python3", "i.py", "--iters", "5"]);
+        let j = parse_job("train=python3 t.py").unwrap();
+        assert_eq!((j.priority, j.profile.is_none()), (9, true));
+        assert!(parse_job("x:11=y").unwrap_err().contains("priority"));
+        assert!(parse_job("nocommand").unwrap_err().contains("NAME"));
+    }
+}

@@ -1,0 +1,22 @@
+//! `fikit-run`: real, unmodified programs together on one GPU under a
+//! sharing policy, measured, and set beside fikit-sim's prediction for their
+//! profiles.
+//!
+//! Each job's command runs with the fikit collector injected
+//! (`CUDA_INJECTION64_PATH`) in gate mode ([`fikit_gate`]): under
+//! `preemptive` and `fikit` its kernel launches wait as the policy says;
+//! under every policy the gate stamps the first launch and each blocking
+//! synchronization, so every job's region (first kernel launch to last launch
+//! or synchronization) and iterations are measured the same way under every
+//! policy. `exclusive` runs each job alone; `mps` starts a private MPS daemon
+//! for the round and stops it after.
+//!
+//! - [`scenario`]: the scenario file;
+//! - [`exec`]: running one round and measuring it;
+//! - [`report`]: medians, ranges, the co-run check and the prediction;
+//! - [`cli`]: the command line.
+
+pub mod cli;
+pub mod exec;
+pub mod report;
+pub mod scenario;

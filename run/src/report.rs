@@ -1,0 +1,464 @@
+//! From rounds to the per-job table: medians over repetitions with their
+//! range, the co-run check, and fikit-sim's prediction for the same profiles
+//! started when the real jobs started.
+
+use serde::Serialize;
+
+use fikit_sim::policy::PolicyKind;
+use fikit_sim::sim::gpu::GpuModel;
+use fikit_sim::sim::job::Job;
+use fikit_sim::sim::simulate::{SimOptions, simulate};
+use fikit_trace::gaps::nearest_rank;
+
+use crate::exec::{JobRun, Round};
+use crate::scenario::RunPolicy;
+
+/// A median with the range it came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    /// Median (the mean of the two middle values for an even count).
+    pub median: f64,
+    /// Smallest.
+    pub min: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl Spread {
+    /// Of `v`; `None` when empty.
+    pub fn of(v: &[f64]) -> Option<Spread> {
+        let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Some(Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+        })
+    }
+}
+
+/// One job under one policy, over the repetitions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// Policy.
+    pub policy: RunPolicy,
+    /// Job.
+    pub job: String,
+    /// Priority.
+    pub priority: u8,
+    /// Repetitions in which the job exited with 0.
+    pub ok_runs: usize,
+    /// Repetitions.
+    pub runs: usize,
+    /// First kernel launch to last launch or synchronization, ms.
+    pub region_ms: Option<Spread>,
+    /// Region against the same repetition's exclusive region.
+    pub slowdown: Option<Spread>,
+    /// The same repetition's time-slicing region against this one.
+    pub vs_timeslice: Option<Spread>,
+    /// Median iteration, ms (median over repetitions).
+    pub p50_ms: Option<f64>,
+    /// 99th-percentile iteration, ms (median over repetitions).
+    pub p99_ms: Option<f64>,
+    /// The least share of the region that other jobs' regions overlapped, over repetitions.
+    pub overlap: Option<f64>,
+    /// fikit-sim's slowdown for the same profiles, started when the jobs started.
+    pub sim_slowdown: Option<Spread>,
+    /// `(sim − real) / real` of the median slowdowns.
+    pub error: Option<f64>,
+    /// The simulated median lies inside the real range.
+    pub within_spread: Option<bool>,
+    /// Launches that waited at the gate; time waited, ms; fills; timeouts;
+    /// launches of unknown kernels (medians).
+    pub gate: GateStats,
+}
+
+/// Gate counters, medians over repetitions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct GateStats {
+    /// Kernel launches.
+    pub launches: f64,
+    /// Launches that waited.
+    pub waits: f64,
+    /// Time waited, ms.
+    pub wait_ms: f64,
+    /// Fills.
+    pub fills: f64,
+    /// Timeouts.
+    pub timeouts: f64,
+    /// Unknown kernels.
+    pub unknown: f64,
+}
+
+fn ms(ns: i64) -> f64 {
+    ns as f64 / 1e6
+}
+
+/// The share of job `j`'s region that the union of the others' regions covers.
+pub fn overlap(jobs: &[JobRun], j: usize) -> Option<f64> {
+    let (a, b) = (jobs[j].first_launch_ns?, jobs[j].end_ns?);
+    if b <= a {
+        return None;
+    }
+    let mut others: Vec<(i64, i64)> = jobs
+        .iter()
+        .enumerate()
+        .filter(|&(k, _)| k != j)
+        .filter_map(|(_, o)| Some((o.first_launch_ns?.max(a), o.end_ns?.min(b))))
+        .filter(|(s, e)| e > s)
+        .collect();
+    others.sort_unstable();
+    let (mut covered, mut reach) = (0i64, a);
+    for (s, e) in others {
+        let s = s.max(reach);
+        if e > s {
+            covered += e - s;
+            reach = e;
+        }
+    }
+    Some(covered as f64 / (b - a) as f64)
+}
+
+/// The simulated slowdown of every job of one co-run round: the profiles as
+/// jobs, each arriving when its real counterpart's first kernel launch says
+/// it began (less the time its profile took from its first host action to its
+/// first kernel), regions measured from each job's first kernel as the real ones.
+pub fn predict(
+    jobs: &[Job],
+    round: &[JobRun],
+    policy: PolicyKind,
+    model: &GpuModel,
+) -> Option<Vec<f64>> {
+    let pre: Vec<i64> = jobs
+        .iter()
+        .map(|j| {
+            j.ops
+                .iter()
+                .find(|o| o.is_kernel())
+                .map_or(0, |o| o.recorded_start_ns)
+        })
+        .collect();
+    let starts: Vec<i64> = round
+        .iter()
+        .zip(&pre)
+        .map(|(r, p)| Some(r.first_launch_ns? - p))
+        .collect::<Option<_>>()?;
+    let t0 = *starts.iter().min()?;
+    let arrivals: Vec<i64> = starts.iter().map(|s| s - t0).collect();
+    let report = simulate(
+        jobs,
+        &arrivals,
+        &SimOptions {
+            policies: vec![policy],
+            model: model.clone(),
+            record_segments: false,
+        },
+    )
+    .ok()?;
+    Some(
+        report
+            .jobs
+            .iter()
+            .zip(&pre)
+            .map(|(r, p)| (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64)
+            .collect(),
+    )
+}
+
+/// The table rows: for each policy and job, the medians over `rounds`.
+/// `sims[r]` is the prediction for `rounds[r]` (co-run rounds only).
+pub fn rows(
+    names: &[(String, u8)],
+    policies: &[RunPolicy],
+    rounds: &[Round],
+    sims: &[Option<Vec<f64>>],
+) -> Vec<Row> {
+    let find = |p: RunPolicy, rep: usize| {
+        rounds
+            .iter()
+            .position(|r| r.policy == p && r.repetition == rep)
+    };
+    let mut out = Vec::new();
+    for &p in policies {
+        for (j, (name, prio)) in names.iter().enumerate() {
+            let mine: Vec<usize> = (0..rounds.len())
+                .filter(|&r| rounds[r].policy == p)
+                .collect();
+            let runs: Vec<&JobRun> = mine.iter().map(|&r| &rounds[r].jobs[j]).collect();
+            let ok: Vec<(usize, &JobRun)> = mine
+                .iter()
+                .map(|&r| (r, &rounds[r].jobs[j]))
+                .filter(|(_, x)| x.ok())
+                .collect();
+            let region = |r: usize| {
+                rounds[r].jobs[j]
+                    .ok()
+                    .then(|| rounds[r].jobs[j].region_ns())
+                    .flatten()
+            };
+            let against = |base: RunPolicy, flip: bool| -> Vec<f64> {
+                ok.iter()
+                    .filter_map(|&(r, x)| {
+                        let b = region(find(base, rounds[r].repetition)?)?;
+                        let m = x.region_ns()?;
+                        Some(if flip {
+                            b as f64 / m as f64
+                        } else {
+                            m as f64 / b as f64
+                        })
+                    })
+                    .collect()
+            };
+            let slowdown = Spread::of(&against(RunPolicy::Exclusive, false));
+            let vs_ts = Spread::of(&against(RunPolicy::Timeslice, true));
+            let pct = |q: f64| -> Option<f64> {
+                let v: Vec<f64> = ok
+                    .iter()
+                    .filter_map(|(_, x)| {
+                        let mut it = x.iterations_ns.clone();
+                        it.sort_unstable();
+                        nearest_rank(&it, q).map(ms)
+                    })
+                    .collect();
+                Spread::of(&v).map(|s| s.median)
+            };
+            let overlap = (p != RunPolicy::Exclusive && names.len() > 1)
+                .then(|| {
+                    ok.iter()
+                        .filter_map(|&(r, _)| overlap(&rounds[r].jobs, j))
+                        .min_by(f64::total_cmp)
+                })
+                .flatten();
+            let sim = Spread::of(
+                &ok.iter()
+                    .filter_map(|&(r, _)| sims.get(r)?.as_ref()?.get(j).copied())
+                    .collect::<Vec<_>>(),
+            );
+            let error = match (sim, slowdown) {
+                (Some(s), Some(r)) => Some((s.median - r.median) / r.median),
+                _ => None,
+            };
+            let within = match (sim, slowdown) {
+                (Some(s), Some(r)) => Some(s.median >= r.min && s.median <= r.max),
+                _ => None,
+            };
+            let med = |f: &dyn Fn(&JobRun) -> f64| {
+                Spread::of(&ok.iter().map(|(_, x)| f(x)).collect::<Vec<_>>())
+                    .map_or(0.0, |s| s.median)
+            };
+            out.push(Row {
+                policy: p,
+                job: name.clone(),
+                priority: *prio,
+                ok_runs: ok.len(),
+                runs: runs.len(),
+                region_ms: Spread::of(
+                    &ok.iter()
+                        .filter_map(|(_, x)| x.region_ns().map(ms))
+                        .collect::<Vec<_>>(),
+                ),
+                slowdown,
+                vs_timeslice: vs_ts,
+                p50_ms: pct(0.5),
+                p99_ms: pct(0.99),
+                overlap,
+                sim_slowdown: sim,
+                error,
+                within_spread: within,
+                gate: GateStats {
+                    launches: med(&|x| x.launches as f64),
+                    waits: med(&|x| x.waits as f64),
+                    wait_ms: med(&|x| x.wait_ns as f64 / 1e6),
+                    fills: med(&|x| x.fills as f64),
+                    timeouts: med(&|x| x.timeouts as f64),
+                    unknown: med(&|x| x.unknown as f64),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// The table as text.
+pub fn table(rows: &[Row]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header([
+        "policy",
+        "job",
+        "prio",
+        "ok",
+        "region ms",
+        "slowdown",
+        "simulated",
+        "error",
+        "vs timeslice",
+        "p50 ms",
+        "p99 ms",
+        "overlap",
+        "gate waits / ms / fills",
+    ]);
+    let f2 = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.2}{unit}"));
+    let spread = |s: Option<Spread>, unit: &str| {
+        s.map_or("-".to_string(), |s| {
+            if s.min == s.max {
+                format!("{:.2}{unit}", s.median)
+            } else {
+                format!("{:.2}{unit} [{:.2}-{:.2}]", s.median, s.min, s.max)
+            }
+        })
+    };
+    for r in rows {
+        t.add_row([
+            r.policy.name().to_string(),
+            r.job.clone(),
+            r.priority.to_string(),
+            format!("{}/{}", r.ok_runs, r.runs),
+            spread(r.region_ms, ""),
+            spread(r.slowdown, "x"),
+            f2(r.sim_slowdown.map(|s| s.median), "x"),
+            r.error.map_or("-".into(), |e| {
+                format!(
+                    "{:+.1}%{}",
+                    e * 100.0,
+                    if r.within_spread == Some(true) {
+                        " (in range)"
+                    } else {
+                        ""
+                    }
+                )
+            }),
+            spread(r.vs_timeslice, "x"),
+            f2(r.p50_ms, ""),
+            f2(r.p99_ms, ""),
+            r.overlap
+                .map_or("-".into(), |o| format!("{:.0}%", o * 100.0)),
+            if r.policy == RunPolicy::Preemptive || r.policy == RunPolicy::Fikit {
+                format!(
+                    "{:.0} / {:.1} / {:.0}",
+                    r.gate.waits, r.gate.wait_ms, r.gate.fills
+                )
+            } else {
+                "-".into()
+            },
+        ]);
+    }
+    t.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(job: &str, first: i64, end: i64) -> JobRun {
+        JobRun {
+            job: job.into(),
+            exit_code: Some(0),
+            first_launch_ns: Some(first),
+            end_ns: Some(end),
+            iterations_ns: vec![1_000_000, 2_000_000, 3_000_000],
+            ..JobRun::default()
+        }
+    }
+
+    #[test]
+    fn spread_is_median_and_range() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        assert_eq!(Spread::of(&[1.0, 2.0]).unwrap().median, 1.5);
+        assert!(Spread::of(&[]).is_none());
+    }
+
+    #[test]
+    fn overlap_is_the_covered_share() {
+        // a: 0-100; b: 50-80 and c: 70-120 cover 50-100 of it.
+        let jobs = vec![run("a", 0, 100), run("b", 50, 80), run("c", 70, 120)];
+        assert_eq!(overlap(&jobs, 0), Some(0.5));
+        // b is inside a: wholly covered.
+        assert_eq!(overlap(&jobs, 1), Some(1.0));
+        // Two jobs one after the other: no co-run at all.
+        let apart = vec![run("a", 0, 100), run("b", 100, 200)];
+        assert_eq!(overlap(&apart, 1), Some(0.0));
+    }
+
+    #[test]
+    fn rows_take_per_repetition_ratios() {
+        let names = vec![("hi".to_string(), 0u8), ("lo".to_string(), 9u8)];
+        let mk = |p, rep, hi: (i64, i64), lo: (i64, i64)| Round {
+            policy: p,
+            repetition: rep,
+            jobs: vec![run("hi", hi.0, hi.1), run("lo", lo.0, lo.1)],
+        };
+        let rounds = vec![
+            mk(RunPolicy::Exclusive, 0, (0, 100), (0, 1000)),
+            mk(RunPolicy::Timeslice, 0, (0, 200), (0, 1100)),
+            mk(RunPolicy::Fikit, 0, (0, 110), (0, 1300)),
+            mk(RunPolicy::Exclusive, 1, (0, 50), (0, 1000)),
+            mk(RunPolicy::Timeslice, 1, (0, 150), (0, 1100)),
+            mk(RunPolicy::Fikit, 1, (0, 60), (0, 1200)),
+        ];
+        let sims = vec![
+            None,
+            None,
+            Some(vec![1.2, 1.1]),
+            None,
+            None,
+            Some(vec![1.0, 1.3]),
+        ];
+        let policies = [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Fikit];
+        let r = rows(&names, &policies, &rounds, &sims);
+        let hi_fikit = r
+            .iter()
+            .find(|x| x.policy == RunPolicy::Fikit && x.job == "hi")
+            .unwrap();
+        // Slowdowns 110/100 = 1.1 and 60/50 = 1.2 (per repetition, not of medians).
+        let s = hi_fikit.slowdown.unwrap();
+        assert!((s.median - 1.15).abs() < 1e-9 && s.min == 1.1 && (s.max - 1.2).abs() < 1e-9);
+        // vs timeslice 200/110 and 150/60.
+        let v = hi_fikit.vs_timeslice.unwrap();
+        assert!((v.median - (200.0 / 110.0 + 2.5) / 2.0).abs() < 1e-9);
+        // Simulated 1.2 and 1.0: median 1.1; error (1.1 - 1.15) / 1.15.
+        assert!((hi_fikit.error.unwrap() - (1.1 - 1.15) / 1.15).abs() < 1e-9);
+        assert_eq!(hi_fikit.within_spread, Some(true));
+        assert_eq!(hi_fikit.p50_ms, Some(2.0));
+        assert_eq!(hi_fikit.overlap, Some(1.0));
+        let excl = r
+            .iter()
+            .find(|x| x.policy == RunPolicy::Exclusive && x.job == "lo")
+            .unwrap();
+        assert_eq!(excl.slowdown.unwrap().median, 1.0);
+        assert_eq!(excl.overlap, None);
+        let text = table(&r);
+        assert!(text.contains("1.15x [1.10-1.20]"), "{text}");
+    }
+
+    #[test]
+    fn a_failed_repetition_is_left_out_and_counted() {
+        let names = vec![("a".to_string(), 0u8)];
+        let mut bad = run("a", 0, 100);
+        bad.exit_code = Some(1);
+        let rounds = vec![
+            Round {
+                policy: RunPolicy::Exclusive,
+                repetition: 0,
+                jobs: vec![run("a", 0, 100)],
+            },
+            Round {
+                policy: RunPolicy::Exclusive,
+                repetition: 1,
+                jobs: vec![bad],
+            },
+        ];
+        let r = rows(&names, &[RunPolicy::Exclusive], &rounds, &[None, None]);
+        assert_eq!((r[0].ok_runs, r[0].runs), (1, 2));
+    }
+}

@@ -1,0 +1,159 @@
+//! `fikit-run` without a GPU: its bad-input errors, the rounds of real
+//! processes (every job's exit recorded, a failing job reported while the
+//! others finish), and Ctrl-C stopping every job and leaving nothing behind.
+//! The gate itself is tested in fikit-gate; GPU runs are scripted
+//! (scripts/validate/fikit-run-pairs.sh) with their outputs under reports/.
+
+use std::time::{Duration, Instant};
+
+use fikit_e2e::{bin, cmd};
+
+#[test]
+fn bad_input_exits_2_naming_the_file_and_field() {
+    cmd("fikit-run")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "give a scenario file or at least one --job",
+        ));
+    cmd("fikit-run")
+        .arg("nope.json")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("nope.json"));
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s.json");
+    std::fs::write(
+        &s,
+        r#"{"jobs": [{"name": "a", "command": ["true"], "priority": 12}], "policies": ["mps"]}"#,
+    )
+    .unwrap();
+    cmd("fikit-run")
+        .arg(&s)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("s.json: jobs[0].priority: 12"));
+    cmd("fikit-run")
+        .args(["--job", "a=true", "--policy", "gang"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("unknown policy \"gang\""));
+}
+
+#[test]
+fn every_round_records_each_jobs_exit_and_a_failure_does_not_stop_the_others() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    cmd("fikit-run")
+        .args([
+            "--job",
+            "ok:0=true",
+            "--job",
+            "bad=false",
+            "--policy",
+            "timeslice",
+            "-r",
+            "2",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "round 4/4: timeslice repetition 2",
+        ))
+        .stderr(predicates::str::contains("bad exited 1"));
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["complete"], true);
+    let rounds = run["rounds"].as_array().unwrap();
+    let seen: Vec<(String, i64, i64, i64)> = rounds
+        .iter()
+        .flat_map(|r| {
+            r["jobs"].as_array().unwrap().iter().map(move |j| {
+                (
+                    r["policy"].as_str().unwrap().to_string(),
+                    r["repetition"].as_i64().unwrap(),
+                    j["exit_code"].as_i64().unwrap(),
+                    j["launches"].as_i64().unwrap(),
+                )
+            })
+        })
+        .collect();
+    let want: Vec<(String, i64, i64, i64)> = [
+        ("exclusive", 0),
+        ("timeslice", 0),
+        ("exclusive", 1),
+        ("timeslice", 1),
+    ]
+    .iter()
+    .flat_map(|&(p, r)| [(p.to_string(), r, 0, 0), (p.to_string(), r, 1, 0)])
+    .collect();
+    assert_eq!(seen, want);
+    assert!(out.join("logs/timeslice-2-bad.log").is_file());
+    let table = std::fs::read_to_string(out.join("table.txt")).unwrap();
+    assert!(table.contains("0/2"), "bad failed both rounds:\n{table}");
+}
+
+#[test]
+fn interrupt_stops_every_job_and_leaves_no_files() {
+    let d = tempfile::tempdir().unwrap();
+    let tmp = d.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let pidfile = d.path().join("pid");
+    let s = d.path().join("s.json");
+    let script = format!("echo $$ > {}; exec sleep 60", pidfile.display());
+    std::fs::write(
+        &s,
+        serde_json::json!({
+            "policies": ["timeslice"],
+            "jobs": [{"name": "long", "command": ["sh", "-c", script]}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(bin("fikit-run"))
+        .arg(&s)
+        .arg("-o")
+        .arg(d.path().join("out"))
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !pidfile.exists() || std::fs::read_to_string(&pidfile).unwrap().trim().is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the job never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let job: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: a signal to the child we started.
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(t.elapsed() < Duration::from_secs(20));
+    assert!(
+        !std::path::Path::new(&format!("/proc/{job}")).exists(),
+        "the job was left running"
+    );
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "work files left behind"
+    );
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.path().join("out/run.json")).unwrap()).unwrap();
+    assert_eq!(run["complete"], false);
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
