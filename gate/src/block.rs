@@ -124,6 +124,30 @@ pub struct Slot {
     pub marked: AtomicU64,
 }
 
+/// Maps `len` bytes of `f` shared and read-write, for the life of the
+/// process: never unmapped, as a GPU may write to the pages until the process
+/// exits. Live replay's control block maps its file the same way.
+pub fn map_shared(f: &std::fs::File, len: usize) -> std::io::Result<*mut u8> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a shared read-write mapping of an open file; the caller's file
+    // is at least `len` bytes long, and the mapping is never unmapped.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            f.as_raw_fd(),
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(p.cast())
+    }
+}
+
 /// A mapped control block.
 #[derive(Debug)]
 pub struct Block {
@@ -210,26 +234,8 @@ impl Block {
     }
 
     fn map(f: &std::fs::File, path: &Path, jobs: usize) -> Result<Block, BlockError> {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a shared read-write mapping of a file of SIZE bytes; it is
-        // never unmapped (the GPU may write to it until the process exits).
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                f.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(err(path, std::io::Error::last_os_error().to_string()));
-        }
-        Ok(Block {
-            base: p.cast(),
-            jobs,
-        })
+        let base = map_shared(f, SIZE).map_err(|e| err(path, e.to_string()))?;
+        Ok(Block { base, jobs })
     }
 
     /// Number of jobs.

@@ -127,29 +127,11 @@ impl Control {
     }
 
     fn map(f: &std::fs::File, path: &Path, jobs: usize) -> Result<Control, ReplayError> {
-        use std::os::fd::AsRawFd;
-        // SAFETY: a shared read-write mapping of a file of SIZE bytes; it is
-        // never unmapped (the GPU may write to it until the process exits).
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                f.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(ReplayError::Io {
-                path: path.display().to_string(),
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        Ok(Control {
-            base: p.cast(),
-            jobs,
-        })
+        let base = fikit_gate::block::map_shared(f, SIZE).map_err(|source| ReplayError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(Control { base, jobs })
     }
 
     /// Number of jobs.

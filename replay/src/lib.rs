@@ -85,16 +85,8 @@ pub enum ReplayError {
 }
 
 /// Now on the monotonic clock (`CLOCK_MONOTONIC`, shared by all processes of
-/// the machine), ns.
-pub fn now_ns() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-}
+/// the machine), ns: the gate's clock.
+pub use fikit_gate::now_ns;
 
 /// Spins (busy-waits) until the monotonic clock reaches `t` ns; returns the
 /// time it returned at. Host delays of a few microseconds need a spin: a sleep

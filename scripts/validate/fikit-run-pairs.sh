@@ -8,7 +8,8 @@
 #
 # BIN_DIR holds fikit-profile, fikit-run and libfikit_collector.so. PAIRs are
 # names from the PAIRS table below (default: all). Environment: REPS (3),
-# POLICIES (exclusive,timeslice,fikit), OVERHEAD_ROUNDS (3; 0 skips).
+# POLICIES (exclusive,timeslice,fikit), OVERHEAD_ROUNDS (3; 0 skips),
+# ROUND_TIMEOUT (300 s: a round still running is stopped).
 # Writes OUT_DIR/profiles/, OUT_DIR/overhead.txt, OUT_DIR/<pair>/{run.json,table.txt,logs/}.
 set -euo pipefail
 BIN=$(cd "${1:?usage: fikit-run-pairs.sh BIN_DIR OUT_DIR [PAIR...]}" && pwd)
@@ -20,6 +21,7 @@ W="$(cd "$(dirname "$0")/../workloads" && pwd)/workload.py"
 REPS=${REPS:-3}
 POLICIES=${POLICIES:-exclusive,timeslice,fikit}
 OVERHEAD_ROUNDS=${OVERHEAD_ROUNDS:-3}
+ROUND_TIMEOUT=${ROUND_TIMEOUT:-300}
 
 # name | priority | workload arguments (the same command is profiled and run)
 JOBS=(
@@ -76,7 +78,7 @@ if [ "$OVERHEAD_ROUNDS" -gt 0 ]; then
   for r in $(seq 1 "$OVERHEAD_ROUNDS"); do
     # shellcheck disable=SC2046
     plain=$(python3 "$W" $(args_of $j) | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter"])')
-    "$BIN/fikit-run" --job "$j:0:$prof=python3 $W $(args_of $j)" --policy fikit -r 1 -o "$OUT/overhead-$r" >/dev/null 2>&1 || true
+    "$BIN/fikit-run" --job "$j:0:$prof=python3 $W $(args_of $j)" --policy fikit -r 1 --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/overhead-$r" >/dev/null 2>&1 || true
     open=$(tail -1 "$OUT/overhead-$r/logs/exclusive-1-$j.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter"])')
     gated=$(tail -1 "$OUT/overhead-$r/logs/fikit-1-$j.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter"])')
     echo "round $r: plain $plain ms/iter, fikit-run exclusive (gate open) $open, fikit-run fikit (gate, top job alone) $gated" | tee -a "$OUT/overhead.txt"
@@ -99,6 +101,6 @@ for p in "${want[@]}"; do
 }
 JSON
   echo "== pair $p"
-  "$BIN/fikit-run" "$OUT/$p/scenario.json" --policy "$POLICIES" -o "$OUT/$p" 2>&1 | tee "$OUT/$p/stderr.txt" || true
+  "$BIN/fikit-run" "$OUT/$p/scenario.json" --policy "$POLICIES" --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/$p" 2>&1 | tee "$OUT/$p/stderr.txt" || true
 done
 echo "== done $(date -u +%FT%TZ)"
