@@ -37,6 +37,33 @@ pub fn sync_type_of(name: &str) -> Option<u32> {
     }
 }
 
+/// The stable identity of a kernel: the xxh3-64 hash of its name, grid, block,
+/// shared memory and registers, so that the same kernel launched the same way
+/// gets the same key in every run, on every machine.
+///
+/// The hashed bytes are the UTF-8 name, a 0 byte, then grid x/y/z, block x/y/z,
+/// static shared, dynamic shared and registers, each as a little-endian u32.
+pub fn kernel_key(
+    name: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    static_shared_bytes: u32,
+    dynamic_shared_bytes: u32,
+    registers_per_thread: u32,
+) -> u64 {
+    let mut bytes = Vec::with_capacity(name.len() + 1 + 11 * 4);
+    bytes.extend_from_slice(name.as_bytes());
+    bytes.push(0);
+    for v in grid.into_iter().chain(block).chain([
+        static_shared_bytes,
+        dynamic_shared_bytes,
+        registers_per_thread,
+    ]) {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,31 +106,4 @@ mod tests {
         assert_eq!(sync_type_of("cudaStreamWaitEvent_v3020"), Some(2));
         assert_eq!(sync_type_of("cudaLaunchKernel_v7000"), None);
     }
-}
-
-/// The stable identity of a kernel: the xxh3-64 hash of its name, grid, block,
-/// shared memory and registers, so that the same kernel launched the same way
-/// gets the same key in every run, on every machine.
-///
-/// The hashed bytes are the UTF-8 name, a 0 byte, then grid x/y/z, block x/y/z,
-/// static shared, dynamic shared and registers, each as a little-endian u32.
-pub fn kernel_key(
-    name: &str,
-    grid: [u32; 3],
-    block: [u32; 3],
-    static_shared_bytes: u32,
-    dynamic_shared_bytes: u32,
-    registers_per_thread: u32,
-) -> u64 {
-    let mut bytes = Vec::with_capacity(name.len() + 1 + 11 * 4);
-    bytes.extend_from_slice(name.as_bytes());
-    bytes.push(0);
-    for v in grid.into_iter().chain(block).chain([
-        static_shared_bytes,
-        dynamic_shared_bytes,
-        registers_per_thread,
-    ]) {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    xxhash_rust::xxh3::xxh3_64(&bytes)
 }
