@@ -9,7 +9,8 @@
 # BIN_DIR holds fikit-profile, fikit-run and libfikit_collector.so. PAIRs are
 # names from the PAIRS table below (default: all). Environment: REPS (3),
 # POLICIES (exclusive,timeslice,fikit), OVERHEAD_ROUNDS (3; 0 skips),
-# ROUND_TIMEOUT (300 s: a round still running is stopped).
+# ROUND_TIMEOUT (300 s: a round still running is stopped), DEADLINE (seconds
+# from the start; a pair still running then gets Ctrl-C and writes what it has).
 # Writes OUT_DIR/profiles/, OUT_DIR/overhead.txt, OUT_DIR/<pair>/{run.json,table.txt,logs/}.
 set -euo pipefail
 BIN=$(cd "${1:?usage: fikit-run-pairs.sh BIN_DIR OUT_DIR [PAIR...]}" && pwd)
@@ -22,6 +23,8 @@ REPS=${REPS:-3}
 POLICIES=${POLICIES:-exclusive,timeslice,fikit}
 OVERHEAD_ROUNDS=${OVERHEAD_ROUNDS:-3}
 ROUND_TIMEOUT=${ROUND_TIMEOUT:-300}
+DEADLINE=${DEADLINE:-}
+T0=$(date +%s)
 
 # name | priority | workload arguments (the same command is profiled and run)
 JOBS=(
@@ -69,19 +72,27 @@ json_cmd() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1:]))' pytho
 
 if [ "$OVERHEAD_ROUNDS" -gt 0 ]; then
   # The gate's own cost on a batch-1 job alone: the plain command, then under
-  # fikit-run (exclusive: the gate counts and stamps; fikit: the job is the
-  # top job and its launches pass the gate), ms per timed iteration as the
-  # workload prints it; rounds alternate.
+  # fikit-run (exclusive: the gate is open, counts and stamps; fikit: the job
+  # is the top job and its launches pass the gate). The figure is the median
+  # timed iteration the workload prints (robust to the host's occasional
+  # stalls); rounds alternate which goes first.
   j=r50b1
   prof=$(ls "$OUT/profiles/$j"-*.parquet | head -1)
+  med() { tail -1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter_median"])'; }
   : >"$OUT/overhead.txt"
   for r in $(seq 1 "$OVERHEAD_ROUNDS"); do
-    # shellcheck disable=SC2046
-    plain=$(python3 "$W" $(args_of $j) | tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter"])')
-    "$BIN/fikit-run" --job "$j:0:$prof=python3 $W $(args_of $j)" --policy fikit -r 1 --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/overhead-$r" >/dev/null 2>&1 || true
-    open=$(tail -1 "$OUT/overhead-$r/logs/exclusive-1-$j.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter"])')
-    gated=$(tail -1 "$OUT/overhead-$r/logs/fikit-1-$j.log" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter"])')
-    echo "round $r: plain $plain ms/iter, fikit-run exclusive (gate open) $open, fikit-run fikit (gate, top job alone) $gated" | tee -a "$OUT/overhead.txt"
+    plain() {
+      # shellcheck disable=SC2046
+      python3 "$W" $(args_of $j) >"$OUT/overhead-plain-$r.log" 2>&1 || true
+    }
+    gated() {
+      "$BIN/fikit-run" --job "$j:0:$prof=python3 $W $(args_of $j)" --policy fikit -r 1 \
+        --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/overhead-$r" >/dev/null 2>&1 || true
+    }
+    if [ $((r % 2)) -eq 1 ]; then plain; gated; else gated; plain; fi
+    echo "round $r: plain $(med "$OUT/overhead-plain-$r.log") ms/iter (median iteration)," \
+      "fikit-run exclusive (gate open) $(med "$OUT/overhead-$r/logs/exclusive-1-$j.log")," \
+      "fikit-run fikit (gate, top job alone) $(med "$OUT/overhead-$r/logs/fikit-1-$j.log")" | tee -a "$OUT/overhead.txt"
   done
 fi
 
@@ -101,6 +112,12 @@ for p in "${want[@]}"; do
 }
 JSON
   echo "== pair $p"
-  "$BIN/fikit-run" "$OUT/$p/scenario.json" --policy "$POLICIES" --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/$p" 2>&1 | tee "$OUT/$p/stderr.txt" || true
+  limit=()
+  if [ -n "$DEADLINE" ]; then
+    left=$((DEADLINE - ($(date +%s) - T0)))
+    if [ "$left" -le 10 ]; then echo "deadline: $p not run"; continue; fi
+    limit=(timeout --signal=INT --kill-after=20 "$left")
+  fi
+  "${limit[@]}" "$BIN/fikit-run" "$OUT/$p/scenario.json" --policy "$POLICIES" --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/$p" 2>&1 | tee "$OUT/$p/stderr.txt" || true
 done
 echo "== done $(date -u +%FT%TZ)"

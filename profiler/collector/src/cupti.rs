@@ -109,6 +109,7 @@ fn_table! {
         cuDeviceGetCount(*mut i32);
         cuFuncGetName(*mut *const c_char, ds::CUfunction);
         cuFuncGetAttribute(*mut i32, u32, ds::CUfunction);
+        cuKernelGetFunction(*mut ds::CUfunction, ds::CUkernel);
         cuStreamIsCapturing(ds::CUstream, *mut u32);
         cuStreamWriteValue32_v2(ds::CUstream, ds::CUdeviceptr, u32, u32);
         cuMemHostRegister_v2(*mut c_void, usize, u32);
@@ -512,9 +513,36 @@ pub fn device_count() -> Result<u32, Failure> {
 /// memory per block and registers per thread (with the launch's grid, block
 /// and dynamic shared memory they make the traces' `kernel_key`).
 ///
+/// A launch call's function handle is either a `CUfunction` or, from the
+/// runtime's context-independent loading (`cuLibrary`), a `CUkernel`: when the
+/// function calls reject it, it is taken as a kernel and resolved to its
+/// function in the current context (`cuKernelGetFunction`).
+///
 /// # Safety
-/// `f` must be a function handle a launch call received.
+/// `f` must be a function handle a launch call received, its context current.
 pub unsafe fn function_identity(f: ds::CUfunction) -> Result<(String, u32, u32), Failure> {
+    // SAFETY: guaranteed by the caller.
+    match unsafe { identity_of(f) } {
+        Ok(id) => Ok(id),
+        Err(first) => {
+            let mut func: ds::CUfunction = std::ptr::null_mut();
+            // Valid out pointer; a handle that is not a kernel is rejected.
+            if driver!(cuKernelGetFunction(&mut func, f.cast::<ds::CUkern_st>())).is_err()
+                || func.is_null()
+            {
+                return Err(first);
+            }
+            // SAFETY: the driver's function for the kernel in the current context.
+            unsafe { identity_of(func) }
+        }
+    }
+}
+
+/// [`function_identity`] of a `CUfunction`.
+///
+/// # Safety
+/// `f` must be a live function handle.
+unsafe fn identity_of(f: ds::CUfunction) -> Result<(String, u32, u32), Failure> {
     let mut name: *const c_char = std::ptr::null();
     // Valid out pointer; `f` is guaranteed by the caller.
     driver!(cuFuncGetName(&mut name, f))?;

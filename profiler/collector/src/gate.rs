@@ -15,7 +15,13 @@
 //! launch is one unit whose kernel is unknown to the table. Launches into a
 //! stream that is capturing a graph do not run now and are not gated. The
 //! blocking synchronizations (`cuCtxSynchronize`, `cuStreamSynchronize`,
-//! `cuEventSynchronize`, `cuMemcpyDtoH`) are stamped when they return.
+//! `cuEventSynchronize`, `cuMemcpyDtoH`, each in every version the driver
+//! has, e.g. CUDA 13's `cuCtxSynchronize_v2`) are stamped when they return.
+//!
+//! The callback runs on every launch of the program, so it keeps to atomics,
+//! a table indexed by callback id and one cache lookup per launch; a forked
+//! child (which shares no GPU work with the gate) is told apart by a
+//! `pthread_atfork` flag, not a `getpid` per call.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
@@ -49,18 +55,27 @@ enum Call {
     Sync,
 }
 
-/// The gate's call for a driver function name.
+/// The gate's call for a driver function name: the name without its
+/// per-thread stream suffix (`_ptsz`, `_ptds`) and version suffix (`_v2`).
 fn call_of(name: &str) -> Option<Call> {
-    let ptsz = name.ends_with("_ptsz");
-    match name.trim_end_matches("_ptsz") {
+    let (name, ptsz) = match name
+        .strip_suffix("_ptsz")
+        .or_else(|| name.strip_suffix("_ptds"))
+    {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let base = match name.rsplit_once("_v") {
+        Some((b, v)) if !v.is_empty() && v.bytes().all(|c| c.is_ascii_digit()) => b,
+        _ => name,
+    };
+    match base {
         "cuLaunchKernel" | "cuLaunchCooperativeKernel" => Some(Call::Kernel { ptsz }),
         "cuLaunchKernelEx" => Some(Call::KernelEx { ptsz }),
         "cuGraphLaunch" => Some(Call::Graph { ptsz }),
-        "cuCtxSynchronize"
-        | "cuStreamSynchronize"
-        | "cuEventSynchronize"
-        | "cuMemcpyDtoH_v2"
-        | "cuMemcpyDtoH" => Some(Call::Sync),
+        "cuCtxSynchronize" | "cuStreamSynchronize" | "cuEventSynchronize" | "cuMemcpyDtoH" => {
+            Some(Call::Sync)
+        }
         _ => None,
     }
 }
@@ -69,16 +84,25 @@ fn call_of(name: &str) -> Option<Call> {
 type Identity = (String, u32, u32);
 
 struct Gated {
-    pid: u32,
     block: &'static Block,
     gate: Gate<'static>,
     me: usize,
-    calls: HashMap<u32, Call>,
+    /// The gate's call per driver callback id.
+    calls: Vec<Option<Call>>,
     /// The device address of this job's `done` word, once registered (None: it failed).
     done_addr: OnceLock<Option<ds::CUdeviceptr>>,
     /// `(mangled name, static shared, registers)` per function handle.
     functions: Mutex<HashMap<usize, Option<Identity>>>,
     warned_timeout: AtomicBool,
+    warned_identity: AtomicBool,
+}
+
+/// Set in a child forked from the gated process: the child's launches are
+/// its own, not the job's.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn forked_child() {
+    FORKED.store(true, Ordering::Relaxed);
 }
 
 // SAFETY: the device address and function handles are plain integers here;
@@ -125,15 +149,13 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
             .map_err(|e| format!("gate: {t}: {e}"))?,
     };
     let handle = cupti::subscribe_with(Some(gate_callback)).map_err(|e| format!("gate: {e}"))?;
-    let mut calls = HashMap::new();
-    for cbid in 1..cupti::MAX_CBID {
-        if let Some(c) = cupti::callback_name(false, cbid).and_then(|n| call_of(&n)) {
-            calls.insert(cbid, c);
-        }
-    }
+    let calls: Vec<Option<Call>> = (0..cupti::MAX_CBID)
+        .map(|cbid| cupti::callback_name(false, cbid).and_then(|n| call_of(&n)))
+        .collect();
+    // SAFETY: registers a handler that only stores to a static atomic.
+    unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
     let block: &'static Block = Box::leak(Box::new(block));
     let gated = Gated {
-        pid,
         block,
         gate: Gate::new(block, me, table),
         me,
@@ -141,8 +163,11 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
         done_addr: OnceLock::new(),
         functions: Mutex::new(HashMap::new()),
         warned_timeout: AtomicBool::new(false),
+        warned_identity: AtomicBool::new(false),
     };
-    let ids: Vec<u32> = gated.calls.keys().copied().collect();
+    let ids: Vec<u32> = (0..cupti::MAX_CBID)
+        .filter(|&i| gated.calls[i as usize].is_some())
+        .collect();
     if GATED.set(gated).is_err() {
         return Err("gate started twice".into());
     }
@@ -164,10 +189,21 @@ fn key_of(
     dynamic: u32,
 ) -> Option<u64> {
     let mut fs = g.functions.lock().ok()?;
-    let id = fs
-        .entry(f as usize)
+    let id = fs.entry(f as usize).or_insert_with(|| {
         // SAFETY: `f` is the function handle this launch call received.
-        .or_insert_with(|| unsafe { cupti::function_identity(f) }.ok());
+        match unsafe { cupti::function_identity(f) } {
+            Ok(id) => Some(id),
+            Err(e) => {
+                if !g.warned_identity.swap(true, Ordering::Relaxed) {
+                    warn(&format!(
+                        "gate: a launched function has no name or attributes ({e}); \
+                         its launches count as unknown kernels"
+                    ));
+                }
+                None
+            }
+        }
+    });
     let (name, shared, regs) = id.as_ref()?;
     Some(fikit_trace_api::kernel_key(
         name, grid, block, *shared, dynamic, *regs,
@@ -296,11 +332,11 @@ unsafe extern "C" fn gate_callback(
         let Some(g) = GATED.get() else { return };
         if domain as u32 != sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API as u32
             || cbdata.is_null()
-            || std::process::id() != g.pid
+            || FORKED.load(Ordering::Relaxed)
         {
             return;
         }
-        let Some(&call) = g.calls.get(&cbid) else {
+        let Some(&Some(call)) = g.calls.get(cbid as usize) else {
             return;
         };
         // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid for the call.
@@ -357,7 +393,12 @@ mod tests {
         );
         assert_eq!(call_of("cuStreamSynchronize_ptsz"), Some(Call::Sync));
         assert_eq!(call_of("cuMemcpyDtoH_v2"), Some(Call::Sync));
+        assert_eq!(call_of("cuMemcpyDtoH_v2_ptds"), Some(Call::Sync));
+        assert_eq!(call_of("cuCtxSynchronize_v2"), Some(Call::Sync));
+        assert_eq!(call_of("cuCtxSynchronize"), Some(Call::Sync));
         assert_eq!(call_of("cuMemcpyDtoHAsync_v2"), None);
+        assert_eq!(call_of("cuCtxSynchronize_vx"), None);
+        assert_eq!(call_of("cuGraphLaunchWithArguments"), None);
         assert_eq!(call_of("cuLaunchHostFunc"), None);
         assert_eq!(call_of("cuGraphLaunchWhatever"), None);
     }
