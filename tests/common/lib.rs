@@ -25,16 +25,26 @@ pub fn bin(name: &str) -> PathBuf {
         .get_or_insert_with(HashSet::new)
         .insert(name.to_string())
     {
-        let mut args = vec!["build", "--quiet", "-p", package_of(name), "--bin", name];
+        let mut builds = vec![vec![
+            "build",
+            "--quiet",
+            "-p",
+            package_of(name),
+            "--bin",
+            name,
+        ]];
         if name == "fikit-run" {
-            // fikit-run injects the collector, found beside it.
-            args.extend(["-p", "fikit-collector"]);
+            // fikit-run injects the collector, found beside it. A separate build:
+            // `--bin` would leave the collector's library target out.
+            builds.push(vec!["build", "--quiet", "-p", "fikit-collector", "--lib"]);
         }
-        let status = Command::new(env!("CARGO"))
-            .args(&args)
-            .status()
-            .expect("running cargo build");
-        assert!(status.success(), "building {name} failed");
+        for args in builds {
+            let status = Command::new(env!("CARGO"))
+                .args(&args)
+                .status()
+                .expect("running cargo build");
+            assert!(status.success(), "building {name} failed ({args:?})");
+        }
     }
     #[allow(deprecated)] // cargo_bin finds target/<profile>/<name> next to the test executable.
     let path = assert_cmd::cargo::cargo_bin(name);
