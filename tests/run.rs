@@ -148,6 +148,15 @@ fn interrupt_stops_every_job_and_leaves_no_files() {
         0,
         "work files left behind"
     );
+    // The control block lives in /dev/shm where there is one.
+    let ours = format!("fikit-run-{}-", child.id());
+    if let Ok(shm) = std::fs::read_dir("/dev/shm") {
+        let left: Vec<_> = shm
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with(&ours))
+            .collect();
+        assert!(left.is_empty(), "control blocks left in /dev/shm: {left:?}");
+    }
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(d.path().join("out/run.json")).unwrap()).unwrap();
     assert_eq!(run["complete"], false);
