@@ -69,6 +69,11 @@ pub struct Header {
     /// filler's launch, 0 for none. Free once that launch is done or its job
     /// is no longer active.
     pub fill: AtomicU64,
+    /// Set by the parent to line up the jobs' regions: each job's first
+    /// kernel launch waits until every job has reached its first (or
+    /// exited), so that no job's timed work runs while a partner is still
+    /// loading its model. 0: off.
+    pub align: AtomicU32,
 }
 
 /// Job states in [`Slot::state`], set by the parent.
@@ -122,6 +127,9 @@ pub struct Slot {
     pub fills: AtomicU64,
     /// Launches the gate marked for completion (a stream write queued behind).
     pub marked: AtomicU64,
+    /// When its first launch reached the gate, ns; 0: not yet (see
+    /// [`Header::align`]).
+    pub arrived_ns: AtomicI64,
 }
 
 /// Maps `len` bytes of `f` shared and read-write, for the life of the

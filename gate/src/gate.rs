@@ -15,6 +15,10 @@ pub trait Clock {
     fn now(&mut self) -> i64;
     /// Waits a little before the gate looks again.
     fn pause(&mut self, waited_ns: i64);
+    /// Waits before looking again where nothing races (the start barrier).
+    fn idle(&mut self) {
+        self.pause(i64::MAX);
+    }
 }
 
 /// `CLOCK_MONOTONIC`, shared by every process of the machine; spins while a
@@ -46,6 +50,9 @@ impl Clock for RealClock {
             std::thread::yield_now();
         }
     }
+    fn idle(&mut self) {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// What the gate decided for one launch.
@@ -58,6 +65,12 @@ pub struct Launch {
     /// It went because no job's counters moved for the timeout, not by the rules.
     pub timed_out: bool,
 }
+
+/// The longest a job's first launch waits for its partners at the start
+/// barrier ([`Header::align`]), ns: longer than any model load seen
+/// (17 s for bert-base with transformers' import), short enough that a
+/// partner that never launches a kernel costs one delay, not a hang.
+pub const ALIGN_LIMIT_NS: i64 = 120_000_000_000;
 
 /// One job's gate.
 pub struct Gate<'a> {
@@ -155,8 +168,11 @@ impl<'a> Gate<'a> {
     pub fn before_launch(&self, key: Option<u64>, clock: &mut impl Clock) -> Launch {
         let b = self.block;
         let s = b.slot(self.me);
-        let start = clock.now();
+        let mut start = clock.now();
         if s.first_launch_ns.load(Relaxed) == 0 {
+            if b.header().align.load(Relaxed) != 0 {
+                start = self.line_up(start, clock);
+            }
             s.first_launch_ns.store(start, SeqCst);
         }
         let seq = (s.launched.load(Relaxed) as u32).wrapping_add(1);
@@ -220,6 +236,27 @@ impl<'a> Gate<'a> {
             seq,
             mark,
             timed_out,
+        }
+    }
+
+    /// The start barrier ([`Header::align`]): this job has reached its first
+    /// launch; waits until every job has (or exited, or the run aborts), at
+    /// most [`ALIGN_LIMIT_NS`]. Returns when it let the launch go. The wait
+    /// is setup, not gate waiting: it is counted in no gate counter.
+    fn line_up(&self, start: i64, clock: &mut impl Clock) -> i64 {
+        let b = self.block;
+        b.slot(self.me).arrived_ns.store(start, SeqCst);
+        let mut now = start;
+        loop {
+            let all = (0..b.jobs()).all(|j| {
+                let o = b.slot(j);
+                o.arrived_ns.load(SeqCst) != 0 || o.state.load(SeqCst) == state::EXITED
+            });
+            if all || b.header().abort.load(Relaxed) != 0 || now - start > ALIGN_LIMIT_NS {
+                return now;
+            }
+            clock.idle();
+            now = clock.now();
         }
     }
 
@@ -408,6 +445,63 @@ mod tests {
         b.header().abort.store(1, SeqCst);
         let mut c = script(&b, 0, |_, _| panic!("waited after abort"));
         assert!(!g.before_launch(None, &mut c).timed_out);
+    }
+
+    #[test]
+    fn the_start_barrier_holds_a_first_launch_until_every_job_reached_its_own() {
+        let (_d, b) = block(GatePolicy::Open, &[0, 9, 9]);
+        b.header().align.store(1, SeqCst);
+        // Job 1 reaches its first launch at 5.1 µs; job 2 exits at 9.1 µs
+        // without launching anything.
+        let g = Gate::new(&b, 0, table(&[]));
+        let mut c = script(&b, 100, |t, b| {
+            if t >= 5_000 && b.slot(1).arrived_ns.load(SeqCst) == 0 {
+                b.slot(1).arrived_ns.store(t, SeqCst);
+            }
+            if t >= 9_000 {
+                b.slot(2).state.store(state::EXITED, SeqCst);
+            }
+        });
+        g.before_launch(Some(1), &mut c);
+        let s = b.slot(0);
+        assert_eq!(
+            s.arrived_ns.load(SeqCst),
+            100,
+            "arrival is when it reached the gate"
+        );
+        // Pauses of 1 µs from 100: job 2 exits at 9,100, and the launch goes.
+        assert_eq!(
+            s.first_launch_ns.load(SeqCst),
+            9_100,
+            "the region starts at the release"
+        );
+        assert_eq!(
+            (s.waits.load(SeqCst), s.wait_ns.load(SeqCst)),
+            (0, 0),
+            "setup, not gate waits"
+        );
+        // Its later launches pass at once.
+        let mut c = script(&b, 20_000, |_, _| panic!("waited after the first launch"));
+        assert_eq!(g.before_launch(Some(1), &mut c).seq, 2);
+    }
+
+    #[test]
+    fn the_start_barrier_opens_on_abort_and_is_off_by_default() {
+        let (_d, b) = block(GatePolicy::Open, &[0, 9]);
+        let g = Gate::new(&b, 0, table(&[]));
+        let mut c = script(&b, 7, |_, _| panic!("waited with the barrier off"));
+        g.before_launch(None, &mut c);
+        assert_eq!(b.slot(0).first_launch_ns.load(SeqCst), 7);
+        let (_d, b) = block(GatePolicy::Open, &[0, 9]);
+        b.header().align.store(1, SeqCst);
+        let g = Gate::new(&b, 0, table(&[]));
+        let mut c = script(&b, 1, |t, b| {
+            if t >= 3_001 {
+                b.header().abort.store(1, SeqCst);
+            }
+        });
+        g.before_launch(None, &mut c);
+        assert_eq!(b.slot(0).first_launch_ns.load(SeqCst), 3_001);
     }
 
     #[test]

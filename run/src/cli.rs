@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
 use clap::Parser;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use fikit_gate::{ProfiledOp, Table};
 use fikit_sim::policy::PolicyKind;
@@ -62,6 +62,15 @@ pub struct Args {
     /// A round still running after this long is stopped, s.
     #[arg(long, default_value_t = 1_800)]
     pub round_timeout_s: u64,
+    /// A repetition counts in the slowdown, vs-timeslice and error columns
+    /// only where its rounds were co-runs: the shortest job's region at
+    /// least this share overlapped by the others' (0 to 1).
+    #[arg(long, default_value_t = 0.9)]
+    pub min_overlap: f64,
+    /// Run nothing: rebuild the table (and prediction) from the rounds of
+    /// an earlier run's run.json, with this scenario's jobs and profiles.
+    #[arg(long, value_name = "RUN_JSON")]
+    pub report: Option<PathBuf>,
 }
 
 fn parse_policy(s: &str) -> Result<RunPolicy, String> {
@@ -80,6 +89,10 @@ pub struct RunOptions {
     pub exec: ExecOptions,
     /// The prediction's model choice (`None`: the profiles' GPU).
     pub model: Option<String>,
+    /// The least co-run share for a repetition to count.
+    pub min_overlap: f64,
+    /// Rebuild the report from this run.json instead of running.
+    pub report: Option<PathBuf>,
 }
 
 /// A job from `--job NAME[:PRIORITY[:PROFILE]]=COMMAND`.
@@ -153,7 +166,17 @@ impl Args {
         scenario
             .check()
             .map_err(|message| bad(ScenarioError { path, message }))?;
-        let collector = fikit_profile::run::find_collector().map_err(bad)?;
+        if !(0.0..=1.0).contains(&self.min_overlap) {
+            return Err(bad(format!(
+                "--min-overlap {}: expected a share from 0 to 1",
+                self.min_overlap
+            )));
+        }
+        // Rebuilding a report runs nothing: no collector needed.
+        let collector = match &self.report {
+            Some(_) => PathBuf::new(),
+            None => fikit_profile::run::find_collector().map_err(bad)?,
+        };
         let profiler = match &self.trace {
             None => None,
             Some(_) => {
@@ -179,6 +202,8 @@ impl Args {
                 round_timeout_s: self.round_timeout_s,
             },
             model: self.model,
+            min_overlap: self.min_overlap,
+            report: self.report,
         })
     }
 }
@@ -261,12 +286,49 @@ struct Output<'a> {
     complete: bool,
 }
 
-/// Runs the rounds; returns the exit code.
+/// The part of an earlier run.json that `--report` reads.
+#[derive(Deserialize)]
+struct Saved {
+    rounds: Vec<Round>,
+    complete: bool,
+}
+
+fn read_saved(path: &Path, jobs: usize) -> Result<Saved> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(format!("{}: cannot read: {e}", path.display())))?;
+    let saved: Saved = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("{}: not a fikit-run run.json: {e}", path.display())))?;
+    for r in &saved.rounds {
+        // Every round, exclusive too, holds every job of the scenario.
+        if r.jobs.len() != jobs {
+            return Err(bad(format!(
+                "{}: a {} round has {} jobs, the scenario {jobs}",
+                path.display(),
+                r.policy.name(),
+                r.jobs.len()
+            )));
+        }
+    }
+    Ok(saved)
+}
+
+/// Runs the rounds (or reads them, `--report`); returns the exit code.
 pub fn run(opts: &RunOptions) -> Result<i32> {
     let s = &opts.scenario;
     let profiles = read_profiles(s)?;
     let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
     let sim_jobs: Option<Vec<Job>> = profiles.jobs.iter().cloned().collect();
+    let predict_round = |policy: RunPolicy, jobs: &[crate::exec::JobRun]| match (
+        &sim_jobs,
+        PolicyKind::from_name(policy.name()),
+    ) {
+        (Some(sj), Some(kind)) if policy != RunPolicy::Exclusive => predict(sj, jobs, kind, &model),
+        _ => None,
+    };
+    let saved = match &opts.report {
+        Some(p) => Some(read_saved(p, s.jobs.len())?),
+        None => None,
+    };
     std::fs::create_dir_all(&opts.exec.out_dir)
         .with_context(|| format!("cannot make {}", opts.exec.out_dir.display()))?;
     let work = tempfile::Builder::new()
@@ -280,7 +342,18 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
     let mut rounds: Vec<Round> = Vec::new();
     let mut sims: Vec<Option<Vec<f64>>> = Vec::new();
     let mut stopped: Option<ExecError> = None;
+    let mut incomplete = false;
+    if let Some(saved) = saved {
+        for r in &saved.rounds {
+            sims.push(predict_round(r.policy, &r.jobs));
+        }
+        rounds = saved.rounds;
+        incomplete = !saved.complete;
+    }
     'outer: for rep in 0..s.repetitions {
+        if opts.report.is_some() {
+            break;
+        }
         for &policy in &s.policies {
             let t = std::time::Instant::now();
             let result = if policy == RunPolicy::Exclusive {
@@ -320,12 +393,7 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
             };
             match result {
                 Ok(jobs) => {
-                    let sim = match (&sim_jobs, PolicyKind::from_name(policy.name())) {
-                        (Some(sj), Some(kind)) if policy != RunPolicy::Exclusive => {
-                            predict(sj, &jobs, kind, &model)
-                        }
-                        _ => None,
-                    };
+                    let sim = predict_round(policy, &jobs);
                     let failed: Vec<String> = jobs
                         .iter()
                         .filter(|j| !j.ok())
@@ -373,7 +441,7 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
         .iter()
         .map(|j| (j.name.clone(), j.priority))
         .collect();
-    let r = rows(&names, &s.policies, &rounds, &sims);
+    let r = rows(&names, &s.policies, &rounds, &sims, opts.min_overlap);
     let text = table(&r);
     println!("{text}");
     let out = Output {
@@ -387,7 +455,7 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
         model: &model_line,
         rounds: &rounds,
         rows: &r,
-        complete: stopped.is_none(),
+        complete: stopped.is_none() && !incomplete,
     };
     let json = opts.exec.out_dir.join("run.json");
     std::fs::write(&json, serde_json::to_string_pretty(&out)? + "\n")
@@ -395,16 +463,19 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
     let tpath = opts.exec.out_dir.join("table.txt");
     std::fs::write(&tpath, format!("prediction model: {model_line}\n{text}\n"))
         .with_context(|| format!("cannot write {}", tpath.display()))?;
-    for row in r.iter().filter(|row| {
-        row.overlap.is_some_and(|o| o < 0.9)
-            && row.priority == s.jobs.iter().map(|j| j.priority).min().unwrap_or(0)
-    }) {
-        eprintln!(
-            "fikit-run: warning: under {}, only {:.0}% of {}'s region overlapped another job's: not a full co-run (start it later, or give its partner more work)",
-            row.policy.name(),
-            row.overlap.unwrap_or(0.0) * 100.0,
-            row.job
-        );
+    let mut warned = Vec::new();
+    for row in &r {
+        let Some(c) = row.co_runs else { continue };
+        if c < row.ok_runs && !warned.contains(&row.policy) {
+            warned.push(row.policy);
+            eprintln!(
+                "fikit-run: warning: under {}, {} of {} repetitions were not co-runs (the shortest job's region less than {:.0}% overlapped): left out of slowdown, vs timeslice and error (start the short job later, or give its partner more work)",
+                row.policy.name(),
+                row.ok_runs - c,
+                row.ok_runs,
+                opts.min_overlap * 100.0
+            );
+        }
     }
     Ok(match stopped {
         Some(ExecError::Interrupted) => 130,

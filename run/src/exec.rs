@@ -31,7 +31,7 @@ pub struct ExecOptions {
 }
 
 /// One job's measurements in one round.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct JobRun {
     /// Job name.
     pub job: String,
@@ -77,7 +77,7 @@ impl JobRun {
 }
 
 /// One policy's round.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Round {
     /// Policy.
     pub policy: RunPolicy,
@@ -171,13 +171,17 @@ pub fn run_round(
     let control = control_path(dir.path(), policy, repetition);
     let _ = std::fs::remove_file(&control);
     let _remove = RemoveOnDrop(control.clone());
-    let block = Block::create(&control, jobs.len(), gp)
-        .map_err(|e| setup("control block", &e))?;
+    let block = Block::create(&control, jobs.len(), gp).map_err(|e| setup("control block", &e))?;
     block
         .header()
         .timeout_ms
         .store(opts.gate_timeout_ms, SeqCst);
     let specs: Vec<_> = jobs.iter().map(|&i| &scenario.jobs[i]).collect();
+    // Jobs started together line up their first kernel launches (the start
+    // barrier), unless the scenario staggers them on purpose.
+    if specs.len() > 1 && specs.iter().all(|s| s.start.is_none()) {
+        block.header().align.store(1, SeqCst);
+    }
     for (k, s) in specs.iter().enumerate() {
         block.slot(k).priority.store(u32::from(s.priority), SeqCst);
     }

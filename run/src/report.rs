@@ -71,6 +71,10 @@ pub struct Row {
     pub p99_ms: Option<f64>,
     /// The least share of the region that other jobs' regions overlapped, over repetitions.
     pub overlap: Option<f64>,
+    /// Repetitions counted in the slowdown, vs timeslice and error columns:
+    /// those whose rounds were co-runs (see [`co_run`]); `None` for
+    /// exclusive rows of one job.
+    pub co_runs: Option<usize>,
     /// fikit-sim's slowdown for the same profiles, started when the jobs started.
     pub sim_slowdown: Option<Spread>,
     /// `(sim − real) / real` of the median slowdowns.
@@ -128,6 +132,22 @@ pub fn overlap(jobs: &[JobRun], j: usize) -> Option<f64> {
     Some(covered as f64 / (b - a) as f64)
 }
 
+/// How much one round was a co-run: the share of the shortest job's region
+/// (first kernel launch to end) that the others' regions overlapped. Jobs
+/// started together but still loading their models run one after the
+/// other, and such a round measures nothing about sharing; `None` for a
+/// round with fewer than two regions.
+pub fn co_run(jobs: &[JobRun]) -> Option<f64> {
+    let with: Vec<usize> = (0..jobs.len())
+        .filter(|&j| jobs[j].region_ns().is_some_and(|r| r > 0))
+        .collect();
+    if with.len() < 2 {
+        return None;
+    }
+    let shortest = *with.iter().min_by_key(|&&j| (jobs[j].region_ns(), j))?;
+    overlap(jobs, shortest)
+}
+
 /// The simulated slowdown of every job of one co-run round: the profiles as
 /// jobs, each arriving when its real counterpart's first kernel launch says
 /// it began (less the time its profile took from its first host action to its
@@ -175,17 +195,28 @@ pub fn predict(
 }
 
 /// The table rows: for each policy and job, the medians over `rounds`.
-/// `sims[r]` is the prediction for `rounds[r]` (co-run rounds only).
+/// `sims[r]` is the prediction for `rounds[r]` (co-run rounds only). A
+/// repetition enters the slowdown, vs-timeslice and error columns of a
+/// sharing policy only where its round (and, for vs timeslice, that
+/// repetition's time-slicing round) was a co-run: [`co_run`] at least
+/// `min_overlap`.
 pub fn rows(
     names: &[(String, u8)],
     policies: &[RunPolicy],
     rounds: &[Round],
     sims: &[Option<Vec<f64>>],
+    min_overlap: f64,
 ) -> Vec<Row> {
     let find = |p: RunPolicy, rep: usize| {
         rounds
             .iter()
             .position(|r| r.policy == p && r.repetition == rep)
+    };
+    // Exclusive rounds run each job alone: nothing to overlap.
+    let counts = |r: usize| {
+        names.len() < 2
+            || rounds[r].policy == RunPolicy::Exclusive
+            || co_run(&rounds[r].jobs).is_some_and(|c| c >= min_overlap)
     };
     let mut out = Vec::new();
     for &p in policies {
@@ -205,10 +236,14 @@ pub fn rows(
                     .then(|| rounds[r].jobs[j].region_ns())
                     .flatten()
             };
+            let shared: Vec<(usize, &JobRun)> =
+                ok.iter().copied().filter(|&(r, _)| counts(r)).collect();
             let against = |base: RunPolicy, flip: bool| -> Vec<f64> {
-                ok.iter()
+                shared
+                    .iter()
                     .filter_map(|&(r, x)| {
-                        let b = region(find(base, rounds[r].repetition)?)?;
+                        let b = find(base, rounds[r].repetition).filter(|&b| counts(b))?;
+                        let b = region(b)?;
                         let m = x.region_ns()?;
                         Some(if flip {
                             b as f64 / m as f64
@@ -239,7 +274,8 @@ pub fn rows(
                 })
                 .flatten();
             let sim = Spread::of(
-                &ok.iter()
+                &shared
+                    .iter()
                     .filter_map(|&(r, _)| sims.get(r)?.as_ref()?.get(j).copied())
                     .collect::<Vec<_>>(),
             );
@@ -271,6 +307,7 @@ pub fn rows(
                 p50_ms: pct(0.5),
                 p99_ms: pct(0.99),
                 overlap,
+                co_runs: (p != RunPolicy::Exclusive && names.len() > 1).then_some(shared.len()),
                 sim_slowdown: sim,
                 error,
                 within_spread: within,
@@ -297,6 +334,7 @@ pub fn table(rows: &[Row]) -> String {
         "job",
         "prio",
         "ok",
+        "co-runs",
         "region ms",
         "slowdown",
         "simulated",
@@ -323,6 +361,8 @@ pub fn table(rows: &[Row]) -> String {
             r.job.clone(),
             r.priority.to_string(),
             format!("{}/{}", r.ok_runs, r.runs),
+            r.co_runs
+                .map_or("-".into(), |c| format!("{c}/{}", r.ok_runs)),
             spread(r.region_ms, ""),
             spread(r.slowdown, "x"),
             f2(r.sim_slowdown.map(|s| s.median), "x"),
@@ -415,7 +455,7 @@ mod tests {
             Some(vec![1.0, 1.3]),
         ];
         let policies = [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Fikit];
-        let r = rows(&names, &policies, &rounds, &sims);
+        let r = rows(&names, &policies, &rounds, &sims, 0.9);
         let hi_fikit = r
             .iter()
             .find(|x| x.policy == RunPolicy::Fikit && x.job == "hi")
@@ -431,6 +471,7 @@ mod tests {
         assert_eq!(hi_fikit.within_spread, Some(true));
         assert_eq!(hi_fikit.p50_ms, Some(2.0));
         assert_eq!(hi_fikit.overlap, Some(1.0));
+        assert_eq!(hi_fikit.co_runs, Some(2));
         let excl = r
             .iter()
             .find(|x| x.policy == RunPolicy::Exclusive && x.job == "lo")
@@ -439,6 +480,73 @@ mod tests {
         assert_eq!(excl.overlap, None);
         let text = table(&r);
         assert!(text.contains("1.15x [1.10-1.20]"), "{text}");
+    }
+
+    #[test]
+    fn co_run_is_the_shortest_regions_covered_share() {
+        // The short job (10-30) inside the long one: a full co-run, though
+        // the long job is only a fifth covered.
+        assert_eq!(co_run(&[run("l", 0, 100), run("s", 10, 30)]), Some(1.0));
+        // The short job half before the long one began.
+        assert_eq!(co_run(&[run("l", 20, 120), run("s", 0, 40)]), Some(0.5));
+        // One job: nothing to share.
+        assert_eq!(co_run(&[run("l", 0, 100)]), None);
+    }
+
+    #[test]
+    fn repetitions_that_were_not_co_runs_leave_the_ratios() {
+        let names = vec![("hi".to_string(), 0u8), ("lo".to_string(), 9u8)];
+        let mk = |p, rep, hi: (i64, i64), lo: (i64, i64)| Round {
+            policy: p,
+            repetition: rep,
+            jobs: vec![run("hi", hi.0, hi.1), run("lo", lo.0, lo.1)],
+        };
+        let rounds = vec![
+            mk(RunPolicy::Exclusive, 0, (0, 100), (0, 1000)),
+            mk(RunPolicy::Timeslice, 0, (0, 200), (0, 1100)),
+            mk(RunPolicy::Fikit, 0, (0, 110), (0, 1300)),
+            mk(RunPolicy::Exclusive, 1, (0, 100), (0, 1000)),
+            // hi ran before lo began loading its model: one after the other.
+            mk(RunPolicy::Timeslice, 1, (0, 100), (100, 1100)),
+            mk(RunPolicy::Fikit, 1, (0, 400), (0, 1000)),
+        ];
+        let sims = vec![
+            None,
+            Some(vec![1.5, 1.0]),
+            Some(vec![1.2, 1.1]),
+            None,
+            Some(vec![1.0, 1.0]),
+            Some(vec![3.0, 1.0]),
+        ];
+        let policies = [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Fikit];
+        let r = rows(&names, &policies, &rounds, &sims, 0.9);
+        let get = |p, j: &str| r.iter().find(|x| x.policy == p && x.job == j).unwrap();
+        let ts = get(RunPolicy::Timeslice, "hi");
+        // Only repetition 1's 2.0x counts; its simulated 1.5x against it.
+        assert_eq!(ts.co_runs, Some(1));
+        assert_eq!(ts.slowdown.unwrap().median, 2.0);
+        assert!((ts.error.unwrap() - (1.5 - 2.0) / 2.0).abs() < 1e-9);
+        assert_eq!(ts.overlap, Some(0.0));
+        // FIKIT's rounds both count (4.0x and 1.1x), but vs timeslice only
+        // where the timeslice round was a co-run: 200/110.
+        let fk = get(RunPolicy::Fikit, "hi");
+        assert_eq!(fk.co_runs, Some(2));
+        assert!((fk.slowdown.unwrap().median - 2.55).abs() < 1e-9);
+        let v = fk.vs_timeslice.unwrap();
+        assert!((v.median - 200.0 / 110.0).abs() < 1e-9 && v.min == v.max);
+        // With no threshold every repetition counts again.
+        let all = rows(&names, &policies, &rounds, &sims, 0.0);
+        let ts = all
+            .iter()
+            .find(|x| x.policy == RunPolicy::Timeslice && x.job == "hi")
+            .unwrap();
+        assert_eq!((ts.co_runs, ts.slowdown.unwrap().median), (Some(2), 1.5));
+        let text = table(&r);
+        let line = text
+            .lines()
+            .find(|l| l.contains("timeslice") && l.contains(" hi "))
+            .unwrap();
+        assert!(line.contains("1/2"), "{line}");
     }
 
     #[test]
@@ -458,7 +566,7 @@ mod tests {
                 jobs: vec![bad],
             },
         ];
-        let r = rows(&names, &[RunPolicy::Exclusive], &rounds, &[None, None]);
+        let r = rows(&names, &[RunPolicy::Exclusive], &rounds, &[None, None], 0.9);
         assert_eq!((r[0].ok_runs, r[0].runs), (1, 2));
     }
 }
