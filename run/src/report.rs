@@ -430,14 +430,23 @@ mod tests {
         assert_eq!(overlap(&apart, 1), Some(0.0));
     }
 
-    #[test]
-    fn rows_take_per_repetition_ratios() {
-        let names = vec![("hi".to_string(), 0u8), ("lo".to_string(), 9u8)];
-        let mk = |p, rep, hi: (i64, i64), lo: (i64, i64)| Round {
+    /// The two jobs of the row tests: "hi" (priority 0) and "lo" (9).
+    fn hi_lo() -> Vec<(String, u8)> {
+        vec![("hi".to_string(), 0u8), ("lo".to_string(), 9u8)]
+    }
+
+    /// A round of "hi" and "lo" with their regions.
+    fn mk(p: RunPolicy, rep: usize, hi: (i64, i64), lo: (i64, i64)) -> Round {
+        Round {
             policy: p,
             repetition: rep,
             jobs: vec![run("hi", hi.0, hi.1), run("lo", lo.0, lo.1)],
-        };
+        }
+    }
+
+    #[test]
+    fn rows_take_per_repetition_ratios() {
+        let names = hi_lo();
         let rounds = vec![
             mk(RunPolicy::Exclusive, 0, (0, 100), (0, 1000)),
             mk(RunPolicy::Timeslice, 0, (0, 200), (0, 1100)),
@@ -495,12 +504,7 @@ mod tests {
 
     #[test]
     fn repetitions_that_were_not_co_runs_leave_the_ratios() {
-        let names = vec![("hi".to_string(), 0u8), ("lo".to_string(), 9u8)];
-        let mk = |p, rep, hi: (i64, i64), lo: (i64, i64)| Round {
-            policy: p,
-            repetition: rep,
-            jobs: vec![run("hi", hi.0, hi.1), run("lo", lo.0, lo.1)],
-        };
+        let names = hi_lo();
         let rounds = vec![
             mk(RunPolicy::Exclusive, 0, (0, 100), (0, 1000)),
             mk(RunPolicy::Timeslice, 0, (0, 200), (0, 1100)),
