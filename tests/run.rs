@@ -166,3 +166,97 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// A job's measurements as run.json holds them: exited 0, region `first..end` ns.
+fn job_run(job: &str, first: i64, end: i64) -> serde_json::Value {
+    serde_json::json!({
+        "job": job, "exit_code": 0, "spawn_ns": 0, "exit_ns": end,
+        "first_launch_ns": first, "end_ns": end, "iterations_ns": [],
+        "launches": 10, "waits": 0, "wait_ns": 0, "fills": 0, "marked": 0,
+        "timeouts": 0, "unknown": 0
+    })
+}
+
+#[test]
+fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
+    let d = tempfile::tempdir().unwrap();
+    let round = |policy: &str, rep: i64, hi: (i64, i64), lo: (i64, i64)| {
+        serde_json::json!({"policy": policy, "repetition": rep,
+            "jobs": [job_run("hi", hi.0, hi.1), job_run("lo", lo.0, lo.1)]})
+    };
+    // Repetition 1's time-slicing round ran hi before lo began: no co-run.
+    let run = serde_json::json!({
+        "complete": true,
+        "rounds": [
+            round("exclusive", 0, (0, 100), (0, 1000)),
+            round("timeslice", 0, (0, 200), (0, 1100)),
+            round("exclusive", 1, (0, 100), (0, 1000)),
+            round("timeslice", 1, (0, 100), (100, 1100)),
+        ]
+    });
+    let saved = d.path().join("run.json");
+    std::fs::write(&saved, run.to_string()).unwrap();
+    let out = d.path().join("out");
+    let jobs = ["--job", "hi:0=true", "--job", "lo:9=true"];
+    cmd("fikit-run")
+        .args(jobs)
+        .args(["--policy", "exclusive,timeslice", "-r", "2", "--report"])
+        .arg(&saved)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains(
+            "under timeslice, 1 of 2 repetitions were not co-runs",
+        ));
+    let table = std::fs::read_to_string(out.join("table.txt")).unwrap();
+    let line = |policy: &str, job: &str| {
+        table
+            .lines()
+            .find(|l| l.contains(policy) && l.contains(&format!(" {job} ")))
+            .unwrap_or_else(|| panic!("no {policy} {job} row:\n{table}"))
+            .to_string()
+    };
+    // Only repetition 1 counts: 200 / 100.
+    let hi = line("timeslice", "hi");
+    assert!(hi.contains("1/2") && hi.contains("2.00x"), "{hi}");
+    assert!(line("timeslice", "lo").contains("1.10x"), "{table}");
+    // Every repetition with --min-overlap 0: 2.0x and 1.0x, median 1.5x.
+    cmd("fikit-run")
+        .args(jobs)
+        .args([
+            "--policy",
+            "exclusive,timeslice",
+            "--min-overlap",
+            "0",
+            "--report",
+        ])
+        .arg(&saved)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0);
+    let table = std::fs::read_to_string(out.join("table.txt")).unwrap();
+    assert!(table.contains("1.50x [1.00-2.00]"), "{table}");
+    // Bad input: a share outside 0..1; a run.json of other jobs.
+    cmd("fikit-run")
+        .args([
+            "--job",
+            "a=true",
+            "--policy",
+            "timeslice",
+            "--min-overlap",
+            "1.5",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--min-overlap 1.5"));
+    cmd("fikit-run")
+        .args(["--job", "a=true", "--policy", "timeslice", "--report"])
+        .arg(&saved)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "run.json: a exclusive round has 2 jobs, the scenario 1",
+        ));
+}
