@@ -102,8 +102,12 @@ pub struct Slot {
     pub last_launch_ns: AtomicI64,
     /// When the latest blocking synchronization returned, ns.
     pub last_sync_ns: AtomicI64,
-    /// Blocking synchronizations so far.
+    /// Sync stamps written: blocking synchronizations that ended kernel
+    /// work, i.e. with a launch since the previous stamp (a program's
+    /// set-up, a synchronous copy per model parameter, stamps nothing).
     pub syncs: AtomicU64,
+    /// `launched` when the latest stamp was written.
+    pub stamped_launched: AtomicU64,
     /// The process that holds the slot (the job's first CUDA process); 0: none.
     pub pid: AtomicU32,
     _host_pad: u32,

@@ -265,14 +265,22 @@ impl<'a> Gate<'a> {
         self.block.slot(self.me).last_launch_ns.store(now, Relaxed);
     }
 
-    /// Called when a blocking synchronization returns: stamps it.
+    /// Called when a blocking synchronization returns: stamps it when the
+    /// job launched a kernel since the previous stamp (an iteration's end),
+    /// so that the spans between stamps are iterations, not the set-up's
+    /// synchronous copies.
     pub fn synced(&self, now: i64) {
         let s = self.block.slot(self.me);
+        s.last_sync_ns.store(now, Relaxed);
+        let launched = s.launched.load(Relaxed);
+        if s.syncs.load(Relaxed) > 0 && s.stamped_launched.load(Relaxed) == launched {
+            return;
+        }
+        s.stamped_launched.store(launched, Relaxed);
         let n = s.syncs.fetch_add(1, Relaxed) as usize;
         if let Some(w) = self.block.stamps(self.me).get(n) {
             w.store(now, Relaxed);
         }
-        s.last_sync_ns.store(now, Relaxed);
     }
 }
 
@@ -519,10 +527,16 @@ mod tests {
             }
         );
         g.synced(20);
+        // No launch since: the end of the region moves, no new iteration.
         g.synced(30);
-        assert_eq!(b.slot(0).syncs.load(SeqCst), 2);
-        assert_eq!(b.stamps(0)[1].load(SeqCst), 30);
+        assert_eq!(b.slot(0).syncs.load(SeqCst), 1);
+        assert_eq!(b.stamps(0)[0].load(SeqCst), 20);
         assert_eq!(b.slot(0).last_sync_ns.load(SeqCst), 30);
+        let mut c = script(&b, 40, |_, _| panic!("waited"));
+        g.before_launch(Some(1), &mut c);
+        g.synced(50);
+        assert_eq!(b.slot(0).syncs.load(SeqCst), 2);
+        assert_eq!(b.stamps(0)[1].load(SeqCst), 50);
     }
 
     #[test]

@@ -45,8 +45,9 @@ pub struct JobRun {
     pub first_launch_ns: Option<i64>,
     /// The later of its last launch and its last blocking synchronization, ns.
     pub end_ns: Option<i64>,
-    /// Spans between consecutive blocking synchronizations, ns (the first
-    /// span, setup, left out): its iterations.
+    /// Spans between consecutive stamped blocking synchronizations (those
+    /// with a kernel launched since the previous stamp), ns, the first span
+    /// (setup) left out: its iterations.
     pub iterations_ns: Vec<i64>,
     /// Kernel launches gated.
     pub launches: u64,
