@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use fikit_e2e::{bin, cmd};
+use fikit_e2e::{bin, cmd, stand_in_collector};
 
 #[test]
 fn bad_input_exits_2_naming_the_file_and_field() {
@@ -113,6 +113,7 @@ fn interrupt_stops_every_job_and_leaves_no_files() {
     )
     .unwrap();
     let mut child = std::process::Command::new(bin("fikit-run"))
+        .env("FIKIT_COLLECTOR", stand_in_collector())
         .arg(&s)
         .arg("-o")
         .arg(d.path().join("out"))
