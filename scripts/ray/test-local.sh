@@ -13,7 +13,7 @@ REQ=scripts/ray/requirements.txt
 source scripts/lib/venv.sh
 pinned_venv "$VENV" "$REQ" Ray
 cargo build --quiet -p fikit-sim
-BIN=target/debug/fikit-sim
+BIN="${CARGO_TARGET_DIR:-target}/debug/fikit-sim"
 SPEC=scripts/ray/shipped-sweep.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
