@@ -11,7 +11,7 @@
 //! - any gate that looks: `seen_done` and `seen_at_ns` (when `done` was first seen to change).
 
 use std::fs::OpenOptions;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// Most jobs in one run.
@@ -134,6 +134,41 @@ pub struct Slot {
     /// When its first launch reached the gate, ns; 0: not yet (see
     /// [`Header::align`]).
     pub arrived_ns: AtomicI64,
+}
+
+/// Where a control file lives that the GPU's stream writes must reach, and
+/// its removal: in shared memory (`/dev/shm`) where there is one, because
+/// the driver page-locks a shared mapping there (`cuMemHostRegister`) but
+/// not of a file on disk (CUDA_ERROR_INVALID_VALUE); else at the fallback
+/// path. A file left at that path is removed when this is made, and the
+/// file again when this is dropped, on every way out.
+#[derive(Debug)]
+pub struct ControlFile(PathBuf);
+
+impl ControlFile {
+    /// `/dev/shm/<program>-<this process's id>-<tag>`, or `fallback`
+    /// without `/dev/shm`.
+    pub fn new(program: &str, tag: &str, fallback: &Path) -> ControlFile {
+        let shm = Path::new("/dev/shm");
+        let path = if shm.is_dir() {
+            shm.join(format!("{program}-{}-{tag}", std::process::id()))
+        } else {
+            fallback.to_path_buf()
+        };
+        let _ = std::fs::remove_file(&path);
+        ControlFile(path)
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ControlFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Maps `len` bytes of `f` shared and read-write, for the life of the

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use crate::ReplayError;
 use crate::control::{Control, state};
 use crate::plan::{LivePolicy, Plan, WorkerResult};
+use fikit_gate::block::ControlFile;
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReplayError + '_ {
     move |source| ReplayError::Io {
@@ -91,14 +92,6 @@ impl Drop for MpsDaemon {
     }
 }
 
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 /// Runs `plans` together (one worker process each) and returns each job's
 /// measurements, in plan order.
 pub fn run_group(
@@ -117,17 +110,10 @@ pub fn run_group(
         None
     };
     // The GPU writes completion words into the control block through a host
-    // mapping, which the driver allows for shared memory (/dev/shm), not for
-    // files on disk.
-    let shm = Path::new("/dev/shm");
-    let control_path = if shm.is_dir() {
-        shm.join(format!("fikit-live-{}-{tag}", std::process::id()))
-    } else {
-        dir.join("control")
-    };
-    let _ = std::fs::remove_file(&control_path);
-    let _cleanup = RemoveOnDrop(control_path.clone());
-    let control = Arc::new(Control::create(&control_path, plans.len())?);
+    // mapping: a ControlFile, in shared memory.
+    let control_file = ControlFile::new("fikit-live", tag, &dir.join("control"));
+    let control_path = control_file.path();
+    let control = Arc::new(Control::create(control_path, plans.len())?);
     let mut children: Vec<(Child, PathBuf, PathBuf)> = Vec::new();
     for p in plans {
         let plan_path = dir.join(format!("plan-{}.json", p.index));
@@ -140,7 +126,7 @@ pub fn run_group(
             .arg("--plan")
             .arg(&plan_path)
             .arg("--control")
-            .arg(&control_path)
+            .arg(control_path)
             .arg("--result")
             .arg(&result_path)
             .arg("--device")

@@ -339,21 +339,20 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
     eprintln!("fikit-run: prediction model: {model_line}");
     let all: Vec<usize> = (0..s.jobs.len()).collect();
     let total = s.repetitions * s.policies.len();
-    let mut rounds: Vec<Round> = Vec::new();
-    let mut sims: Vec<Option<Vec<f64>>> = Vec::new();
     let mut stopped: Option<ExecError> = None;
-    let mut incomplete = false;
-    if let Some(saved) = saved {
-        for r in &saved.rounds {
-            sims.push(predict_round(r.policy, &r.jobs));
+    // With --report the saved rounds stand for the repetitions: none run.
+    let (mut rounds, mut sims, incomplete, repetitions) = match saved {
+        Some(saved) => {
+            let sims = saved
+                .rounds
+                .iter()
+                .map(|r| predict_round(r.policy, &r.jobs))
+                .collect();
+            (saved.rounds, sims, !saved.complete, 0)
         }
-        rounds = saved.rounds;
-        incomplete = !saved.complete;
-    }
-    'outer: for rep in 0..s.repetitions {
-        if opts.report.is_some() {
-            break;
-        }
+        None => (Vec::new(), Vec::new(), false, s.repetitions),
+    };
+    'outer: for rep in 0..repetitions {
         for &policy in &s.policies {
             let t = std::time::Instant::now();
             let result = if policy == RunPolicy::Exclusive {

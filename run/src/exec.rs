@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::{AtomicBool, AtomicI32};
 use std::time::Duration;
 
-use fikit_gate::block::{STAMPS, state};
+use fikit_gate::block::{ControlFile, STAMPS, state};
 use fikit_gate::{Block, GatePolicy, Table, now_ns};
 use serde::Serialize;
 
@@ -169,10 +169,13 @@ pub fn run_round(
         .tempdir_in(work)
         .map_err(|e| setup("cannot make a round folder", &e))?;
     let gp = gate_policy(policy);
-    let control = control_path(dir.path(), policy, repetition);
-    let _ = std::fs::remove_file(&control);
-    let _remove = RemoveOnDrop(control.clone());
-    let block = Block::create(&control, jobs.len(), gp).map_err(|e| setup("control block", &e))?;
+    let control = ControlFile::new(
+        "fikit-run",
+        &format!("{}-{}", policy.name(), repetition + 1),
+        &dir.path().join("control"),
+    );
+    let block =
+        Block::create(control.path(), jobs.len(), gp).map_err(|e| setup("control block", &e))?;
     block
         .header()
         .timeout_ms
@@ -288,7 +291,7 @@ pub fn run_round(
                 .stdout(f)
                 .stderr(f2)
                 .env("CUDA_INJECTION64_PATH", &opts.collector)
-                .env("FIKIT_GATE", &control)
+                .env("FIKIT_GATE", control.path())
                 .env("FIKIT_GATE_JOB", k.to_string());
             if let Some(t) = &table_paths[k] {
                 cmd.env("FIKIT_GATE_TABLE", t);
@@ -336,34 +339,6 @@ pub fn run_round(
     }
     drop(mps);
     Ok(out)
-}
-
-/// Where a round's control block lives: in shared memory (`/dev/shm`) where
-/// there is one, because the driver page-locks a shared mapping for the
-/// GPU's completion writes there but not on a disk file system
-/// (`cuMemHostRegister` answers CUDA_ERROR_INVALID_VALUE); else in the
-/// round's folder.
-fn control_path(round_dir: &Path, policy: RunPolicy, repetition: usize) -> PathBuf {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        shm.join(format!(
-            "fikit-run-{}-{}-{}",
-            std::process::id(),
-            policy.name(),
-            repetition + 1
-        ))
-    } else {
-        round_dir.join("control")
-    }
-}
-
-/// Removes a file when dropped, on every way out of a round.
-struct RemoveOnDrop(PathBuf);
-
-impl Drop for RemoveOnDrop {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 /// Reads job `k`'s counters and stamps from the block.
