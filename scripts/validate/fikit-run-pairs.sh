@@ -34,8 +34,8 @@ JOBS=(
   "mobb1|0|--model mobilenet_v3_large --batch 1 --mode eval --iters 400 --warmup 10"
   "r50b1serve|0|--model resnet50 --batch 1 --mode eval --iters 300 --warmup 10 --sleep-ms 5"
   "r50b128|9|--model resnet50 --batch 128 --mode eval --iters 400 --warmup 3"
-  "r50t32|9|--model resnet50 --batch 32 --mode train --iters 130 --warmup 3"
-  "bertt32|9|--model bert-base --batch 32 --seq-len 128 --mode train --iters 50 --warmup 3"
+  "r50t32|9|--model resnet50 --batch 32 --mode train --iters 350 --warmup 3"
+  "bertt32|9|--model bert-base --batch 32 --seq-len 128 --mode train --iters 150 --warmup 3"
 )
 # pair | high-priority job | low-priority job
 PAIRS=(
