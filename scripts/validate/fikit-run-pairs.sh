@@ -10,7 +10,8 @@
 # names from the PAIRS table below (default: all). Environment: REPS (3),
 # POLICIES (exclusive,timeslice,fikit), OVERHEAD_ROUNDS (3; 0 skips),
 # ROUND_TIMEOUT (300 s: a round still running is stopped), DEADLINE (seconds
-# from the start; a pair still running then gets Ctrl-C and writes what it has).
+# from the start; a pair still running then gets Ctrl-C and writes what it has),
+# PAIR_MIN_S (with DEADLINE: a pair starts only with at least this many seconds left).
 # Writes OUT_DIR/profiles/, OUT_DIR/overhead.txt, OUT_DIR/<pair>/{run.json,table.txt,logs/}.
 set -euo pipefail
 BIN=$(cd "${1:?usage: fikit-run-pairs.sh BIN_DIR OUT_DIR [PAIR...]}" && pwd)
@@ -24,6 +25,7 @@ POLICIES=${POLICIES:-exclusive,timeslice,fikit}
 OVERHEAD_ROUNDS=${OVERHEAD_ROUNDS:-3}
 ROUND_TIMEOUT=${ROUND_TIMEOUT:-300}
 DEADLINE=${DEADLINE:-}
+PAIR_MIN_S=${PAIR_MIN_S:-10}
 T0=$(date +%s)
 
 # name | priority | workload arguments (the same command is profiled and run)
@@ -115,7 +117,7 @@ JSON
   limit=()
   if [ -n "$DEADLINE" ]; then
     left=$((DEADLINE - ($(date +%s) - T0)))
-    if [ "$left" -le 10 ]; then echo "deadline: $p not run"; continue; fi
+    if [ "$left" -le "$PAIR_MIN_S" ]; then echo "deadline: $p not run ($left s left)"; continue; fi
     limit=(timeout --signal=INT --kill-after=20 "$left")
   fi
   "${limit[@]}" "$BIN/fikit-run" "$OUT/$p/scenario.json" --policy "$POLICIES" --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/$p" 2>&1 | tee "$OUT/$p/stderr.txt" || true
