@@ -3,10 +3,12 @@
 # no fikit, ROUNDS times under three conditions in rotating order:
 #   plain   as the pairs script runs it
 #   spin    beside a CPU-only busy loop (what a partner waiting at the gate does)
-#   pinned  taskset to the CPUs of the GPU's NUMA node
+#   pinned  taskset to the CPUs of the GPU's NUMA node (CPUs 2-5 where the
+#           host shows no NUMA node for the GPU)
 # and prints per run the median iteration (ms), the CPUs the main thread was
 # seen on (sampled every 0.2 s), their NUMA nodes, and the GPU's SM clock
-# (every 2 s).
+# (sampled every 200 ms by one nvidia-smi: median and lowest of the last 3 s,
+# the timed loop).
 #
 #   scripts/validate/b1-mode-check.sh OUT_DIR
 #
@@ -20,7 +22,7 @@ ITERS=${ITERS:-400}
 
 bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader | head -1 | tr 'A-F' 'a-f' | sed 's/^0000//')
 gpu_node=$(cat "/sys/bus/pci/devices/$bus/numa_node" 2>/dev/null || echo -1)
-node_cpus=$(cat "/sys/devices/system/node/node${gpu_node}/cpulist" 2>/dev/null || echo "")
+node_cpus=$(cat "/sys/devices/system/node/node${gpu_node}/cpulist" 2>/dev/null || echo "2-5")
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); GPU $bus NUMA node $gpu_node (CPUs ${node_cpus:-?}); $(nproc) CPUs"
 node_of() { for d in /sys/devices/system/cpu/cpu"$1"/node*; do basename "$d"; done 2>/dev/null | sed 's/node//' | head -1; }
 
@@ -32,22 +34,25 @@ run_one() { # cond round
   esac
   "${pre[@]}" python3 "$W" --model resnet50 --batch 1 --mode eval --iters "$ITERS" --warmup 10 \
     >"$OUT/$cond-$r.log" 2>&1 &
-  local pid=$! seen=() clk="" n=0
+  local pid=$! seen=()
+  nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits -lms 200 >"$OUT/$cond-$r.clk" 2>/dev/null &
+  local smi=$!
   while kill -0 "$pid" 2>/dev/null; do
     c=$(ps -o psr= -p "$pid" 2>/dev/null | tr -d ' ') && [ -n "$c" ] && seen+=("$c")
-    # nvidia-smi itself costs CPU: every 2 s only
-    n=$((n + 1))
-    [ $((n % 10)) -eq 0 ] && clk="$(nvidia-smi --query-gpu=clocks.sm --format=csv,noheader,nounits 2>/dev/null | head -1) $clk"
     sleep 0.2
   done
   wait "$pid" || true
-  [ -n "$spinner" ] && kill "$spinner" 2>/dev/null && wait "$spinner" 2>/dev/null
+  kill "$smi" 2>/dev/null || true
+  wait "$smi" 2>/dev/null || true
+  if [ -n "$spinner" ]; then
+    kill "$spinner" 2>/dev/null || true
+    wait "$spinner" 2>/dev/null || true
+  fi
   local cpus nodes med
   cpus=$(printf '%s\n' "${seen[@]}" | sort -n | uniq -c | sort -rn | head -3 | awk '{printf "%s(%s) ", $2, $1}')
   nodes=$(for c in $(printf '%s\n' "${seen[@]}" | sort -u); do node_of "$c"; done | sort -u | tr '\n' ' ')
   med=$(tail -1 "$OUT/$cond-$r.log" | python3 -c 'import json,sys; print("%.2f" % json.load(sys.stdin)["ms_per_iter_median"])' 2>/dev/null || echo "?")
-  # clocks were prepended: the first ones listed are the last sampled
-  echo "round $r $cond: median iteration $med ms; main thread on CPUs $cpus; NUMA nodes $nodes; SM MHz (last..first) $(echo "$clk" | awk '{print $1, $2, $3, "..", $(NF-1), $NF}')"
+  echo "round $r $cond: median iteration $med ms; main thread on CPUs $cpus; NUMA nodes $nodes; SM MHz median/lowest of the last 3 s $(tail -n 15 "$OUT/$cond-$r.clk" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)] "/" v[1]}')"
 }
 
 conds=(plain spin pinned)
