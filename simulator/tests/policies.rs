@@ -2,7 +2,7 @@
 //! out by hand (every step is written next to the expected numbers).
 
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::sim::gpu::{GpuModel, Granularity};
+use fikit_sim::sim::gpu::{GpuModel, Granularity, SmSharing};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::run_policy;
 use fikit_trace::{Kernel, Trace, fixture};
@@ -35,9 +35,18 @@ fn low(len: i64) -> Trace {
 }
 
 fn jcts(traces: &[Trace], kind: PolicyKind, model: &GpuModel) -> Vec<i64> {
+    jcts_arriving(traces, &vec![0; traces.len()], kind, model)
+}
+
+/// JCTs with job `i`'s first host action at `arrivals[i]`.
+fn jcts_arriving(
+    traces: &[Trace],
+    arrivals: &[i64],
+    kind: PolicyKind,
+    model: &GpuModel,
+) -> Vec<i64> {
     let jobs: Vec<Job> = traces.iter().map(Job::from_trace).collect();
-    let arrivals = vec![0; jobs.len()];
-    let r = run_policy(&jobs, &arrivals, kind, model, false).unwrap();
+    let r = run_policy(&jobs, arrivals, kind, model, false).unwrap();
     r.jobs.iter().map(|j| j.jct_ns()).collect()
 }
 
@@ -163,11 +172,19 @@ fn preemptive_at_block_granularity_stops_after_the_current_wave() {
     );
 }
 
+/// The earlier MPS model: every running kernel slowed by the summed SM demand.
+fn fluid() -> GpuModel {
+    GpuModel {
+        mps_sharing: SmSharing::Fluid,
+        ..model()
+    }
+}
+
 #[test]
-fn mps_runs_jobs_together_and_slows_them_when_demand_exceeds_the_device() {
+fn fluid_mps_runs_jobs_together_and_slows_them_when_demand_exceeds_the_device() {
     // Small kernels: no slowdown, both run as if alone.
     assert_eq!(
-        jcts(&[high(), low(250)], PolicyKind::Mps, &model()),
+        jcts(&[high(), low(250)], PolicyKind::Mps, &fluid()),
         [400, 250]
     );
     // Full-device kernels: demand 2, rate 1/2 while both run.
@@ -179,11 +196,11 @@ fn mps_runs_jobs_together_and_slows_them_when_demand_exceeds_the_device() {
         vec![big("h1", 1, 0, 100), big("h2", 2, 300, 400)],
     );
     let l = job("low", 9, vec![big("l1", 1, 0, 250)]);
-    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &model()), [450, 400]);
+    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &fluid()), [450, 400]);
 }
 
 #[test]
-fn mps_slows_co_running_kernels_by_the_others_sm_share() {
+fn fluid_mps_slows_co_running_kernels_by_the_others_sm_share() {
     // Half-device kernels (132 of 264 block slots): demand 0.5 each, so the
     // SMs are never oversubscribed. corun_slowdown 1: while the other job's
     // kernel holds half the SMs, a kernel runs 1 + 1 * 0.5 = 1.5x slower.
@@ -201,7 +218,7 @@ fn mps_slows_co_running_kernels_by_the_others_sm_share() {
     let l = job("low", 9, vec![half("l1", 1, 0, 260)]);
     let m = GpuModel {
         corun_slowdown: 1.0,
-        ..model()
+        ..fluid()
     };
     // h1 and l1 from 0 at 2/3: h1 ends 150, l1 has 160 left; alone to 300
     // (10 left). h2 from 300 at 2/3 beside it: l1 ends 315; h2 has 90 left
@@ -226,6 +243,85 @@ fn mps_slows_co_running_kernels_by_the_others_sm_share() {
     assert_eq!(
         jcts(&[h.clone(), l.clone()], PolicyKind::Timeslice, &m),
         jcts(&[h, l], PolicyKind::Timeslice, &model())
+    );
+}
+
+/// A kernel of `blocks` blocks of 1024 threads (2 fit on an SM of the fixture
+/// device: 264 block slots on its 132 SMs).
+fn wide(name: &str, corr: u32, start: i64, end: i64, blocks: u32) -> Kernel {
+    let mut k = big(name, corr, start, end);
+    k.grid = [blocks, 1, 1];
+    k
+}
+
+#[test]
+fn mps_a_one_block_kernel_waits_behind_a_many_wave_kernel() {
+    // L: 1056 blocks = 4 waves of 264, [0,400): a block takes 100. H arrives
+    // at 50 and launches a one-block kernel of 30 ns (JCT 30 alone). Under MPS
+    // L's kernel keeps the device while it has blocks to place (waves at 0,
+    // 100, 200, 300), so H's block goes at 400 and ends at 430: JCT 380. L is
+    // not slowed.
+    let l = job("low", 9, vec![wide("l1", 1, 0, 400, 1056)]);
+    let h = job("high", 0, vec![wide("h1", 1, 0, 30, 1)]);
+    assert_eq!(
+        jcts(std::slice::from_ref(&h), PolicyKind::Exclusive, &model()),
+        [30]
+    );
+    let both = [h, l];
+    assert_eq!(
+        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &model()),
+        [380, 400]
+    );
+    // The fluid model had both run at once at 264/265 of full speed: H's
+    // kernel takes ceil(30 * 265/264) = 31 and L's ends at 401.
+    assert_eq!(
+        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &fluid()),
+        [31, 401]
+    );
+}
+
+#[test]
+fn mps_two_kernels_that_each_fit_alone_but_not_together() {
+    // H's 200 blocks [0,100) and L's 200 blocks [0,100), both one wave.
+    // H reaches the GPU first (job order at the same instant): its 200 go,
+    // 64 of L's fit beside them ([0,100)); at 100 H's retire and L's other
+    // 136 go: [100,200).
+    let h = job("high", 0, vec![wide("h1", 1, 0, 100, 200)]);
+    let l = job("low", 9, vec![wide("l1", 1, 0, 100, 200)]);
+    assert_eq!(
+        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &model()),
+        [100, 200]
+    );
+    // With a concurrent-kernel slowdown of 1: L's first 64 blocks run beside
+    // H's 100 SMs (o = 100/132): 100 * (1 + 100/132) = 175.76, so 176; the
+    // 136 placed at 100 beside nothing take 100: L ends at 200 still. H's
+    // blocks went first, beside nothing: 100.
+    let c1 = GpuModel {
+        corun_slowdown: 1.0,
+        ..model()
+    };
+    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &c1), [100, 200]);
+}
+
+#[test]
+fn mps_a_kernel_waits_for_room_and_its_host_waits_with_it() {
+    // L fills the device for [0,300) (264 blocks, one wave). H arrives at 10:
+    // h1 (one block) [0,30) of its time; the host syncs on it, the sync
+    // returning 5 ns after it ends (35), and launches h2 (one block) 20 ns
+    // later: [55,85), JCT 85 alone. Under MPS h1 waits for room until 300:
+    // [300,330); the sync returns at 335, h2 goes at 355 into a free device
+    // and ends at 385: JCT 375.
+    let l = job("low", 9, vec![big("l1", 1, 0, 300)]);
+    let mut h = job(
+        "high",
+        0,
+        vec![wide("h1", 1, 0, 30, 1), wide("h2", 3, 55, 85, 1)],
+    );
+    h.syncs = vec![fixture::stream_sync(7, 2, 2, 35)];
+    assert_eq!(jcts(&[h.clone()], PolicyKind::Exclusive, &model()), [85]);
+    assert_eq!(
+        jcts_arriving(&[h, l], &[10, 0], PolicyKind::Mps, &model()),
+        [375, 300]
     );
 }
 

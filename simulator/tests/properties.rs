@@ -2,7 +2,7 @@
 
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::report::{Format, render};
-use fikit_sim::sim::gpu::{GpuModel, Granularity};
+use fikit_sim::sim::gpu::{GpuModel, Granularity, SmSharing};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::{SimOptions, run_policy, simulate};
 use fikit_trace::{Trace, fixture};
@@ -89,8 +89,79 @@ const SHARED: [PolicyKind; 4] = [
     PolicyKind::Fikit,
 ];
 
+/// A kernel of a job on two streams: host time before its launch, its
+/// duration, its stream (0 or 1) and its grid (blocks of 1024 threads, 2 to an
+/// SM of the fixture device's 132: one block, a full wave, or 4 waves).
+type StreamStep = (i64, i64, u32, u32);
+
+/// A job whose host launches each kernel after `gap` ns on one of two
+/// streams, so its kernels overlap as the recorded run had them.
+fn two_stream_trace(name: &str, steps: &[StreamStep]) -> Trace {
+    let mut t = fixture::empty(name, 0);
+    let mut host = 0i64;
+    let mut prev_end = [0i64; 2];
+    for (i, &(gap, dur, stream, blocks)) in steps.iter().enumerate() {
+        let launch = host + gap;
+        let s = stream as usize;
+        let start = launch.max(prev_end[s]);
+        let mut k = fixture::kernel(
+            &format!("{name}{i}"),
+            7 + stream,
+            i as u32,
+            Some(launch),
+            start,
+            start + dur,
+        );
+        k.launch.as_mut().unwrap().end_ns = launch;
+        k.grid = [blocks, 1, 1];
+        k.block = [1024, 1, 1];
+        k.kernel_key = fikit_trace::kernel_key(&k.name, k.grid, k.block, 0, 0, 32);
+        t.kernels.push(k);
+        prev_end[s] = start + dur;
+        host = launch;
+    }
+    t
+}
+
+fn stream_steps() -> impl Strategy<Value = Vec<StreamStep>> {
+    prop::collection::vec(
+        (
+            0i64..200,
+            1i64..500,
+            0u32..2,
+            prop_oneof![Just(1u32), Just(264), Just(1056)],
+        ),
+        1..10,
+    )
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Alone, a job replays its recorded timeline exactly under every
+    /// policy and every way of sharing SMs, with overlapping kernels of its
+    /// own that fill the device: a job's kernels never take room from each
+    /// other (its trace recorded how they shared), and a kernel's waves add
+    /// up to its recorded duration.
+    #[test]
+    fn a_job_alone_replays_exactly_under_every_policy(steps in stream_steps(), c in 0.0f64..3.0) {
+        let job = Job::from_trace(&two_stream_trace("a", &steps));
+        for mode in [SmSharing::Blocks, SmSharing::Fluid] {
+            let m = GpuModel { mps_sharing: mode, corun_slowdown: c, ..GpuModel::default() };
+            for kind in PolicyKind::ALL {
+                let r = run_policy(std::slice::from_ref(&job), &[0], kind, &m, true).unwrap();
+                prop_assert_eq!(r.jobs[0].jct_ns(), job.recorded_span_ns, "{:?} {:?}", kind, mode);
+                for seg in &r.segments {
+                    prop_assert_eq!(
+                        seg.start_ns - job.ops[seg.op].recorded_start_ns,
+                        0,
+                        "{:?} {:?}: op {} moved", kind, mode, seg.op
+                    );
+                    prop_assert_eq!(seg.end_ns - seg.start_ns, job.ops[seg.op].duration_ns);
+                }
+            }
+        }
+    }
 
     #[test]
     fn no_job_finishes_before_its_isolated_jct(a in steps(), b in steps(), c in steps(), m in models()) {

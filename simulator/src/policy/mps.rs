@@ -1,23 +1,34 @@
 //! NVIDIA MPS: kernels of all jobs run at once and share the SMs.
 
 use super::{FromModel, start_all_of};
-use crate::sim::engine::{Commands, JobRt, Policy};
+use crate::sim::engine::{Commands, JobRt, Policy, SmShare};
 use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
 
-/// MPS: every eligible kernel starts at once; the engine slows all running
-/// kernels down by the same factor while the jobs' SM demand exceeds the device.
-#[derive(Debug, Default)]
+/// MPS: every eligible kernel goes to the GPU at once; there the kernels of
+/// all jobs share the SMs as the model says ([`GpuModel::mps_sharing`]:
+/// block by block, or fluid), each slowed by the concurrent-kernel slowdown.
+#[derive(Debug)]
 pub struct Mps {
-    corun_slowdown: f64,
+    share: SmShare,
 }
 
 impl Mps {
-    /// MPS on `model`'s GPU (its concurrent-kernel slowdown).
+    /// MPS on `model`'s GPU (its SM sharing and concurrent-kernel slowdown).
     pub fn new(model: &GpuModel) -> Self {
         Mps {
-            corun_slowdown: model.corun_slowdown,
+            share: SmShare {
+                mode: model.mps_sharing,
+                corun_slowdown: model.corun_slowdown,
+            },
         }
+    }
+}
+
+impl Default for Mps {
+    /// MPS on the default model.
+    fn default() -> Self {
+        Mps::new(&GpuModel::default())
     }
 }
 
@@ -32,12 +43,8 @@ impl Policy for Mps {
         }
     }
 
-    fn shares_sms(&self) -> bool {
-        true
-    }
-
-    fn corun_slowdown(&self) -> f64 {
-        self.corun_slowdown
+    fn sm_sharing(&self) -> Option<SmShare> {
+        Some(self.share)
     }
 }
 

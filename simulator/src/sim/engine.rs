@@ -11,7 +11,9 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::sim::gpu::SmSharing;
 use crate::sim::job::{HostStep, Job, NO_OP};
+use crate::sim::slots::{Placed, SlotPool};
 
 /// The latest simulated time a run may reach, ns: 2^62, 146 years. Every
 /// time the engine computes saturates instead of overflowing, and a run that
@@ -169,15 +171,12 @@ pub trait Policy {
     fn name(&self) -> &'static str;
     /// Called after every change; pushes what to do into `cmds`.
     fn decide(&mut self, now: i64, jobs: &[Job], state: &[JobRt], cmds: &mut Commands);
-    /// True when kernels of different jobs run at once and share SMs (MPS):
-    /// the engine then slows kernels down when their SM demand exceeds the device.
-    fn shares_sms(&self) -> bool {
-        false
-    }
-    /// When kernels share SMs: how much slower a kernel runs per unit of
-    /// the SM share other jobs' kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
-    fn corun_slowdown(&self) -> f64 {
-        0.0
+    /// `Some` when kernels of different jobs run at once and share the SMs
+    /// (MPS): how ([`SmShare`]). A policy that shares SMs never pauses a
+    /// kernel. `None` (the default): every started kernel runs at its
+    /// recorded speed.
+    fn sm_sharing(&self) -> Option<SmShare> {
+        None
     }
     /// Delay the high-priority job suffered from mispredictions, with the count (FIKIT only).
     fn misprediction(&self) -> Option<(i64, usize)> {
@@ -199,6 +198,16 @@ pub trait Policy {
     fn skip(&mut self, _by: i64) {}
 }
 
+/// How kernels of different jobs share the SMs ([`Policy::sm_sharing`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SmShare {
+    /// Block by block ([`crate::sim::slots`]) or fluid.
+    pub mode: SmSharing,
+    /// How much slower a kernel runs per unit of the SM share other jobs'
+    /// kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
+    pub corun_slowdown: f64,
+}
+
 /// A rotation of time slices (see [`Policy::rotation`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rotation {
@@ -215,6 +224,8 @@ enum Event {
     Host(usize),
     Eligible(usize, usize),
     Done(usize, usize, u32),
+    /// A wave of a kernel's blocks retired (block-by-block SM sharing).
+    Wave(usize, usize, u32),
     Wake,
 }
 
@@ -333,8 +344,12 @@ pub struct Engine<'a> {
     processed: u64,
     segments: Vec<Segment>,
     opts: RunOptions,
-    shares_sms: bool,
-    corun_slowdown: f64,
+    /// How kernels of different jobs share the SMs (the policy's).
+    sharing: Option<SmShare>,
+    /// Kernels on the GPU under block-by-block sharing.
+    slots: SlotPool,
+    /// Waves placed (scratch of `place_blocks`).
+    placed: Vec<Placed>,
     /// Per-job SM share of running kernels (scratch of `update_rates`).
     shares: Vec<f64>,
     /// Set when something was due past [`MAX_SIM_NS`]: (now, when).
@@ -402,8 +417,9 @@ impl<'a> Engine<'a> {
             processed: 0,
             segments: Vec::new(),
             opts,
-            shares_sms: false,
-            corun_slowdown: 0.0,
+            sharing: None,
+            slots: SlotPool::new(jobs.len()),
+            placed: Vec::new(),
             shares: Vec::new(),
             too_long: None,
         }
@@ -431,8 +447,7 @@ impl<'a> Engine<'a> {
     /// Runs to the end under `policy`. Fails only when the policy leaves
     /// eligible work unscheduled with nothing left to happen (a policy bug).
     pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
-        self.shares_sms = policy.shares_sms();
-        self.corun_slowdown = policy.corun_slowdown();
+        self.sharing = policy.sm_sharing();
         for j in 0..self.jobs.len() {
             let arrival = self.state[j].arrival_ns;
             self.schedule(arrival, Event::Host(j));
@@ -460,6 +475,15 @@ impl<'a> Engine<'a> {
                 Event::Eligible(j, op) => {
                     self.make_eligible(j, op);
                     changed = true;
+                }
+                Event::Wave(j, op, wave) => {
+                    // The wave's blocks free their room; the kernel ends with its last.
+                    if let Some(done) = self.slots.wave_done(j, op, wave) {
+                        if done {
+                            self.complete(j, op);
+                        }
+                        changed = true;
+                    }
                 }
                 Event::Done(j, op, version) => {
                     // A stale completion (rescheduled or paused since) changes nothing.
@@ -506,7 +530,7 @@ impl<'a> Engine<'a> {
                 for &(j, op) in &cmds.start {
                     self.start(j, op);
                 }
-                if changed && self.shares_sms {
+                if changed && self.fluid() {
                     self.update_rates();
                 }
                 if let Some(w) = cmds.wake_at
@@ -519,6 +543,9 @@ impl<'a> Engine<'a> {
                 if cmds.pause.is_empty() {
                     break;
                 }
+            }
+            if self.blocks() {
+                self.place_blocks();
             }
             if let Some(r) = policy.rotation(self.now, &self.state) {
                 let by = self.skip_rounds(&r);
@@ -676,6 +703,7 @@ impl<'a> Engine<'a> {
     fn start(&mut self, j: usize, op: usize) {
         let now = self.now;
         let is_kernel = self.jobs[j].ops[op].is_kernel();
+        let by_blocks = is_kernel && self.blocks();
         let st = &mut self.state[j];
         let o = &mut st.ops[op];
         assert_eq!(
@@ -700,7 +728,40 @@ impl<'a> Engine<'a> {
             }
             self.running_kernels += 1;
         }
-        self.schedule(finish, Event::Done(j, op, version));
+        if by_blocks {
+            // Its blocks take room at this instant's `place_blocks`; it ends with its last wave.
+            let job = &self.jobs[j];
+            let occupancy = job.occupancy(op).expect("a kernel has an occupancy");
+            self.slots.admit(j, op, occupancy, job.ops[op].duration_ns);
+        } else {
+            self.schedule(finish, Event::Done(j, op, version));
+        }
+    }
+
+    /// How kernels share the SMs: block by block.
+    fn blocks(&self) -> bool {
+        self.sharing.is_some_and(|s| s.mode == SmSharing::Blocks)
+    }
+
+    /// How kernels share the SMs: fluid.
+    fn fluid(&self) -> bool {
+        self.sharing.is_some_and(|s| s.mode == SmSharing::Fluid)
+    }
+
+    /// Block-by-block sharing: places the blocks that fit now and schedules
+    /// their waves' ends; a kernel's first block is its start on timelines.
+    fn place_blocks(&mut self) {
+        let c = self.sharing.map_or(0.0, |s| s.corun_slowdown);
+        let mut placed = std::mem::take(&mut self.placed);
+        placed.clear();
+        self.slots.place(self.now, c, &mut placed);
+        for p in &placed {
+            if p.first {
+                self.state[p.job].ops[p.op].resumed_at = self.now;
+            }
+            self.schedule(p.end_ns, Event::Wave(p.job, p.op, p.wave));
+        }
+        self.placed = placed;
     }
 
     fn stop_running(&mut self, j: usize, op: usize) {
@@ -725,6 +786,10 @@ impl<'a> Engine<'a> {
 
     fn pause(&mut self, j: usize, op: usize) {
         let now = self.now;
+        assert!(
+            self.sharing.is_none(),
+            "policy paused a kernel while sharing SMs (Policy::sm_sharing: such a policy never pauses)"
+        );
         {
             let o = &mut self.state[j].ops[op];
             assert_eq!(
@@ -787,7 +852,7 @@ impl<'a> Engine<'a> {
                 self.host_step(j);
             }
         }
-        if is_kernel && self.shares_sms {
+        if is_kernel && self.fluid() {
             self.update_rates();
         }
         self.maybe_finish(j);
@@ -816,7 +881,7 @@ impl<'a> Engine<'a> {
         let now = self.now;
         let n = r.jobs.len() as i64;
         let (q, c) = (r.slice_ns, r.switch_ns);
-        if n < 2 || q <= 0 || c < 0 || self.shares_sms {
+        if n < 2 || q <= 0 || c < 0 || self.sharing.is_some() {
             return 0;
         }
         let Some(period) = q.checked_add(c).and_then(|t| t.checked_mul(n)) else {
@@ -864,7 +929,8 @@ impl<'a> Engine<'a> {
                     let live = o.version == v && o.status == Status::Running;
                     live && !(j == owner && self.state[j].running.contains(&op))
                 }
-                Event::Host(_) | Event::Eligible(..) => true,
+                // Rounds are skipped only when kernels do not share SMs: no waves.
+                Event::Host(_) | Event::Eligible(..) | Event::Wave(..) => true,
             };
             if external {
                 horizon = horizon.min(*t);
@@ -949,7 +1015,7 @@ impl<'a> Engine<'a> {
     /// `c`: [`Policy::corun_slowdown`]).
     fn update_rates(&mut self) {
         let now = self.now;
-        let c = self.corun_slowdown;
+        let c = self.sharing.map_or(0.0, |s| s.corun_slowdown);
         let mut shares = std::mem::take(&mut self.shares);
         shares.clear();
         shares.extend(self.state.iter().enumerate().map(|(j, st)| {

@@ -17,6 +17,23 @@ pub enum Granularity {
     Immediate,
 }
 
+/// How kernels of different processes share the SMs when they run at once
+/// (under MPS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SmSharing {
+    /// Block by block ([`crate::sim::slots`]): a kernel's blocks take free
+    /// room on the SMs (blocks per SM from its grid, block, registers and
+    /// shared memory against the per-SM limits) in the order the kernels
+    /// reached the GPU, and a kernel that finds no room waits; a block runs
+    /// the kernel's recorded duration over its waves.
+    Blocks,
+    /// Fluid: every running kernel is slowed by the jobs' summed SM demand
+    /// when it exceeds the device (the model before 2026-11-25; kept to
+    /// compare).
+    Fluid,
+}
+
 /// The scheduling parameters of a GPU. Per-SM limits and SM counts are not
 /// here: they come from each trace's metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,6 +85,8 @@ pub struct GpuModel {
     /// timer and move no memory: `fikit-sim validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
     pub replay_corun_slowdown: f64,
+    /// How kernels of different jobs share the SMs under MPS.
+    pub mps_sharing: SmSharing,
 }
 
 impl Default for GpuModel {
@@ -89,8 +108,10 @@ impl Default for GpuModel {
     /// - no hand-over cost: measured only by live replay with timelines
     ///   (simulator/README.md), so a calibrated model file carries it;
     /// - no concurrent-kernel slowdown (either kind): co-running kernels
-    ///   slow each other only by oversubscribing the SMs, as before
-    ///   `fikit-sim calibrate` measured it; a calibrated model file carries both.
+    ///   slow each other only by competing for SM room, as before
+    ///   `fikit-sim calibrate` measured it; a calibrated model file carries both;
+    /// - MPS shares the SMs block by block ([`SmSharing::Blocks`]): what the
+    ///   hardware does, from each kernel's launch shape; no parameter of its own.
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
@@ -105,6 +126,7 @@ impl Default for GpuModel {
             block_waves: 4,
             corun_slowdown: 0.0,
             replay_corun_slowdown: 0.0,
+            mps_sharing: SmSharing::Blocks,
         }
     }
 }

@@ -20,7 +20,7 @@ use fikit_trace::Trace;
 
 /// One GPU operation of a job. Compact (56 bytes): a large input holds tens
 /// of millions; a kernel's key and SM demand are read through
-/// [`GpuOp::kernel_key`] and [`Job::sm_demand`].
+/// [`GpuOp::kernel_key`], [`Job::sm_demand`] and [`Job::occupancy`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOp {
     /// Recorded duration, ns.
@@ -45,9 +45,48 @@ pub struct GpuOp {
     pub stream: u32,
     /// Index of its launch shape in [`Job::shapes`] (copies of an op share it).
     pub shape: u32,
-    /// Index of the kernel's SM demand in [`Job::sm_demands`];
+    /// Index of the kernel's occupancy in [`Job::occupancies`];
     /// [`GpuOp::NOT_A_KERNEL`] for a copy or memset.
     demand: u32,
+}
+
+/// How a kernel occupies the SMs: its blocks, how many fit on one SM, and
+/// the device's SM count (from the trace's metadata).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Occupancy {
+    /// Thread blocks in the grid (at least 1).
+    pub blocks: u64,
+    /// Blocks of this kernel that fit on one SM ([`blocks_per_sm`], at least 1).
+    pub per_sm: u64,
+    /// SMs of the device (at least 1).
+    pub sms: u32,
+    /// The fraction of the device's block room one wave takes: `blocks /
+    /// (per_sm * sms)`, at most 1.
+    pub demand: f64,
+}
+
+impl Occupancy {
+    /// A kernel of `blocks` blocks, `per_sm` to an SM, on `sms` SMs.
+    pub fn new(blocks: u64, per_sm: u64, sms: u32) -> Occupancy {
+        let (blocks, per_sm, sms) = (blocks.max(1), per_sm.max(1), sms.max(1));
+        let capacity = (per_sm * u64::from(sms)) as f64;
+        Occupancy {
+            blocks,
+            per_sm,
+            sms,
+            demand: (blocks as f64 / capacity).min(1.0),
+        }
+    }
+
+    /// Blocks of a full wave: as many as the device holds, or all of them.
+    pub fn wave_blocks(&self) -> u64 {
+        self.blocks.min(self.per_sm * u64::from(self.sms))
+    }
+
+    /// Waves the kernel runs alone: `ceil(blocks / wave_blocks)`.
+    pub fn waves(&self) -> u64 {
+        self.blocks.div_ceil(self.wave_blocks())
+    }
 }
 
 /// How a recorded operation was launched: what live replay needs to launch
@@ -145,10 +184,10 @@ pub struct Job {
     /// For each op, its position among the job's kernels in issue order
     /// (`u32::MAX` for copies and memsets).
     pub kernel_position: Arc<[u32]>,
-    /// The distinct SM demands of the job's kernels: the fraction of the
-    /// device's SMs a kernel occupies (0..=1), from its grid, block, registers
-    /// and shared memory against the per-SM limits ([`Job::sm_demand`]).
-    pub sm_demands: Arc<[f64]>,
+    /// The distinct occupancies of the job's kernels: blocks, blocks per SM
+    /// from the grid, block, registers and shared memory against the per-SM
+    /// limits, and the SM demand ([`Job::occupancy`], [`Job::sm_demand`]).
+    pub occupancies: Arc<[Occupancy]>,
     /// True when the first iteration is the process's setup (weight upload,
     /// warm-up, autotuning) rather than work to measure: latency statistics
     /// leave it out. True for a job made from a trace; false for a serving job,
@@ -202,14 +241,16 @@ pub fn blocks_per_sm(
 }
 
 impl Job {
-    /// The SM demand of operation `op` (0 for a copy or memset).
+    /// The SM demand of operation `op` (0 for a copy or memset): the
+    /// fraction of the device's SMs one wave of the kernel occupies (0..=1).
     pub fn sm_demand(&self, op: usize) -> f64 {
+        self.occupancy(op).map_or(0.0, |o| o.demand)
+    }
+
+    /// How kernel `op` occupies the SMs (`None` for a copy or memset).
+    pub fn occupancy(&self, op: usize) -> Option<&Occupancy> {
         let d = self.ops[op].demand;
-        if d == GpuOp::NOT_A_KERNEL {
-            0.0
-        } else {
-            self.sm_demands[d as usize]
-        }
+        (d != GpuOp::NOT_A_KERNEL).then(|| &self.occupancies[d as usize])
     }
 
     /// Builds the replayable program of a trace.
@@ -245,9 +286,9 @@ impl Job {
             src: u32,
         }
         let nk = trace.kernels.len();
-        // The distinct SM demands, by their bits (kernels have few shapes).
-        let mut demands: Vec<f64> = Vec::new();
-        let mut demand_index: HashMap<u64, u32> = HashMap::new();
+        // The distinct occupancies (kernels have few shapes).
+        let mut demands: Vec<Occupancy> = Vec::new();
+        let mut demand_index: HashMap<(u64, u64), u32> = HashMap::new();
         let mut raw: Vec<Raw> = Vec::with_capacity(nk + trace.memops.len());
         for (i, k) in trace.kernels.iter().enumerate() {
             let per_sm = blocks_per_sm(
@@ -256,12 +297,13 @@ impl Job {
                 k.registers_per_thread,
                 u64::from(k.static_shared_bytes) + u64::from(k.dynamic_shared_bytes),
             );
-            let capacity = (per_sm * u64::from(dev.sm_count.max(1))) as f64;
-            let demand = (k.blocks() as f64 / capacity).min(1.0);
-            let demand = *demand_index.entry(demand.to_bits()).or_insert_with(|| {
-                demands.push(demand);
-                demands.len() as u32 - 1
-            });
+            let occupancy = Occupancy::new(k.blocks(), per_sm, dev.sm_count);
+            let demand = *demand_index
+                .entry((occupancy.blocks, occupancy.per_sm))
+                .or_insert_with(|| {
+                    demands.push(occupancy);
+                    demands.len() as u32 - 1
+                });
             raw.push(Raw {
                 issue: k.launch.map_or(k.start_ns, |l| l.start_ns.min(k.start_ns)),
                 start: k.start_ns,
@@ -490,7 +532,7 @@ impl Job {
             .collect();
         Job {
             kernel_position: kernel_position.into(),
-            sm_demands: demands.into(),
+            occupancies: demands.into(),
             first_iteration_is_setup: true,
             name: trace.meta.job_name.clone(),
             priority: trace.meta.priority,
@@ -644,7 +686,7 @@ impl Job {
             gap_after_kernel_ns: gaps.into(),
             mean_duration_ns: Arc::clone(&self.mean_duration_ns),
             kernel_position: kernel_position.into(),
-            sm_demands: Arc::clone(&self.sm_demands),
+            occupancies: Arc::clone(&self.occupancies),
             first_iteration_is_setup: self.first_iteration_is_setup,
             shapes: Arc::clone(&self.shapes),
         }

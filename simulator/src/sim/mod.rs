@@ -8,6 +8,7 @@
 //! - [`gpu`]: the GPU model (quantum, switch costs, SMs, calibrated files);
 //! - [`engine`]: integer-nanosecond events, FIFO ties, the [`engine::Policy`]
 //!   trait the policies implement;
+//! - [`slots`]: kernels of different jobs sharing the SMs block by block (MPS);
 //! - [`simulate`]: runs a scenario under each policy and builds the report;
 //! - [`sweep`]: every ordered pair of jobs under every policy, in parallel;
 //! - [`fleet`]: sweeps as data (a spec), in shards for many machines, and
@@ -19,4 +20,5 @@ pub mod gpu;
 pub mod job;
 pub mod scenario;
 pub mod simulate;
+pub mod slots;
 pub mod sweep;

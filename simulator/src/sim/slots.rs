@@ -1,0 +1,347 @@
+//! Kernels of different processes sharing the SMs block by block, as under
+//! MPS ([`SmSharing::Blocks`](crate::sim::gpu::SmSharing::Blocks)).
+//!
+//! A kernel of `B` blocks, `p` of which fit on one SM (its grid, block,
+//! registers and shared memory against the per-SM limits:
+//! [`Occupancy`]), on a device of `S` SMs runs alone in
+//! `W = ceil(B / (p S))` waves of at most `w = min(B, p S)` blocks, and each
+//! block takes the block time `D / W` (`D`: its recorded duration). Beside
+//! other jobs' kernels:
+//!
+//! - **room**: a block holds `1 / p` of an SM. A kernel places blocks while
+//!   the SMs that other jobs' resident blocks hold, plus its own, leave room
+//!   for them, at most `w` at a time. A job's own kernels do not take room
+//!   from each other: its trace recorded how they shared the device.
+//! - **order**: kernels take room in the order they reached the GPU. While a
+//!   kernel waits for room, no later kernel of another job places a block
+//!   (in-order, "left-over" dispatch: the hardware places a grid's blocks
+//!   only after every block of the grids before it is placed; Gilman et al.,
+//!   *Demystifying the Placement Policies of the NVIDIA GPU Thread Block
+//!   Scheduler for Concurrent Kernels*, 2021). A kernel with blocks left keeps
+//!   the room its own finished blocks free.
+//! - **waves**: the blocks a kernel places at one instant run together and
+//!   retire together after the block time, times the concurrent-kernel
+//!   slowdown `1 + c o`, where `o` is the share of the SMs other jobs'
+//!   blocks held when they were placed (at most 1; `c`:
+//!   [`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
+//!   On the GPU blocks retire one by one, so a waiting kernel may start up to
+//!   a block time earlier than here.
+//!
+//! Alone, a kernel runs its `W` waves back to back, their lengths the integer
+//! split of `D`: exactly its recorded duration.
+
+use crate::sim::job::Occupancy;
+
+/// A wave the pool placed: the engine schedules its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    /// Job index.
+    pub job: usize,
+    /// Op index in the job.
+    pub op: usize,
+    /// The wave's identity (for [`SlotPool::wave_done`]).
+    pub wave: u32,
+    /// When its blocks retire, ns.
+    pub end_ns: i64,
+    /// True for the kernel's first wave (its first block started).
+    pub first: bool,
+}
+
+/// One kernel on the GPU.
+#[derive(Debug, Clone)]
+struct Active {
+    job: usize,
+    op: usize,
+    duration_ns: i64,
+    per_sm: u64,
+    /// Blocks of a full wave.
+    width: u64,
+    /// Waves alone.
+    waves: u64,
+    sms: f64,
+    /// Blocks not placed yet.
+    to_place: u64,
+    /// Blocks placed and not retired.
+    resident: u64,
+    /// Waves placed so far.
+    placed_waves: u64,
+    /// Waves in flight: (identity, blocks).
+    in_flight: Vec<(u32, u64)>,
+}
+
+impl Active {
+    /// SMs its resident blocks hold.
+    fn held(&self) -> f64 {
+        self.resident as f64 / self.per_sm as f64
+    }
+
+    /// Length of the next wave at full speed, ns: the integer split of the
+    /// duration over the waves alone (so they add up to it exactly), then
+    /// the block time for each wave more.
+    fn next_wave_ns(&self) -> i64 {
+        let (d, w, i) = (
+            i128::from(self.duration_ns.max(0)),
+            i128::from(self.waves),
+            i128::from(self.placed_waves),
+        );
+        let at = |i: i128| d * i / w;
+        if i < w {
+            (at(i + 1) - at(i)) as i64
+        } else {
+            (d as f64 / w as f64).round() as i64
+        }
+    }
+}
+
+/// The kernels sharing the SMs and their waves in flight.
+#[derive(Debug, Default)]
+pub struct SlotPool {
+    /// In the order they reached the GPU.
+    kernels: Vec<Active>,
+    /// SMs held per job (scratch of [`SlotPool::place`]).
+    held: Vec<f64>,
+    next_wave: u32,
+}
+
+impl SlotPool {
+    /// An empty pool for `jobs` jobs.
+    pub fn new(jobs: usize) -> SlotPool {
+        SlotPool {
+            kernels: Vec::new(),
+            held: vec![0.0; jobs],
+            next_wave: 0,
+        }
+    }
+
+    /// Kernel `op` of job `job` reached the GPU: it places blocks at the next
+    /// [`SlotPool::place`], after every kernel that reached it before.
+    pub fn admit(&mut self, job: usize, op: usize, occupancy: &Occupancy, duration_ns: i64) {
+        if job >= self.held.len() {
+            self.held.resize(job + 1, 0.0);
+        }
+        self.kernels.push(Active {
+            job,
+            op,
+            duration_ns,
+            per_sm: occupancy.per_sm,
+            width: occupancy.wave_blocks(),
+            waves: occupancy.waves(),
+            sms: f64::from(occupancy.sms),
+            to_place: occupancy.blocks,
+            resident: 0,
+            placed_waves: 0,
+            in_flight: Vec::new(),
+        });
+    }
+
+    /// True when no kernel is on the GPU.
+    pub fn is_empty(&self) -> bool {
+        self.kernels.is_empty()
+    }
+
+    /// Places what fits now, kernels in the order they reached the GPU;
+    /// appends each wave placed to `out`. `corun_slowdown`: the `c` of the
+    /// waves' slowdown.
+    pub fn place(&mut self, now: i64, corun_slowdown: f64, out: &mut Vec<Placed>) {
+        let SlotPool {
+            kernels,
+            held,
+            next_wave,
+        } = self;
+        held.iter_mut().for_each(|h| *h = 0.0);
+        for k in kernels.iter() {
+            held[k.job] += k.held();
+        }
+        let mut total: f64 = held.iter().sum();
+        // The job of the first kernel that waits for room: later kernels of
+        // other jobs place nothing (in-order dispatch).
+        let mut waiting: Option<usize> = None;
+        for k in kernels.iter_mut() {
+            if k.to_place == 0 || waiting.is_some_and(|w| w != k.job) {
+                continue;
+            }
+            let others = (total - held[k.job]).max(0.0);
+            let room = k.sms - others - k.held();
+            // Blocks that fit in `room` SMs; the tolerance keeps a whole
+            // device's worth of blocks from losing one to rounding.
+            let fit = if room > 0.0 {
+                (room * k.per_sm as f64 + 1e-6).floor() as u64
+            } else {
+                0
+            };
+            let n = k.to_place.min(k.width - k.resident).min(fit);
+            if n == 0 {
+                if k.resident < k.width {
+                    waiting.get_or_insert(k.job);
+                }
+                continue;
+            }
+            let base = k.next_wave_ns();
+            let o = (others / k.sms).clamp(0.0, 1.0);
+            let ns = if corun_slowdown > 0.0 && o > 0.0 {
+                (base as f64 * (1.0 + corun_slowdown * o)).round() as i64
+            } else {
+                base
+            };
+            k.placed_waves += 1;
+            k.to_place -= n;
+            k.resident += n;
+            let added = n as f64 / k.per_sm as f64;
+            held[k.job] += added;
+            total += added;
+            let wave = *next_wave;
+            *next_wave = next_wave.wrapping_add(1);
+            k.in_flight.push((wave, n));
+            out.push(Placed {
+                job: k.job,
+                op: k.op,
+                wave,
+                end_ns: now.saturating_add(ns.max(0)),
+                first: k.placed_waves == 1,
+            });
+        }
+    }
+
+    /// Wave `wave` of kernel `op` of job `job` retired. `None` when the pool
+    /// has no such wave (a stale event); else whether the kernel is done (no
+    /// block left to place or running), in which case it leaves the pool.
+    pub fn wave_done(&mut self, job: usize, op: usize, wave: u32) -> Option<bool> {
+        let i = self
+            .kernels
+            .iter()
+            .position(|k| k.job == job && k.op == op)?;
+        let k = &mut self.kernels[i];
+        let w = k.in_flight.iter().position(|&(id, _)| id == wave)?;
+        let (_, n) = k.in_flight.swap_remove(w);
+        k.resident -= n;
+        let done = k.to_place == 0 && k.in_flight.is_empty();
+        if done {
+            self.kernels.remove(i);
+        }
+        Some(done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the pool by itself: kernels `(job, occupancy, duration, admitted
+    /// at)`, each wave's end the next event; returns each kernel's (first
+    /// block, end).
+    fn run(kernels: &[(usize, Occupancy, i64, i64)], c: f64) -> Vec<(i64, i64)> {
+        let mut pool = SlotPool::new(4);
+        let mut out = Vec::new();
+        let mut ends: Vec<Placed> = Vec::new();
+        let mut result = vec![(i64::MIN, i64::MIN); kernels.len()];
+        let mut admitted = 0;
+        let mut now = 0;
+        loop {
+            while admitted < kernels.len() && kernels[admitted].3 <= now {
+                let (job, occ, d, _) = kernels[admitted];
+                pool.admit(job, admitted, &occ, d);
+                admitted += 1;
+            }
+            out.clear();
+            pool.place(now, c, &mut out);
+            for p in &out {
+                if p.first {
+                    result[p.op].0 = now;
+                }
+            }
+            ends.extend(out.iter().copied());
+            // The next event: a wave's end or an admission.
+            let next_end = ends.iter().map(|p| p.end_ns).min();
+            let next_admit = kernels.get(admitted).map(|k| k.3);
+            let Some(t) = [next_end, next_admit].into_iter().flatten().min() else {
+                break;
+            };
+            now = t;
+            while let Some(i) = ends.iter().position(|p| p.end_ns == now) {
+                let p = ends.remove(i);
+                if pool.wave_done(p.job, p.op, p.wave) == Some(true) {
+                    result[p.op].1 = now;
+                }
+            }
+        }
+        assert!(pool.is_empty());
+        result
+    }
+
+    /// A device of 10 SMs.
+    fn occ(blocks: u64, per_sm: u64) -> Occupancy {
+        Occupancy::new(blocks, per_sm, 10)
+    }
+
+    #[test]
+    fn alone_a_kernel_runs_its_waves_in_exactly_its_duration() {
+        // 25 blocks, 2 per SM on 10 SMs: waves of 20, 2 waves of 50 + 51 ns.
+        assert_eq!(run(&[(0, occ(25, 2), 101, 0)], 1.0), [(0, 101)]);
+        // Two kernels of one job overlapping take no room from each other.
+        assert_eq!(
+            run(&[(0, occ(20, 2), 100, 0), (0, occ(20, 2), 100, 10)], 1.0),
+            [(0, 100), (10, 110)]
+        );
+    }
+
+    #[test]
+    fn a_small_kernel_waits_behind_a_many_wave_kernel_of_another_job() {
+        // Job 0: 40 blocks, 1 per SM on 10 SMs: 4 waves of 10, 100 ns each.
+        // Job 1's one-block kernel arrives at 50: the device is full and job
+        // 0's kernel keeps its room while it has blocks to place (waves at
+        // 100, 200, 300), so the small kernel's block is placed at 400 and
+        // ends at 400 + 30. Job 0's kernel is not slowed.
+        assert_eq!(
+            run(&[(0, occ(40, 1), 400, 0), (1, occ(1, 1), 30, 50)], 0.0),
+            [(0, 400), (400, 430)]
+        );
+    }
+
+    #[test]
+    fn two_kernels_that_fit_alone_but_not_together() {
+        // 8 SMs each (8 blocks, 1 per SM) on 10 SMs. Job 0's (50 ns) from 0;
+        // job 1's (100 ns) at 0 too, after it: 2 blocks fit (block time 100,
+        // end 100). At 50 job 0's blocks retire: the 6 left are placed, end 150.
+        let pair = [(0, occ(8, 1), 50, 0), (1, occ(8, 1), 100, 0)];
+        assert_eq!(run(&pair, 0.0), [(0, 50), (0, 150)]);
+        // With c = 1 the 2 blocks placed beside job 0's 8 SMs (o = 0.8) take
+        // 180; the 6 placed at 50 beside no other job's block take 100: end 180.
+        assert_eq!(run(&pair, 1.0), [(0, 50), (0, 180)]);
+    }
+
+    #[test]
+    fn a_waiting_kernel_holds_back_later_kernels_of_other_jobs() {
+        // Job 0 holds 9.5 of 10 SMs (19 blocks, 2 per SM) for 100 ns. Job 1's
+        // kernel (1 block per SM) arrives at 10: half an SM is free, too
+        // little for one block, so it waits. Job 2's (half-SM blocks) arrives
+        // at 20: one block would fit, but it is behind job 1's. At 100 both
+        // place (5 SMs and half of one).
+        assert_eq!(
+            run(
+                &[
+                    (0, occ(19, 2), 100, 0),
+                    (1, occ(5, 1), 50, 10),
+                    (2, occ(1, 2), 50, 20)
+                ],
+                0.0
+            ),
+            [(0, 100), (100, 150), (100, 150)]
+        );
+        // Without job 1, job 2's block goes at once.
+        assert_eq!(
+            run(&[(0, occ(19, 2), 100, 0), (2, occ(1, 2), 50, 20)], 0.0),
+            [(0, 100), (20, 70)]
+        );
+    }
+
+    #[test]
+    fn waiting_for_room_then_more_waves_than_alone() {
+        // Job 0 holds 6 of 10 SMs for 100 ns. Job 1's 10 blocks (1 per SM, one
+        // wave alone, 50 ns) get 4 SMs at 0 (end 50), 4 more at 50 (end 100),
+        // the last 2 at 100 (job 0 gone): end 150.
+        assert_eq!(
+            run(&[(0, occ(6, 1), 100, 0), (1, occ(10, 1), 50, 0)], 0.0),
+            [(0, 100), (0, 150)]
+        );
+    }
+}
