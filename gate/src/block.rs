@@ -134,6 +134,11 @@ pub struct Slot {
     /// When its first launch reached the gate, ns; 0: not yet (see
     /// [`Header::align`]).
     pub arrived_ns: AtomicI64,
+    /// While the job waits at the gate under FIKIT: the predicted duration
+    /// of the kernel it waits to launch, ns; 0 when it does not wait. The
+    /// top job marks a launch only when a waiting job's kernel fits the gap
+    /// after it.
+    pub waiting_ns: AtomicI64,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and

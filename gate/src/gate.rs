@@ -126,6 +126,18 @@ impl<'a> Gate<'a> {
             .saturating_add(s.last_gap_ns.load(SeqCst))
     }
 
+    /// The shortest predicted kernel another running job waits at the gate
+    /// to launch, ns; `None` when no other job waits.
+    fn shortest_waiting(&self) -> Option<i64> {
+        (0..self.block.jobs())
+            .filter(|&j| j != self.me)
+            .map(|j| self.block.slot(j))
+            .filter(|o| o.state.load(SeqCst) == state::RUNNING)
+            .map(|o| o.waiting_ns.load(SeqCst))
+            .filter(|&w| w > 0)
+            .min()
+    }
+
     /// Takes the fill token for `seq` when it is free: no fill, or the last
     /// filler's launch is done, or its job is no longer running.
     fn take_fill(&self, seq: u32) -> bool {
@@ -205,11 +217,13 @@ impl<'a> Gate<'a> {
                         }
                     }
                     // The top job (or nothing else runs): go at once; mark
-                    // only where a fill could follow.
+                    // only where a fill could follow: a job waits with a
+                    // kernel that fits the predicted gap after this launch.
                     _ => {
                         let gap = self.table.gap_after(key);
                         s.last_gap_ns.store(gap, SeqCst);
-                        break gap >= b.header().min_fill_ns.load(Relaxed);
+                        break gap >= b.header().min_fill_ns.load(Relaxed)
+                            && self.shortest_waiting().is_some_and(|w| w <= gap);
                     }
                 },
             }
@@ -221,9 +235,16 @@ impl<'a> Gate<'a> {
                 timed_out = true;
                 break true;
             }
+            if policy == GatePolicy::Fikit && s.waiting_ns.load(Relaxed) == 0 {
+                // Tell the top job what would fill its next gap (at least 1 ns).
+                s.waiting_ns.store(predicted.max(1), SeqCst);
+            }
             clock.pause(now - start);
             now = clock.now();
         };
+        if s.waiting_ns.load(Relaxed) != 0 {
+            s.waiting_ns.store(0, SeqCst);
+        }
         if now > start {
             s.waits.fetch_add(1, Relaxed);
             s.wait_ns.fetch_add((now - start) as u64, Relaxed);
@@ -337,17 +358,53 @@ mod tests {
 
     #[test]
     fn the_top_job_never_waits_and_marks_only_before_fillable_gaps() {
-        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9, 9]);
         b.header().min_fill_ns.store(50_000, SeqCst);
         let g = Gate::new(&b, 0, table(&[(1, 10_000, 2_000), (2, 10_000, 400_000)]));
         let mut c = script(&b, 100, |_, _| panic!("the top job waited"));
+        // Job 1 waits to launch a 300 µs kernel.
+        b.slot(1).waiting_ns.store(300_000, SeqCst);
         let l = g.before_launch(Some(1), &mut c);
         assert_eq!((l.seq, l.mark), (1, false), "a 2 µs gap fits no fill");
         let l = g.before_launch(Some(2), &mut c);
         assert_eq!((l.seq, l.mark), (2, true), "a 400 µs gap may be filled");
         assert_eq!(b.slot(0).last_gap_ns.load(SeqCst), 400_000);
         assert_eq!(b.slot(0).first_launch_ns.load(SeqCst), 100);
-        assert_eq!(b.slot(0).launched.load(SeqCst), 2);
+        // Its kernel is too long for the gap: no mark; job 2's 100 µs one fits.
+        b.slot(1).waiting_ns.store(500_000, SeqCst);
+        assert!(!g.before_launch(Some(2), &mut c).mark);
+        b.slot(2).waiting_ns.store(100_000, SeqCst);
+        assert!(g.before_launch(Some(2), &mut c).mark);
+        // Nobody waits (job 2 exited while waiting): nothing to mark for.
+        b.slot(1).waiting_ns.store(0, SeqCst);
+        b.slot(2).state.store(state::EXITED, SeqCst);
+        let l = g.before_launch(Some(2), &mut c);
+        assert_eq!((l.seq, l.mark), (5, false));
+        assert_eq!(b.slot(0).marked.load(SeqCst), 2);
+    }
+
+    #[test]
+    fn a_waiting_filler_says_what_it_waits_to_launch_and_clears_it() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        let top = b.slot(0);
+        top.first_launch_ns.store(1, SeqCst);
+        top.launched.store(1, SeqCst);
+        top.last_gap_ns.store(300_000, SeqCst);
+        let g = Gate::new(&b, 1, table(&[(5, 200_000, 0)]));
+        let mut seen = Vec::new();
+        let mut c = script(&b, 0, |t, b| {
+            seen.push(b.slot(1).waiting_ns.load(SeqCst));
+            if t == 20_000 {
+                b.slot(0).done.store(1, SeqCst);
+            }
+        });
+        g.before_launch(Some(5), &mut c);
+        drop(c);
+        assert!(
+            !seen.is_empty() && seen.iter().all(|&w| w == 200_000),
+            "{seen:?}"
+        );
+        assert_eq!(b.slot(1).waiting_ns.load(SeqCst), 0);
     }
 
     #[test]
