@@ -10,10 +10,15 @@ Prints one JSON line last: {"model", "batch", "mode", "iters", "ms_per_iter", ..
 exports it as Kineto Chrome-trace JSON (gzipped when PATH ends in .gz), which
 `fikit-sim import` reads (scripts/capture/capture-kineto.sh).
 
-Models: resnet50, mobilenet_v3_large, efficientnet_b0, vit_b_16 (torchvision)
-and bert-base (transformers' BertModel built from a default BertConfig).
-Modes: eval (inference under torch.inference_mode) and train (forward,
-backward and an SGD step).
+Models: resnet50, mobilenet_v3_large, efficientnet_b0, vit_b_16 (torchvision),
+bert-base (transformers' BertModel built from a default BertConfig) and gpt2
+(a transformer decoder: transformers' GPT2LMHeadModel from a default
+GPT2Config, 124M parameters).
+Modes: eval (inference under torch.inference_mode), train (forward,
+backward and an SGD step) and, for gpt2, decode: each iteration is one
+request that reads a prompt of --seq-len tokens and generates --new-tokens
+more, greedily, one forward pass a token with the KV cache, the next token
+chosen on the GPU (no host synchronization until the request ends).
 """
 
 import argparse
@@ -52,17 +57,42 @@ def build(model_name, batch, seq_len, device):
             return out.last_hidden_state.float().pow(2).mean()
 
         return m.to(device), (lambda: (ids, mask)), loss_fn
-    raise SystemExit(f"unknown model {model_name!r}; choose from {VISION + ('bert-base',)}")
+    if model_name == "gpt2":
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        cfg = GPT2Config()  # gpt2 shape: 12 layers, hidden 768, 124M parameters
+        m = GPT2LMHeadModel(cfg)
+        ids = torch.randint(0, cfg.vocab_size, (batch, seq_len), device=device)
+
+        def loss_fn(out):
+            return out.logits.float().pow(2).mean()
+
+        return m.to(device), (lambda: (ids,)), loss_fn
+    raise SystemExit(f"unknown model {model_name!r}; choose from {VISION + ('bert-base', 'gpt2')}")
+
+
+def decode(model, prompt, new_tokens):
+    """One generation request: the prompt's forward pass, then one pass per
+    new token over the KV cache, each next token the argmax (on the GPU)."""
+    out = model(prompt, use_cache=True)
+    past = out.past_key_values
+    tok = out.logits[:, -1:].argmax(-1)
+    for _ in range(new_tokens - 1):
+        out = model(tok, past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        tok = out.logits[:, -1:].argmax(-1)
+    return tok
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True)
     ap.add_argument("--batch", type=int, default=1)
-    ap.add_argument("--mode", choices=("eval", "train"), default="eval")
+    ap.add_argument("--mode", choices=("eval", "train", "decode"), default="eval")
     ap.add_argument("--iters", type=int, default=100, help="timed iterations")
     ap.add_argument("--warmup", type=int, default=10, help="untimed iterations first")
-    ap.add_argument("--seq-len", type=int, default=128, help="sequence length (bert-base)")
+    ap.add_argument("--seq-len", type=int, default=128, help="sequence length (bert-base; gpt2's prompt)")
+    ap.add_argument("--new-tokens", type=int, default=32, help="tokens generated per request (--mode decode)")
     ap.add_argument("--sleep-ms", type=float, default=0.0,
                     help="host think time after each iteration (request inter-arrival gap)")
     ap.add_argument("--torch-profiler", action="store_true",
@@ -74,6 +104,8 @@ def main():
     a = ap.parse_args()
     if a.chrome_trace:
         a.torch_profiler = True
+    if a.mode == "decode" and a.model != "gpt2":
+        raise SystemExit("--mode decode needs --model gpt2 (a decoder)")
 
     torch.manual_seed(a.seed)
     device = torch.device("cuda")
@@ -87,7 +119,10 @@ def main():
 
     def step():
         inp = make_input()
-        if opt is None:
+        if a.mode == "decode":
+            with torch.inference_mode():
+                decode(model, inp[0], a.new_tokens)
+        elif opt is None:
             with torch.inference_mode():
                 out = model(*inp)
         else:
