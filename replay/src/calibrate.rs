@@ -399,8 +399,147 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
     })
 }
 
+/// Block time of the dispatch-order probe's wide kernel, ns.
+const DISPATCH_BLOCK_NS: u64 = 200_000;
+/// Waves of the wide kernel: three full and a half, so that its last wave
+/// leaves room beside it.
+const DISPATCH_WAVES: f64 = 3.5;
+/// Rounds of the dispatch-order probe.
+const DISPATCH_ROUNDS: usize = 7;
+
+/// The order in which the GPU places the blocks of kernels that run at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DispatchOrder {
+    /// A kernel's blocks are placed only after every block of the kernels
+    /// that reached the GPU before it (what the simulator's MPS model
+    /// assumes: `fikit_sim::sim::slots`).
+    InOrder,
+    /// A later kernel's blocks take room as soon as any block retires.
+    Interleaved,
+    /// Neither fits what was seen.
+    Unclear,
+}
+
+impl DispatchOrder {
+    /// In words, as calibrate's model source says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DispatchOrder::InOrder => "in order",
+            DispatchOrder::Interleaved => "interleaved",
+            DispatchOrder::Unclear => "in no clear order",
+        }
+    }
+}
+
+/// What the dispatch-order probe saw ([`dispatch_order`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DispatchProbe {
+    /// Waves of the wide kernel (its blocks over the blocks the GPU holds).
+    pub waves: f64,
+    /// Its block time, ns.
+    pub block_ns: u64,
+    /// Per round: when the one-block kernel's block started after the wide
+    /// kernel's first block, in block times.
+    pub starts_in_blocks: Vec<f64>,
+    /// Their median.
+    pub median_in_blocks: f64,
+    /// What that says.
+    pub order: DispatchOrder,
+}
+
+/// Classifies the dispatch order from when a one-block kernel, launched on
+/// another stream half a block time into a wide kernel of `waves` waves,
+/// started (`start_in_blocks`, block times after the wide kernel's first
+/// block). In order, it waits until the wide kernel places its last, partial
+/// wave: `floor(waves)` block times. Interleaved, it takes the first room a
+/// retiring block frees: about 1 block time.
+pub fn classify_dispatch(waves: f64, start_in_blocks: f64) -> DispatchOrder {
+    let last_wave = waves.floor();
+    if (start_in_blocks - last_wave).abs() <= 0.5 {
+        DispatchOrder::InOrder
+    } else if start_in_blocks <= 1.5 {
+        DispatchOrder::Interleaved
+    } else {
+        DispatchOrder::Unclear
+    }
+}
+
+/// The dispatch-order probe: a wide spin kernel of [`DISPATCH_WAVES`] waves
+/// of 200 µs blocks on one stream; half a block time after its launch, a
+/// one-block kernel on another stream of the same context (kernels of one
+/// context run at once as MPS clients' do); when did the one block start?
+/// [`classify_dispatch`] reads the median over [`DISPATCH_ROUNDS`] rounds.
+pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
+    let threads = CORUN_THREADS;
+    let per_sm = gpu.blocks_per_sm(threads, 0)?.max(1);
+    let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
+    let blocks = (capacity * DISPATCH_WAVES).round() as u32;
+    let waves = f64::from(blocks) / capacity;
+    let wide = gpu.stream(false)?;
+    let small = gpu.stream(false)?;
+    let stamps = gpu.alloc(64)?;
+    let mut starts = Vec::new();
+    // One warm-up round, not counted.
+    for round in 0..=DISPATCH_ROUNDS {
+        gpu.write_u64(stamps, &[u64::MAX; 8])?;
+        let t0 = crate::now_ns();
+        gpu.launch_spin(
+            wide,
+            [blocks, 1, 1],
+            [threads, 1, 1],
+            0,
+            DISPATCH_BLOCK_NS,
+            None,
+            stamps.at(0),
+        )?;
+        crate::spin_until(t0 + (DISPATCH_BLOCK_NS / 2) as i64);
+        gpu.launch_spin(
+            small,
+            [1, 1, 1],
+            [threads, 1, 1],
+            0,
+            10_000,
+            None,
+            stamps.at(32),
+        )?;
+        gpu.synchronize()?;
+        let w = gpu.read_u64(stamps, 8)?;
+        if round > 0 && w[0] != u64::MAX && w[4] != u64::MAX {
+            starts.push((w[4] as f64 - w[0] as f64) / DISPATCH_BLOCK_NS as f64);
+        }
+    }
+    let mut sorted = starts.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
+    Ok(DispatchProbe {
+        waves,
+        block_ns: DISPATCH_BLOCK_NS,
+        starts_in_blocks: starts,
+        median_in_blocks: median,
+        order: if median.is_finite() {
+            classify_dispatch(waves, median)
+        } else {
+            DispatchOrder::Unclear
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dispatch_order_from_the_small_kernels_start() {
+        use super::{DispatchOrder::*, classify_dispatch};
+        // 3.5 waves: in order, the block goes with the last wave at 3 block times.
+        assert_eq!(classify_dispatch(3.5, 3.02), InOrder);
+        assert_eq!(classify_dispatch(3.5, 2.6), InOrder);
+        // Interleaved: at the first retirement after its launch (0.5 in).
+        assert_eq!(classify_dispatch(3.5, 1.01), Interleaved);
+        assert_eq!(classify_dispatch(3.5, 0.5), Interleaved);
+        assert_eq!(classify_dispatch(3.5, 2.0), Unclear);
+        assert_eq!(classify_dispatch(3.5, 4.0), Unclear);
+    }
+
     use super::*;
 
     #[test]

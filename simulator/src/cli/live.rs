@@ -53,9 +53,10 @@ pub struct ProbeArgs {
     device: i32,
     /// `probe` (one long kernel logging its switch-outs), `busy` (back-to-back
     /// kernels of --kernel-us on every SM), `sparse` (a short kernel every
-    /// --period-us, each waited for; logs latencies) or `corun` (small kernels
+    /// --period-us, each waited for; logs latencies), `corun` (small kernels
     /// timed alone and beside loads on another stream: the concurrent-kernel
-    /// slowdown).
+    /// slowdown) or `dispatch` (a one-block kernel beside a wide one: the
+    /// order in which blocks of concurrent kernels are placed).
     #[arg(long, default_value = "probe")]
     mode: String,
     /// Kernel length for busy and sparse, µs.
@@ -240,6 +241,10 @@ pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
                     .map(|&k| fikit_replay::calibrate::corun(&gpu, k, &CORUN_DEMANDS))
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(serde_json::json!({ "gpu": gpu.name, "corun": fits }))
+            }
+            "dispatch" => {
+                let d = fikit_replay::calibrate::dispatch_order(&gpu)?;
+                Ok(serde_json::json!({ "gpu": gpu.name, "dispatch": d }))
             }
             "sparse" => {
                 let lat = fikit_replay::calibrate::sparse(
@@ -488,6 +493,31 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
         at_least_0(slowdown(LoadKind::Memory)),
         at_least_0(slowdown(LoadKind::Spin)),
     );
+    // The order in which blocks of concurrent kernels are placed: what the
+    // MPS model assumes (in order), checked; not a model parameter.
+    eprintln!(
+        "fikit-sim: calibrate: dispatch order (a one-block kernel beside a kernel of 3.5 waves on another stream)"
+    );
+    let outs = probes_with(
+        &[vec!["--mode".to_string(), "dispatch".to_string()]],
+        &a,
+        dir.path(),
+        "dispatch",
+    )?;
+    let dispatch: fikit_replay::calibrate::DispatchProbe =
+        serde_json::from_value(outs[0]["dispatch"].clone())
+            .context("dispatch-order probe output")
+            .map_err(other)?;
+    if dispatch.order != fikit_replay::calibrate::DispatchOrder::InOrder {
+        eprintln!(
+            "fikit-sim: calibrate: warning: blocks of concurrent kernels were not placed in order \
+             ({}: the one-block kernel started {:.2} block times into a kernel of {:.2} waves); \
+             the MPS model assumes they are",
+            dispatch.order.describe(),
+            dispatch.median_in_blocks,
+            dispatch.waves
+        );
+    }
     let [h25, h50, h75] = handover.quartiles_ns;
     launch.sort_unstable();
     let launch_ns = launch.get(launch.len() / 2).copied().unwrap_or(0);
@@ -505,7 +535,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
              SM share, least squares over a small kernel beside loads of 25/50/75% of the SMs on \
              another stream: memory-streaming {:.3} (corun_slowdown), the replay's spin kernel \
              {:.3} (replay_corun_slowdown; fits below 0 count as 0; the compute-bound probe's fit, \
-             not used, is in calibrate's output); immediate and block preemption fields are the documented defaults",
+             not used, is in calibrate's output); blocks of concurrent kernels placed {} (a \
+             one-block kernel started {:.2} block times into a kernel of {:.2} waves; the MPS \
+             model assumes in order); immediate and block preemption fields are the documented defaults",
             args.join(" "),
             gpu,
             gpu_name(a.device),
@@ -519,6 +551,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             h75 as f64 / 1e3,
             c_memory,
             c_spin,
+            dispatch.order.describe(),
+            dispatch.median_in_blocks,
+            dispatch.waves,
         ),
         timeslice_quantum_ns: e2.quantum_ns,
         context_switch_ns: e2.switch_ns,
@@ -533,7 +568,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     std::fs::write(&a.output, format!("{text}\n"))
         .with_context(|| format!("writing {}", a.output.display()))
         .map_err(other)?;
-    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "handover": handover, "corun": corun, "model": model });
+    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "handover": handover, "corun": corun, "dispatch": dispatch, "model": model });
     print(&format!(
         "{}\n",
         serde_json::to_string_pretty(&summary).unwrap_or_default()
