@@ -261,3 +261,115 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
             "run.json: a exclusive round has 2 jobs, the scenario 1",
         ));
 }
+
+#[test]
+fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
+    let d = tempfile::tempdir().unwrap();
+    // The jobs bring their profiles, so nothing is profiled.
+    fikit_trace::write_trace(
+        &d.path().join("hi.parquet"),
+        &fikit_trace::fixture::serving("hi", 0, 3),
+    )
+    .unwrap();
+    fikit_trace::write_trace(
+        &d.path().join("lo.parquet"),
+        &fikit_trace::fixture::training("lo", 9, 20),
+    )
+    .unwrap();
+    let set = d.path().join("set.json");
+    let write_set = |pairs: serde_json::Value| {
+        std::fs::write(
+            &set,
+            serde_json::json!({
+                "about": "two pairs of stand-ins",
+                "repetitions": 1,
+                "policies": ["exclusive", "timeslice"],
+                "jobs": {
+                    "hi": {"priority": 0, "command": ["true"], "profile": "hi.parquet"},
+                    "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"},
+                    "lo2": {"priority": 9, "command": ["true"], "profile": "lo.parquet"}
+                },
+                "pairs": pairs
+            })
+            .to_string(),
+        )
+        .unwrap();
+    };
+    write_set(serde_json::json!([
+        {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
+        {"name": "hi-lo2", "jobs": ["hi", "lo2"], "sample": "out"}
+    ]));
+    let out = d.path().join("out");
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"));
+    for pair in ["hi-lo", "hi-lo2"] {
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(pair).join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(run["complete"], true);
+        assert_eq!(run["rounds"].as_array().unwrap().len(), 2, "{pair}");
+    }
+    for f in ["summary.txt", "summary.json", "summary.html"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let rows = summary["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8, "2 pairs x 2 policies x 2 jobs");
+    assert!(
+        rows.iter()
+            .any(|r| r["pair"] == "hi-lo2" && r["sample"] == "out")
+    );
+    // Run again: both pairs are complete and kept; a third runs.
+    write_set(serde_json::json!([
+        {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
+        {"name": "hi-lo2", "jobs": ["hi", "lo2"], "sample": "out"},
+        {"name": "lo-lo2", "jobs": ["lo", "lo2"], "sample": "out"}
+    ]));
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("pair 1/3 hi-lo: complete in"))
+        .stderr(predicates::str::contains("pair 3/3 lo-lo2 (out sample)"));
+    // The summary alone, with a pair not run: it says so.
+    write_set(serde_json::json!([
+        {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
+        {"name": "later", "jobs": ["hi", "lo"], "sample": "out"}
+    ]));
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .arg("--summary-only")
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("not run yet: later"));
+    // Bad input: a pair of an unknown job; --set with a scenario.
+    write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "set.json: pairs[0].jobs: \"nope\" is not in jobs",
+        ));
+    cmd("fikit-run")
+        .arg("s.json")
+        .arg("--set")
+        .arg(&set)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("cannot be used with"));
+}

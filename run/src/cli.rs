@@ -14,6 +14,7 @@ use fikit_sim::sim::job::Job;
 use crate::exec::{ExecError, ExecOptions, Round, install_signals, run_round};
 use crate::report::{Row, predict, rows, table};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
+use crate::set::{Set, summarize, summary_html, summary_text};
 
 /// Runs real programs together on one GPU under exclusive, time slicing, MPS,
 /// preemptive priority and FIKIT, and prints per job its region (first
@@ -71,6 +72,18 @@ pub struct Args {
     /// an earlier run's run.json, with this scenario's jobs and profiles.
     #[arg(long, value_name = "RUN_JSON")]
     pub report: Option<PathBuf>,
+    /// Instead of a scenario: a validation set (JSON: jobs with priority,
+    /// command and optional profile; pairs with their jobs and whether they
+    /// are in or out of sample; policies; repetitions; see run/README.md).
+    /// Profiles each job alone with fikit-profile (beside this program) into
+    /// OUT/profiles/, runs each pair into OUT/<pair>/ (a pair with a complete
+    /// run.json is not run again) and writes OUT/summary.{txt,json,html}:
+    /// simulated against real slowdown per policy, in and out of sample.
+    #[arg(long, value_name = "SET_JSON", conflicts_with_all = ["scenario", "jobs", "report"])]
+    pub set: Option<PathBuf>,
+    /// With --set: run nothing, rebuild the summary from OUT's pairs.
+    #[arg(long, requires = "set")]
+    pub summary_only: bool,
 }
 
 fn parse_policy(s: &str) -> Result<RunPolicy, String> {
@@ -484,10 +497,230 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
     })
 }
 
+/// What a validation-set run needs, once the command line is read.
+#[derive(Debug, Clone)]
+pub struct SetOptions {
+    /// The set, checked (policies and repetitions as the command line says).
+    pub set: Set,
+    /// Its output folder.
+    pub out: PathBuf,
+    /// Rebuild the summary only.
+    pub summary_only: bool,
+    /// The collector; `None` with `summary_only`.
+    pub collector: Option<PathBuf>,
+    /// fikit-profile beside this program (`None` when it is missing).
+    pub profiler: Option<PathBuf>,
+    /// The prediction's model choice.
+    pub model: Option<String>,
+    /// The gate's timeout, ms.
+    pub gate_timeout_ms: u64,
+    /// A round's time limit, s.
+    pub round_timeout_s: u64,
+    /// The least co-run share for a repetition to count.
+    pub min_overlap: f64,
+}
+
+impl Args {
+    /// The plain options of `--set`, or bad input.
+    pub fn into_set_options(self) -> Result<SetOptions> {
+        let path = self.set.clone().expect("called with --set");
+        let mut set = Set::load(&path).map_err(bad)?;
+        if !self.policies.is_empty() {
+            set.policies = self.policies.clone();
+        }
+        if let Some(r) = self.repetitions {
+            set.repetitions = r;
+        }
+        set.check().map_err(|m| {
+            bad(format!(
+                "{} (with the command line's options): {m}",
+                path.display()
+            ))
+        })?;
+        if !(0.0..=1.0).contains(&self.min_overlap) {
+            return Err(bad(format!(
+                "--min-overlap {}: expected a share from 0 to 1",
+                self.min_overlap
+            )));
+        }
+        let collector = if self.summary_only {
+            None
+        } else {
+            Some(fikit_profile::run::find_collector().map_err(bad)?)
+        };
+        let profiler = std::env::current_exe()
+            .ok()
+            .map(|e| e.with_file_name("fikit-profile"))
+            .filter(|p| p.is_file());
+        Ok(SetOptions {
+            set,
+            out: self.out,
+            summary_only: self.summary_only,
+            collector,
+            profiler,
+            model: self.model,
+            gate_timeout_ms: self.gate_timeout_ms,
+            round_timeout_s: self.round_timeout_s,
+            min_overlap: self.min_overlap,
+        })
+    }
+}
+
+/// Profiles job `name` alone into `out/profiles/<name>.parquet` (unless it
+/// has a profile or that file exists); returns the profile's path.
+fn profile_job(o: &SetOptions, name: &str) -> Result<PathBuf> {
+    let j = &o.set.jobs[name];
+    if let Some(p) = &j.profile {
+        return Ok(p.clone());
+    }
+    let dir = o.out.join("profiles");
+    let dest = dir.join(format!("{name}.parquet"));
+    if dest.is_file() {
+        eprintln!("fikit-run: profile of {name}: {} (kept)", dest.display());
+        return Ok(dest);
+    }
+    let profiler = o.profiler.as_ref().ok_or_else(|| {
+        bad(format!(
+            "job {name} has no profile and fikit-profile is not beside this program"
+        ))
+    })?;
+    let work = dir.join(format!("{name}.d"));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).with_context(|| format!("cannot make {}", work.display()))?;
+    let log = dir.join(format!("{name}.log"));
+    let log_file =
+        std::fs::File::create(&log).with_context(|| format!("cannot write {}", log.display()))?;
+    eprintln!(
+        "fikit-run: profiling {name} alone ({})",
+        j.command.join(" ")
+    );
+    let status = std::process::Command::new(profiler)
+        .arg("--name")
+        .arg(name)
+        .arg("--priority")
+        .arg(j.priority.to_string())
+        .arg("-o")
+        .arg(&work)
+        .arg("--")
+        .args(&j.command)
+        .stdout(log_file.try_clone()?)
+        .stderr(log_file)
+        .status()
+        .with_context(|| format!("cannot run {}", profiler.display()))?;
+    if !status.success() {
+        anyhow::bail!(
+            "profiling {name} failed ({status}); its output: {}",
+            log.display()
+        );
+    }
+    let traces: Vec<PathBuf> = std::fs::read_dir(&work)
+        .with_context(|| format!("cannot read {}", work.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    match traces.as_slice() {
+        [one] => {
+            std::fs::rename(one, &dest)
+                .with_context(|| format!("cannot move {} to {}", one.display(), dest.display()))?;
+            let _ = std::fs::remove_dir_all(&work);
+            Ok(dest)
+        }
+        [] => anyhow::bail!(
+            "profiling {name}: no CUDA process was traced (its output: {})",
+            log.display()
+        ),
+        _ => Err(bad(format!(
+            "profiling {name}: {} CUDA processes were traced (in {}); give the job the one to use as its profile",
+            traces.len(),
+            work.display()
+        ))),
+    }
+}
+
+/// Whether `dir/run.json` is a complete run.
+fn complete_run(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| v["complete"] == true)
+}
+
+/// Runs a validation set (or rebuilds its summary); returns the exit code.
+pub fn run_set(o: &SetOptions) -> Result<i32> {
+    std::fs::create_dir_all(&o.out).with_context(|| format!("cannot make {}", o.out.display()))?;
+    let mut code = 0;
+    if !o.summary_only {
+        let mut profiles = std::collections::BTreeMap::new();
+        for name in o.set.used_jobs() {
+            profiles.insert(name.to_string(), profile_job(o, name)?);
+        }
+        let n = o.set.pairs.len();
+        for (i, p) in o.set.pairs.iter().enumerate() {
+            let dir = o.out.join(&p.name);
+            if complete_run(&dir) {
+                eprintln!(
+                    "fikit-run: pair {}/{n} {}: complete in {} (kept)",
+                    i + 1,
+                    p.name,
+                    dir.display()
+                );
+                continue;
+            }
+            eprintln!(
+                "fikit-run: pair {}/{n} {} ({} sample)",
+                i + 1,
+                p.name,
+                p.sample.name()
+            );
+            let opts = RunOptions {
+                scenario: o.set.scenario(p, &profiles),
+                exec: ExecOptions {
+                    collector: o.collector.clone().unwrap_or_default(),
+                    profiler: None,
+                    trace_dir: None,
+                    out_dir: dir,
+                    gate_timeout_ms: o.gate_timeout_ms,
+                    round_timeout_s: o.round_timeout_s,
+                },
+                model: o.model.clone(),
+                min_overlap: o.min_overlap,
+                report: None,
+            };
+            match run(&opts)? {
+                130 => {
+                    code = 130;
+                    break;
+                }
+                0 => {}
+                c => code = code.max(c),
+            }
+        }
+    }
+    let summary = summarize(&o.set, &o.out).map_err(bad)?;
+    let text = summary_text(&summary);
+    println!("{text}");
+    for (file, body) in [
+        ("summary.txt", text),
+        (
+            "summary.json",
+            serde_json::to_string_pretty(&summary)? + "\n",
+        ),
+        ("summary.html", summary_html(&o.set, &summary)),
+    ] {
+        let p = o.out.join(file);
+        std::fs::write(&p, body).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(code)
+}
+
 /// `fikit-run`'s main: exit code 2 for bad input, 1 for failures.
 pub fn main() -> i32 {
     let args = Args::parse();
-    let result = args.into_options().and_then(|o| run(&o));
+    let result = if args.set.is_some() {
+        args.into_set_options().and_then(|o| run_set(&o))
+    } else {
+        args.into_options().and_then(|o| run(&o))
+    };
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -14,9 +14,12 @@
 //! - [`scenario`]: the scenario file;
 //! - [`exec`]: running one round and measuring it;
 //! - [`report`]: medians, ranges, the co-run check and the prediction;
+//! - [`set`]: a validation set of pairs, and its summary of simulated
+//!   against real slowdowns in and out of sample;
 //! - [`cli`]: the command line.
 
 pub mod cli;
 pub mod exec;
 pub mod report;
 pub mod scenario;
+pub mod set;

@@ -2,7 +2,7 @@
 //! range, the co-run check, and fikit-sim's prediction for the same profiles
 //! started when the real jobs started.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::sim::gpu::GpuModel;
@@ -14,7 +14,7 @@ use crate::exec::{JobRun, Round};
 use crate::scenario::RunPolicy;
 
 /// A median with the range it came from.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// Median (the mean of the two middle values for an even count).
     pub median: f64,
@@ -47,7 +47,7 @@ impl Spread {
 }
 
 /// One job under one policy, over the repetitions.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
     /// Policy.
     pub policy: RunPolicy,
@@ -87,7 +87,7 @@ pub struct Row {
 }
 
 /// Gate counters, medians over repetitions.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct GateStats {
     /// Kernel launches.
     pub launches: f64,

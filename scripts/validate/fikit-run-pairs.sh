@@ -11,9 +11,9 @@
 # POLICIES (exclusive,timeslice,fikit), OVERHEAD_ROUNDS (3; 0 skips),
 # ROUND_TIMEOUT (300 s: a round still running is stopped), DEADLINE (seconds
 # from the start; a pair still running then gets Ctrl-C and writes what it has),
-# PAIR_MIN_S (with DEADLINE: a pair starts only with at least this many seconds left),
-# SET (a set file such as scripts/validate/real-set.json: its jobs and pairs
-# replace the tables below; its repetitions and policies are the defaults).
+# PAIR_MIN_S (with DEADLINE: a pair starts only with at least this many seconds left).
+# The real validation set (scripts/validate/real-set.json) runs with
+# `fikit-run --set` instead, from the repository root.
 # Writes OUT_DIR/profiles/, OUT_DIR/overhead.txt, OUT_DIR/<pair>/{run.json,table.txt,logs/}.
 set -euo pipefail
 BIN=$(cd "${1:?usage: fikit-run-pairs.sh BIN_DIR OUT_DIR [PAIR...]}" && pwd)
@@ -22,8 +22,6 @@ shift 2
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 W="$(cd "$(dirname "$0")/../workloads" && pwd)/workload.py"
-USER_REPS=${REPS:-}
-USER_POLICIES=${POLICIES:-}
 REPS=${REPS:-3}
 POLICIES=${POLICIES:-exclusive,timeslice,fikit}
 OVERHEAD_ROUNDS=${OVERHEAD_ROUNDS:-3}
@@ -52,17 +50,6 @@ PAIRS=(
   "r50b1serve+r50b128|r50b1serve|r50b128"
   "bertb1+r50t32|bertb1|r50t32"
 )
-
-if [ -n "${SET:-}" ]; then
-  mapfile -t JOBS < <(python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))
-for n, j in s["jobs"].items(): print(n, j["priority"], j["args"], sep="|")' "$SET")
-  mapfile -t PAIRS < <(python3 -c 'import json, sys
-s = json.load(open(sys.argv[1]))
-for p in s["pairs"]: print(p["name"], p["high"], p["low"], sep="|")' "$SET")
-  REPS=${USER_REPS:-$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("repetitions", 3))' "$SET")}
-  POLICIES=${USER_POLICIES:-$(python3 -c 'import json, sys; print(",".join(json.load(open(sys.argv[1]))["policies"]))' "$SET")}
-fi
 
 args_of() { for e in "${JOBS[@]}"; do IFS='|' read -r n p a <<<"$e"; [ "$n" = "$1" ] && echo "$a"; done; }
 prio_of() { for e in "${JOBS[@]}"; do IFS='|' read -r n p a <<<"$e"; [ "$n" = "$1" ] && echo "$p"; done; }

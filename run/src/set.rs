@@ -1,0 +1,607 @@
+//! A validation set: pairs of real commands, each job profiled alone with
+//! `fikit-profile`, each pair run under the set's policies as a scenario
+//! would be (its own folder, `run.json`, `table.txt`), and a summary of the
+//! simulated against the real slowdowns, in sample and out of sample.
+//!
+//! ```json
+//! {
+//!   "repetitions": 3,
+//!   "policies": ["exclusive", "timeslice", "mps"],
+//!   "jobs": {
+//!     "infer": {"priority": 0, "command": ["python3", "infer.py"]},
+//!     "train": {"priority": 9, "command": ["python3", "train.py"], "profile": "train.parquet"}
+//!   },
+//!   "pairs": [{"name": "infer-train", "jobs": ["infer", "train"], "sample": "out"}]
+//! }
+//! ```
+//! `sample` is `in` (results may guide the model) or `out` (out of sample:
+//! only reported). A job's `profile` (relative to the set file) skips its
+//! profiling run. Commands run as given, in the current folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::{Row, Spread};
+use crate::scenario::{JobSpec, RunPolicy, Scenario};
+
+/// Whether a pair may guide the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Sample {
+    /// In sample: may be used to choose or tune.
+    In,
+    /// Out of sample: only reported.
+    Out,
+}
+
+impl Sample {
+    /// `in` or `out`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sample::In => "in",
+            Sample::Out => "out",
+        }
+    }
+}
+
+/// One job of a set.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetJob {
+    /// 0 (highest) to 9.
+    pub priority: u8,
+    /// The command and its arguments, run as is.
+    pub command: Vec<String>,
+    /// Its profile, when one exists (relative to the set file).
+    #[serde(default)]
+    pub profile: Option<PathBuf>,
+}
+
+/// One pair of a set.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetPair {
+    /// Its name: its output folder (letters, digits, `.`, `_`, `-`).
+    pub name: String,
+    /// The jobs run together (names in `jobs`), 2 or more.
+    pub jobs: Vec<String>,
+    /// In or out of sample.
+    pub sample: Sample,
+}
+
+/// A validation set.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Set {
+    /// What the set is (free text).
+    #[serde(default)]
+    pub about: String,
+    /// Repetitions of every policy per pair.
+    #[serde(default = "three")]
+    pub repetitions: usize,
+    /// The policies (default: exclusive, timeslice, mps).
+    #[serde(default)]
+    pub policies: Vec<RunPolicy>,
+    /// The jobs by name.
+    pub jobs: BTreeMap<String, SetJob>,
+    /// The pairs.
+    pub pairs: Vec<SetPair>,
+}
+
+fn three() -> usize {
+    3
+}
+
+impl Set {
+    /// Reads and checks a set file: a message naming the file and field.
+    pub fn load(path: &Path) -> Result<Set, String> {
+        let p = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{p}: {e}"))?;
+        let mut s: Set = serde_json::from_str(&text).map_err(|e| format!("{p}: {e}"))?;
+        s.check().map_err(|m| format!("{p}: {m}"))?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        for j in s.jobs.values_mut() {
+            if let Some(pr) = &j.profile
+                && pr.is_relative()
+            {
+                j.profile = Some(base.join(pr));
+            }
+        }
+        Ok(s)
+    }
+
+    /// Checks the fields; the message names the field.
+    pub fn check(&mut self) -> Result<(), String> {
+        if self.policies.is_empty() {
+            self.policies = vec![RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Mps];
+        }
+        if !self.policies.contains(&RunPolicy::Exclusive) {
+            return Err("policies: exclusive is needed (every slowdown is against it)".into());
+        }
+        if self.pairs.is_empty() {
+            return Err("pairs: none".into());
+        }
+        for (name, j) in &self.jobs {
+            if j.command.is_empty() || j.command[0].is_empty() {
+                return Err(format!("jobs.{name}.command: empty"));
+            }
+            if j.priority > 9 {
+                return Err(format!(
+                    "jobs.{name}.priority: {}; use 0 (highest) to 9",
+                    j.priority
+                ));
+            }
+        }
+        let mut names = std::collections::HashSet::new();
+        for (i, p) in self.pairs.iter().enumerate() {
+            let ok = !p.name.is_empty()
+                && p.name != "profiles"
+                && p.name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+                && !p.name.starts_with('.');
+            if !ok || !names.insert(p.name.as_str()) {
+                return Err(format!(
+                    "pairs[{i}].name: {:?} is used twice or is no folder name of letters, digits, '.', '_' and '-' (nor \"profiles\")",
+                    p.name
+                ));
+            }
+            if p.jobs.len() < 2 {
+                return Err(format!("pairs[{i}].jobs: a pair has 2 jobs or more"));
+            }
+            for j in &p.jobs {
+                if !self.jobs.contains_key(j) {
+                    return Err(format!("pairs[{i}].jobs: {j:?} is not in jobs"));
+                }
+            }
+        }
+        // Each pair must make a valid scenario (job count, repetitions);
+        // every job will have a profile by then (profiled first).
+        let profiled: BTreeMap<String, PathBuf> = self
+            .jobs
+            .keys()
+            .map(|n| (n.clone(), PathBuf::from(format!("{n}.parquet"))))
+            .collect();
+        for (i, p) in self.pairs.iter().enumerate() {
+            let mut s = self.scenario(p, &profiled);
+            s.check().map_err(|m| format!("pairs[{i}]: {m}"))?;
+        }
+        Ok(())
+    }
+
+    /// The jobs the pairs use, in name order.
+    pub fn used_jobs(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .pairs
+            .iter()
+            .flat_map(|p| p.jobs.iter().map(String::as_str))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Pair `p` as a scenario, with each job's profile from `profiles` (by
+    /// job name) or the set's own.
+    pub fn scenario(&self, p: &SetPair, profiles: &BTreeMap<String, PathBuf>) -> Scenario {
+        Scenario {
+            jobs: p
+                .jobs
+                .iter()
+                .map(|name| {
+                    let j = &self.jobs[name];
+                    JobSpec {
+                        name: name.clone(),
+                        command: j.command.clone(),
+                        priority: j.priority,
+                        profile: profiles.get(name).cloned().or_else(|| j.profile.clone()),
+                        start: None,
+                    }
+                })
+                .collect(),
+            policies: self.policies.clone(),
+            repetitions: self.repetitions,
+        }
+    }
+}
+
+/// One summary row: a job of a pair under a policy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SummaryRow {
+    /// The pair.
+    pub pair: String,
+    /// In or out of sample.
+    pub sample: Sample,
+    /// The row of the pair's run.
+    #[serde(flatten)]
+    pub row: Row,
+}
+
+/// Errors of one policy over the pairs of one sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fit {
+    /// The policy.
+    pub policy: RunPolicy,
+    /// In or out of sample.
+    pub sample: Sample,
+    /// Rows with both a real and a simulated slowdown.
+    pub rows: usize,
+    /// Median `|simulated − real| / real`.
+    pub median_abs_error: f64,
+    /// Largest.
+    pub worst_abs_error: f64,
+    /// Rows whose simulated slowdown lies inside the real range (the
+    /// prediction's error is inside the run-to-run spread).
+    pub within_spread: usize,
+}
+
+/// The summary: every row, and the errors per policy and sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// Rows, by pair in the set's order.
+    pub rows: Vec<SummaryRow>,
+    /// Per policy (but exclusive) and sample.
+    pub fits: Vec<Fit>,
+    /// Pairs without a run.json yet.
+    pub missing: Vec<String>,
+}
+
+/// The part of a pair's run.json the summary reads.
+#[derive(Deserialize)]
+struct SavedRows {
+    rows: Vec<Row>,
+}
+
+/// Builds the summary from `out/<pair>/run.json` of every pair of `set`.
+pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
+    let mut rows = Vec::new();
+    let mut missing = Vec::new();
+    for p in &set.pairs {
+        let path = out.join(&p.name).join("run.json");
+        if !path.is_file() {
+            missing.push(p.name.clone());
+            continue;
+        }
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let saved: SavedRows = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a fikit-run run.json: {e}", path.display()))?;
+        rows.extend(saved.rows.into_iter().map(|row| SummaryRow {
+            pair: p.name.clone(),
+            sample: p.sample,
+            row,
+        }));
+    }
+    let mut fits = Vec::new();
+    for &policy in &set.policies {
+        if policy == RunPolicy::Exclusive {
+            continue;
+        }
+        for sample in [Sample::In, Sample::Out] {
+            let of: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.sample == sample && r.row.policy == policy)
+                .map(|r| &r.row)
+                .filter(|r| r.error.is_some_and(f64::is_finite))
+                .collect();
+            let errors: Vec<f64> = of.iter().filter_map(|r| r.error).map(f64::abs).collect();
+            let Some(s) = Spread::of(&errors) else {
+                continue;
+            };
+            fits.push(Fit {
+                policy,
+                sample,
+                rows: errors.len(),
+                median_abs_error: s.median,
+                worst_abs_error: s.max,
+                within_spread: of.iter().filter(|r| r.within_spread == Some(true)).count(),
+            });
+        }
+    }
+    Ok(Summary {
+        rows,
+        fits,
+        missing,
+    })
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+fn spread(s: Option<Spread>) -> String {
+    s.map_or("-".into(), |s| {
+        format!("{:.2}x [{:.2}-{:.2}]", s.median, s.min, s.max)
+    })
+}
+
+/// The summary as text: the errors per policy and sample, then every row.
+pub fn summary_text(s: &Summary) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header([
+        "policy",
+        "sample",
+        "rows",
+        "median |error|",
+        "worst |error|",
+        "inside the real range",
+    ]);
+    for f in &s.fits {
+        t.add_row([
+            f.policy.name().to_string(),
+            f.sample.name().to_string(),
+            f.rows.to_string(),
+            pct(f.median_abs_error),
+            pct(f.worst_abs_error),
+            format!("{}/{}", f.within_spread, f.rows),
+        ]);
+    }
+    let mut r = comfy_table::Table::new();
+    r.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    r.set_header([
+        "pair",
+        "sample",
+        "policy",
+        "job",
+        "prio",
+        "co-runs",
+        "real slowdown",
+        "simulated",
+        "error",
+    ]);
+    for x in &s.rows {
+        let row = &x.row;
+        r.add_row([
+            x.pair.clone(),
+            x.sample.name().to_string(),
+            row.policy.name().to_string(),
+            row.job.clone(),
+            row.priority.to_string(),
+            row.co_runs
+                .map_or("-".into(), |c| format!("{c}/{}", row.ok_runs)),
+            spread(row.slowdown),
+            row.sim_slowdown
+                .map_or("-".into(), |s| format!("{:.2}x", s.median)),
+            row.error.map_or("-".into(), |e| {
+                format!(
+                    "{:+.1}%{}",
+                    e * 100.0,
+                    if row.within_spread == Some(true) {
+                        " (in range)"
+                    } else {
+                        ""
+                    }
+                )
+            }),
+        ]);
+    }
+    let mut out = format!(
+        "simulated against real slowdown, per policy and sample (error: (simulated - real) / real of the medians; in range: the simulated median inside the real range)\n{t}\n{r}\n"
+    );
+    if !s.missing.is_empty() {
+        out.push_str(&format!("not run yet: {}\n", s.missing.join(", ")));
+    }
+    out
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The summary as one self-contained HTML page.
+pub fn summary_html(set: &Set, s: &Summary) -> String {
+    let mut h = String::from(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>fikit-run: validation set</title>\
+         <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin:1em 0}\
+         td,th{border:1px solid #bbb;padding:3px 8px;text-align:right}td:first-child,th{text-align:left}\
+         .in{background:#e6f4e6}.far{background:#fbe3e3}</style></head><body>\n<h1>Simulated against real slowdown</h1>\n",
+    );
+    if !set.about.is_empty() {
+        h.push_str(&format!("<p>{}</p>\n", esc(&set.about)));
+    }
+    h.push_str("<table><tr><th>policy</th><th>sample</th><th>rows</th><th>median |error|</th><th>worst |error|</th><th>inside the real range</th></tr>\n");
+    for f in &s.fits {
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>\n",
+            f.policy.name(),
+            f.sample.name(),
+            f.rows,
+            pct(f.median_abs_error),
+            pct(f.worst_abs_error),
+            f.within_spread,
+            f.rows
+        ));
+    }
+    h.push_str("</table>\n<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th></tr>\n");
+    for x in &s.rows {
+        let row = &x.row;
+        let class = match (row.within_spread, row.error) {
+            (Some(true), _) => " class=\"in\"",
+            (_, Some(e)) if e.abs() > 0.25 => " class=\"far\"",
+            _ => "",
+        };
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td></tr>\n",
+            esc(&x.pair),
+            x.sample.name(),
+            row.policy.name(),
+            esc(&row.job),
+            row.priority,
+            row.co_runs.map_or("-".into(), |c| format!("{c}/{}", row.ok_runs)),
+            spread(row.slowdown),
+            row.sim_slowdown.map_or("-".into(), |s| format!("{:.2}x", s.median)),
+            row.error.map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
+        ));
+    }
+    h.push_str("</table>\n");
+    if !s.missing.is_empty() {
+        h.push_str(&format!(
+            "<p>Not run yet: {}</p>\n",
+            esc(&s.missing.join(", "))
+        ));
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::GateStats;
+
+    fn set(pairs: serde_json::Value) -> Result<Set, String> {
+        let mut s: Set = serde_json::from_value(serde_json::json!({
+            "jobs": {
+                "hi": {"priority": 0, "command": ["true"]},
+                "lo": {"priority": 9, "command": ["true"]}
+            },
+            "pairs": pairs
+        }))
+        .map_err(|e| e.to_string())?;
+        s.check()?;
+        Ok(s)
+    }
+
+    #[test]
+    fn the_real_validation_set_loads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/validate/real-set.json");
+        let s = Set::load(&path).unwrap();
+        assert_eq!(s.pairs.len(), 12);
+        assert_eq!(
+            s.pairs.iter().filter(|p| p.sample == Sample::Out).count(),
+            6
+        );
+        assert!(s.policies.contains(&RunPolicy::Mps) && s.policies.contains(&RunPolicy::Timeslice));
+        // Every pair puts a latency-critical job beside a throughput job.
+        for p in &s.pairs {
+            let prio: Vec<u8> = p.jobs.iter().map(|j| s.jobs[j].priority).collect();
+            assert_eq!(prio, [0, 9], "{}", p.name);
+        }
+    }
+
+    #[test]
+    fn a_set_names_what_is_wrong() {
+        let ok =
+            set(serde_json::json!([{"name": "a", "jobs": ["hi", "lo"], "sample": "out"}])).unwrap();
+        assert_eq!(
+            ok.policies,
+            [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Mps]
+        );
+        assert_eq!(ok.used_jobs(), ["hi", "lo"]);
+        let err = |p| set(p).unwrap_err();
+        assert!(
+            err(serde_json::json!([{"name": "a", "jobs": ["hi", "x"], "sample": "in"}]))
+                .contains("pairs[0].jobs: \"x\" is not in jobs")
+        );
+        assert!(
+            err(serde_json::json!([{"name": "a+b", "jobs": ["hi", "lo"], "sample": "in"}]))
+                .contains("pairs[0].name: \"a+b\"")
+        );
+        assert!(
+            err(serde_json::json!([
+                {"name": "a", "jobs": ["hi", "lo"], "sample": "in"},
+                {"name": "a", "jobs": ["lo", "hi"], "sample": "in"}
+            ]))
+            .contains("pairs[1].name: \"a\" is used twice")
+        );
+        assert!(
+            err(serde_json::json!([{"name": "a", "jobs": ["hi"], "sample": "in"}]))
+                .contains("pairs[0].jobs: a pair has 2 jobs or more")
+        );
+        assert!(
+            err(serde_json::json!([{"name": "a", "jobs": ["hi", "lo"], "sample": "maybe"}]))
+                .contains("unknown variant `maybe`")
+        );
+        assert!(err(serde_json::json!([])).contains("pairs: none"));
+    }
+
+    fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> Row {
+        Row {
+            policy,
+            job: job.into(),
+            priority: 0,
+            ok_runs: 3,
+            runs: 3,
+            region_ms: None,
+            slowdown: Some(Spread {
+                median: real,
+                min: range.0,
+                max: range.1,
+            }),
+            vs_timeslice: None,
+            p50_ms: None,
+            p99_ms: None,
+            overlap: None,
+            co_runs: Some(3),
+            sim_slowdown: Some(Spread {
+                median: sim,
+                min: sim,
+                max: sim,
+            }),
+            error: Some((sim - real) / real),
+            within_spread: Some(range.0 <= sim && sim <= range.1),
+            gate: GateStats::default(),
+        }
+    }
+
+    #[test]
+    fn the_summary_splits_errors_by_policy_and_sample() {
+        let s = set(serde_json::json!([
+            {"name": "p1", "jobs": ["hi", "lo"], "sample": "in"},
+            {"name": "p2", "jobs": ["hi", "lo"], "sample": "out"},
+            {"name": "p3", "jobs": ["hi", "lo"], "sample": "out"}
+        ]))
+        .unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let write = |pair: &str, rows: Vec<Row>| {
+            std::fs::create_dir_all(d.path().join(pair)).unwrap();
+            std::fs::write(
+                d.path().join(pair).join("run.json"),
+                serde_json::json!({ "rows": rows }).to_string(),
+            )
+            .unwrap();
+        };
+        use RunPolicy::{Mps, Timeslice};
+        // In sample: timeslice hi real 2.0, sim 1.5 (-25%).
+        write("p1", vec![row(Timeslice, "hi", 2.0, (1.8, 2.2), 1.5)]);
+        // Out of sample: timeslice +10% (in range); mps -50%.
+        write(
+            "p2",
+            vec![
+                row(Timeslice, "hi", 1.0, (0.9, 1.2), 1.1),
+                row(Mps, "hi", 3.0, (2.5, 3.5), 1.5),
+            ],
+        );
+        // p3 has no run.json yet.
+        let sum = summarize(&s, d.path()).unwrap();
+        assert_eq!(sum.missing, ["p3"]);
+        assert_eq!(sum.rows.len(), 3);
+        let fit = |p: RunPolicy, sample: Sample| {
+            sum.fits
+                .iter()
+                .find(|f| f.policy == p && f.sample == sample)
+                .map(|f| {
+                    (
+                        f.rows,
+                        (f.median_abs_error * 1000.0).round() / 1000.0,
+                        (f.worst_abs_error * 1000.0).round() / 1000.0,
+                        f.within_spread,
+                    )
+                })
+        };
+        assert_eq!(fit(Timeslice, Sample::In), Some((1, 0.25, 0.25, 0)));
+        assert_eq!(fit(Timeslice, Sample::Out), Some((1, 0.1, 0.1, 1)));
+        assert_eq!(fit(Mps, Sample::Out), Some((1, 0.5, 0.5, 0)));
+        assert_eq!(fit(Mps, Sample::In), None);
+        let text = summary_text(&sum);
+        assert!(text.contains("not run yet: p3"), "{text}");
+        assert!(text.contains("+10.0% (in range)"), "{text}");
+        let html = summary_html(&s, &sum);
+        assert!(html.contains("<td class=\"far\">-50.0%</td>"), "{html}");
+    }
+}
