@@ -13,7 +13,8 @@
 //!   for them, at most `w` at a time. A job's own kernels do not take room
 //!   from each other: its trace recorded how they shared the device.
 //! - **order**: kernels take room in the order they reached the GPU. While a
-//!   kernel waits for room, no later kernel of another job places a block
+//!   kernel has blocks it could not place, no later kernel of another job
+//!   places a block, not even into room too small for the earlier one's
 //!   (in-order, "left-over" dispatch: the hardware places a grid's blocks
 //!   only after every block of the grids before it is placed; Gilman et al.,
 //!   *Demystifying the Placement Policies of the NVIDIA GPU Thread Block
@@ -153,8 +154,8 @@ impl SlotPool {
             held[k.job] += k.held();
         }
         let mut total: f64 = held.iter().sum();
-        // The job of the first kernel that waits for room: later kernels of
-        // other jobs place nothing (in-order dispatch).
+        // The job of the first kernel with blocks left to place: later
+        // kernels of other jobs place nothing (in-order dispatch).
         let mut waiting: Option<usize> = None;
         for k in kernels.iter_mut() {
             if k.to_place == 0 || waiting.is_some_and(|w| w != k.job) {
@@ -170,10 +171,10 @@ impl SlotPool {
                 0
             };
             let n = k.to_place.min(k.width - k.resident).min(fit);
+            if k.to_place > n {
+                waiting.get_or_insert(k.job);
+            }
             if n == 0 {
-                if k.resident < k.width {
-                    waiting.get_or_insert(k.job);
-                }
                 continue;
             }
             let base = k.next_wave_ns();
@@ -326,6 +327,20 @@ mod tests {
                 0.0
             ),
             [(0, 100), (100, 150), (100, 150)]
+        );
+        // Job 1's kernel placed one of its three blocks (1.5 SMs were free):
+        // job 2's half-SM block would fit the half SM left, but waits behind
+        // job 1's two unplaced blocks until 100.
+        assert_eq!(
+            run(
+                &[
+                    (0, occ(17, 2), 100, 0),
+                    (1, occ(3, 1), 50, 10),
+                    (2, occ(1, 2), 50, 20)
+                ],
+                0.0
+            ),
+            [(0, 100), (10, 150), (100, 150)]
         );
         // Without job 1, job 2's block goes at once.
         assert_eq!(
