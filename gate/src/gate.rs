@@ -5,6 +5,13 @@
 
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
+/// The top job marks a launch followed by a predicted gap at least this long
+/// whether or not another job waits to fill it, ns: a marker (one stream
+/// write) costs a few µs, under a few percent of such a gap, and a job that
+/// reaches the gate during the gap can still use it. Shorter gaps are marked
+/// only for a job already waiting with a kernel that fits.
+pub const ALWAYS_MARK_GAP_NS: i64 = 100_000;
+
 use crate::block::{Block, GatePolicy, state};
 use crate::rules::{self, JobView};
 use crate::table::Table;
@@ -218,12 +225,15 @@ impl<'a> Gate<'a> {
                     }
                     // The top job (or nothing else runs): go at once; mark
                     // only where a fill could follow: a job waits with a
-                    // kernel that fits the predicted gap after this launch.
+                    // kernel that fits the predicted gap after this launch,
+                    // or the gap is long enough that one arriving in it may
+                    // still use it.
                     _ => {
                         let gap = self.table.gap_after(key);
                         s.last_gap_ns.store(gap, SeqCst);
                         break gap >= b.header().min_fill_ns.load(Relaxed)
-                            && self.shortest_waiting().is_some_and(|w| w <= gap);
+                            && (gap >= ALWAYS_MARK_GAP_NS
+                                || self.shortest_waiting().is_some_and(|w| w <= gap));
                     }
                 },
             }
@@ -360,7 +370,16 @@ mod tests {
     fn the_top_job_never_waits_and_marks_only_before_fillable_gaps() {
         let (_d, b) = block(GatePolicy::Fikit, &[0, 9, 9]);
         b.header().min_fill_ns.store(50_000, SeqCst);
-        let g = Gate::new(&b, 0, table(&[(1, 10_000, 2_000), (2, 10_000, 400_000)]));
+        // Kernels followed by gaps of 2 µs, 400 µs and 80 µs.
+        let g = Gate::new(
+            &b,
+            0,
+            table(&[
+                (1, 10_000, 2_000),
+                (2, 10_000, 400_000),
+                (3, 10_000, 80_000),
+            ]),
+        );
         let mut c = script(&b, 100, |_, _| panic!("the top job waited"));
         // Job 1 waits to launch a 300 µs kernel.
         b.slot(1).waiting_ns.store(300_000, SeqCst);
@@ -370,17 +389,20 @@ mod tests {
         assert_eq!((l.seq, l.mark), (2, true), "a 400 µs gap may be filled");
         assert_eq!(b.slot(0).last_gap_ns.load(SeqCst), 400_000);
         assert_eq!(b.slot(0).first_launch_ns.load(SeqCst), 100);
-        // Its kernel is too long for the gap: no mark; job 2's 100 µs one fits.
-        b.slot(1).waiting_ns.store(500_000, SeqCst);
-        assert!(!g.before_launch(Some(2), &mut c).mark);
-        b.slot(2).waiting_ns.store(100_000, SeqCst);
-        assert!(g.before_launch(Some(2), &mut c).mark);
-        // Nobody waits (job 2 exited while waiting): nothing to mark for.
+        // 80 µs: too short for job 1's kernel, and shorter than what is
+        // marked for a job not yet waiting; job 2's 70 µs kernel fits.
+        assert!(!g.before_launch(Some(3), &mut c).mark);
+        b.slot(2).waiting_ns.store(70_000, SeqCst);
+        assert!(g.before_launch(Some(3), &mut c).mark);
+        // Nobody waits (job 2 exited while waiting): the 400 µs gap is
+        // marked all the same (a job arriving in it may fill it), the 80 µs
+        // one is not.
         b.slot(1).waiting_ns.store(0, SeqCst);
         b.slot(2).state.store(state::EXITED, SeqCst);
+        assert!(!g.before_launch(Some(3), &mut c).mark);
         let l = g.before_launch(Some(2), &mut c);
-        assert_eq!((l.seq, l.mark), (5, false));
-        assert_eq!(b.slot(0).marked.load(SeqCst), 2);
+        assert_eq!((l.seq, l.mark), (6, true));
+        assert_eq!(b.slot(0).marked.load(SeqCst), 3);
     }
 
     #[test]
