@@ -277,7 +277,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
     )
     .unwrap();
     let set = d.path().join("set.json");
-    let write_set = |pairs: serde_json::Value| {
+    let write_set_with = |pairs: serde_json::Value, lo2: &[&str]| {
         std::fs::write(
             &set,
             serde_json::json!({
@@ -287,7 +287,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
                 "jobs": {
                     "hi": {"priority": 0, "command": ["true"], "profile": "hi.parquet"},
                     "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"},
-                    "lo2": {"priority": 9, "command": ["true"], "profile": "lo.parquet"}
+                    "lo2": {"priority": 9, "command": lo2, "profile": "lo.parquet"}
                 },
                 "pairs": pairs
             })
@@ -295,6 +295,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         )
         .unwrap();
     };
+    let write_set = |pairs: serde_json::Value| write_set_with(pairs, &["true"]);
     write_set(serde_json::json!([
         {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
         {"name": "hi-lo2", "jobs": ["hi", "lo2"], "sample": "out"}
@@ -341,6 +342,23 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .code(0)
         .stderr(predicates::str::contains("pair 1/3 hi-lo: complete in"))
         .stderr(predicates::str::contains("pair 3/3 lo-lo2 (out sample)"));
+    // A job's command changed: the pairs it is in run again.
+    write_set_with(
+        serde_json::json!([
+            {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
+            {"name": "hi-lo2", "jobs": ["hi", "lo2"], "sample": "out"}
+        ]),
+        &["true", "again"],
+    );
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("pair 1/2 hi-lo: complete in"))
+        .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"));
     // The summary alone, with a pair not run: it says so.
     write_set(serde_json::json!([
         {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},

@@ -543,6 +543,21 @@ impl Args {
                 self.min_overlap
             )));
         }
+        // What would stop the run after hours of profiling, found now.
+        for (name, j) in &set.jobs {
+            if let Some(p) = &j.profile
+                && !p.is_file()
+            {
+                return Err(bad(format!(
+                    "{}: jobs.{name}.profile: {} is not a file",
+                    path.display(),
+                    p.display()
+                )));
+            }
+        }
+        if let Some(m) = self.model.as_deref().filter(|m| *m != "default") {
+            GpuModel::load(Path::new(m)).map_err(bad)?;
+        }
         let collector = if self.summary_only {
             None
         } else {
@@ -637,12 +652,34 @@ fn profile_job(o: &SetOptions, name: &str) -> Result<PathBuf> {
     }
 }
 
-/// Whether `dir/run.json` is a complete run.
-fn complete_run(dir: &Path) -> bool {
-    std::fs::read_to_string(dir.join("run.json"))
+/// Whether `dir/run.json` is a complete run of `s` to keep: every round
+/// ran, every job exited 0, and its policies, repetitions and jobs (names,
+/// commands, priorities) are the scenario's.
+fn complete_run(dir: &Path, s: &Scenario) -> bool {
+    let Some(v) = std::fs::read_to_string(dir.join("run.json"))
         .ok()
         .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|v| v["complete"] == true)
+    else {
+        return false;
+    };
+    let policies: Vec<&str> = s.policies.iter().map(|p| p.name()).collect();
+    let jobs: Vec<serde_json::Value> = s
+        .jobs
+        .iter()
+        .map(|j| serde_json::json!([j.name, j.command, j.priority]))
+        .collect();
+    let all_ok = v["rounds"].as_array().is_some_and(|rounds| {
+        rounds.iter().all(|r| {
+            r["jobs"]
+                .as_array()
+                .is_some_and(|js| js.iter().all(|j| j["exit_code"] == 0))
+        })
+    });
+    v["complete"] == true
+        && all_ok
+        && v["policies"] == serde_json::json!(policies)
+        && v["repetitions"] == s.repetitions
+        && v["jobs"] == serde_json::json!(jobs)
 }
 
 /// Runs a validation set (or rebuilds its summary); returns the exit code.
@@ -657,7 +694,8 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
         let n = o.set.pairs.len();
         for (i, p) in o.set.pairs.iter().enumerate() {
             let dir = o.out.join(&p.name);
-            if complete_run(&dir) {
+            let scenario = o.set.scenario(p, &profiles);
+            if complete_run(&dir, &scenario) {
                 eprintln!(
                     "fikit-run: pair {}/{n} {}: complete in {} (kept)",
                     i + 1,
@@ -673,7 +711,7 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
                 p.sample.name()
             );
             let opts = RunOptions {
-                scenario: o.set.scenario(p, &profiles),
+                scenario,
                 exec: ExecOptions {
                     collector: o.collector.clone().unwrap_or_default(),
                     profiler: None,
@@ -686,13 +724,19 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
                 min_overlap: o.min_overlap,
                 report: None,
             };
-            match run(&opts)? {
-                130 => {
+            // A pair that cannot run (a bad profile, say) is reported and the
+            // others still run.
+            match run(&opts) {
+                Ok(130) => {
                     code = 130;
                     break;
                 }
-                0 => {}
-                c => code = code.max(c),
+                Ok(0) => {}
+                Ok(c) => code = code.max(c),
+                Err(e) => {
+                    eprintln!("fikit-run: pair {}: {e:#}", p.name);
+                    code = code.max(1);
+                }
             }
         }
     }

@@ -94,6 +94,19 @@ fn three() -> usize {
     3
 }
 
+/// Whether `name` can name a file or folder under the output folder: letters,
+/// digits, `.`, `_` and `-`, not starting with `.`, and none of the set's own
+/// outputs (`profiles`, `summary.*`).
+fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name != "profiles"
+        && !name.starts_with("summary.")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
 impl Set {
     /// Reads and checks a set file: a message naming the file and field.
     pub fn load(path: &Path) -> Result<Set, String> {
@@ -124,6 +137,11 @@ impl Set {
             return Err("pairs: none".into());
         }
         for (name, j) in &self.jobs {
+            if !plain_name(name) {
+                return Err(format!(
+                    "jobs.{name:?}: a job's name names its profile: letters, digits, '.', '_' and '-' only"
+                ));
+            }
             if j.command.is_empty() || j.command[0].is_empty() {
                 return Err(format!("jobs.{name}.command: empty"));
             }
@@ -136,15 +154,9 @@ impl Set {
         }
         let mut names = std::collections::HashSet::new();
         for (i, p) in self.pairs.iter().enumerate() {
-            let ok = !p.name.is_empty()
-                && p.name != "profiles"
-                && p.name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-                && !p.name.starts_with('.');
-            if !ok || !names.insert(p.name.as_str()) {
+            if !plain_name(&p.name) || !names.insert(p.name.as_str()) {
                 return Err(format!(
-                    "pairs[{i}].name: {:?} is used twice or is no folder name of letters, digits, '.', '_' and '-' (nor \"profiles\")",
+                    "pairs[{i}].name: {:?} is used twice or is no folder name of letters, digits, '.', '_' and '-' (nor \"profiles\" or \"summary.*\")",
                     p.name
                 ));
             }
@@ -518,6 +530,23 @@ mod tests {
                 .contains("unknown variant `maybe`")
         );
         assert!(err(serde_json::json!([])).contains("pairs: none"));
+        assert!(
+            err(
+                serde_json::json!([{"name": "summary.json", "jobs": ["hi", "lo"], "sample": "in"}])
+            )
+            .contains("pairs[0].name: \"summary.json\"")
+        );
+        let mut bad_job: Set = serde_json::from_value(serde_json::json!({
+            "jobs": {"../x": {"priority": 0, "command": ["true"]}, "lo": {"priority": 9, "command": ["true"]}},
+            "pairs": [{"name": "a", "jobs": ["../x", "lo"], "sample": "in"}]
+        }))
+        .unwrap();
+        assert!(
+            bad_job
+                .check()
+                .unwrap_err()
+                .contains("jobs.\"../x\": a job's name")
+        );
     }
 
     fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> Row {
