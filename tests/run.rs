@@ -373,6 +373,19 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .assert()
         .code(0)
         .stdout(predicates::str::contains("not run yet: later"));
+    // `fikit-sim validate --real` is the same run (fikit-run beside it).
+    bin("fikit-run");
+    cmd("fikit-sim")
+        .env("FIKIT_COLLECTOR", stand_in_collector())
+        .args(["validate", "--real"])
+        .arg(&set)
+        .arg("--out")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("pair 1/2 hi-lo: complete in"))
+        .stderr(predicates::str::contains("pair 2/2 later (out sample)"));
+    assert!(out.join("later").join("run.json").is_file());
     // Bad input: a pair of an unknown job; --set with a scenario.
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
     cmd("fikit-run")
@@ -386,6 +399,21 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
     cmd("fikit-run")
         .arg("s.json")
         .arg("--set")
+        .arg(&set)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("cannot be used with"));
+    cmd("fikit-sim")
+        .env("FIKIT_COLLECTOR", stand_in_collector())
+        .args(["validate", "--real"])
+        .arg(&set)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("\"nope\" is not in jobs"));
+    cmd("fikit-sim")
+        .args(["validate", "--real"])
+        .arg(&set)
+        .arg("--live-from")
         .arg(&set)
         .assert()
         .code(2)

@@ -88,14 +88,23 @@ pub struct CalibrateArgs {
 #[derive(Args)]
 pub struct ValidateArgs {
     /// Scenario files (JSON), each run simulated and live.
-    #[arg(value_name = "SCENARIO", required = true)]
+    #[arg(value_name = "SCENARIO", required_unless_present = "real")]
     scenarios: Vec<PathBuf>,
+    /// Real programs instead of replay: a validation set (JSON pairs of real
+    /// commands; run/README.md). Runs `fikit-run --set SET -o OUT` (fikit-run,
+    /// fikit-profile and the collector beside this program): every job
+    /// profiled alone, every pair run for real under the set's policies and
+    /// simulated, and a summary of simulated against real slowdown, in and
+    /// out of sample. OUT defaults to `fikit-real-out`.
+    #[arg(long, value_name = "SET_JSON", conflicts_with_all = ["scenarios", "live_from"])]
+    real: Option<PathBuf>,
     /// GPU model file for the simulation (e.g. one `fikit-sim calibrate` wrote).
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
-    /// Folder for the validation report (Markdown and JSON).
-    #[arg(long, value_name = "DIR", default_value = "reports")]
-    out: PathBuf,
+    /// Folder for the validation report (Markdown and JSON) [default:
+    /// reports; with --real, fikit-real-out].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: i32,
@@ -577,8 +586,49 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `fikit-sim validate --real`: runs `fikit-run --set` beside this program
+/// (fikit-run builds on this crate, so it is called, not linked).
+fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
+    let exe = std::env::current_exe()
+        .context("finding this program")
+        .map_err(other)?;
+    let run = exe.with_file_name("fikit-run");
+    if !run.is_file() {
+        return Err(bad_input(anyhow::anyhow!(
+            "--real runs the pairs with fikit-run, which is not beside this program ({} is missing): \
+             cargo build --release -p fikit-run -p fikit-profile -p fikit-collector",
+            run.display()
+        )));
+    }
+    let out = a
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("fikit-real-out"));
+    let mut c = std::process::Command::new(&run);
+    c.arg("--set").arg(set).arg("-o").arg(&out);
+    if let Some(m) = &a.model {
+        c.arg("--model").arg(m);
+    }
+    let status = c
+        .status()
+        .with_context(|| format!("running {}", run.display()))
+        .map_err(other)?;
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(2) => Err(bad_input(anyhow::anyhow!("fikit-run: bad input (above)"))),
+        code => Err(Failure::with_code(
+            code.map_or(1, |c| c.clamp(1, 255) as u8),
+            anyhow::anyhow!("fikit-run {status}"),
+        )),
+    }
+}
+
 /// `fikit-sim validate`.
 pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
+    if let Some(set) = &a.real {
+        return run_validate_real(&a, set);
+    }
+    let out = a.out.clone().unwrap_or_else(|| PathBuf::from("reports"));
     let model = match &a.model {
         Some(p) => GpuModel::load(p).map_err(bad_input)?,
         None => GpuModel::default(),
@@ -665,10 +715,10 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     let summary = live::summarize(&rows);
     let md = render_validation(&rows, &summary, &device, &model);
     print(&md)?;
-    std::fs::create_dir_all(&a.out)
-        .with_context(|| format!("creating {}", a.out.display()))
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("creating {}", out.display()))
         .map_err(other)?;
-    let stem = a.out.join("validation");
+    let stem = out.join("validation");
     std::fs::write(stem.with_extension("md"), &md)
         .context("writing validation.md")
         .map_err(other)?;

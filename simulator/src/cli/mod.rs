@@ -405,6 +405,13 @@ pub struct Failure {
     error: anyhow::Error,
 }
 
+impl Failure {
+    /// A failure with its own exit code.
+    pub fn with_code(code: u8, error: anyhow::Error) -> Failure {
+        Failure { code, error }
+    }
+}
+
 /// A failure of bad input (exit code 2).
 pub fn bad_input(e: impl Into<anyhow::Error>) -> Failure {
     Failure {
