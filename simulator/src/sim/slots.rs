@@ -102,6 +102,9 @@ pub struct SlotPool {
     /// SMs held per job (scratch of [`SlotPool::place`]).
     held: Vec<f64>,
     next_wave: u32,
+    /// A kernel arrived or a wave retired since the last [`SlotPool::place`]:
+    /// only then can anything new be placed.
+    changed: bool,
 }
 
 impl SlotPool {
@@ -111,6 +114,7 @@ impl SlotPool {
             kernels: Vec::new(),
             held: vec![0.0; jobs],
             next_wave: 0,
+            changed: false,
         }
     }
 
@@ -120,6 +124,7 @@ impl SlotPool {
         if job >= self.held.len() {
             self.held.resize(job + 1, 0.0);
         }
+        self.changed = true;
         self.kernels.push(Active {
             job,
             op,
@@ -144,10 +149,14 @@ impl SlotPool {
     /// appends each wave placed to `out`. `corun_slowdown`: the `c` of the
     /// waves' slowdown.
     pub fn place(&mut self, now: i64, corun_slowdown: f64, out: &mut Vec<Placed>) {
+        if !std::mem::take(&mut self.changed) {
+            return;
+        }
         let SlotPool {
             kernels,
             held,
             next_wave,
+            ..
         } = self;
         held.iter_mut().for_each(|h| *h = 0.0);
         for k in kernels.iter() {
@@ -216,6 +225,7 @@ impl SlotPool {
         let (_, n) = k.in_flight.swap_remove(w);
         k.resident -= n;
         let done = k.to_place == 0 && k.in_flight.is_empty();
+        self.changed = true;
         if done {
             self.kernels.remove(i);
         }
