@@ -412,9 +412,12 @@ const DISPATCH_ROUNDS: usize = 7;
 #[serde(rename_all = "snake_case")]
 pub enum DispatchOrder {
     /// A kernel's blocks are placed only after every block of the kernels
-    /// that reached the GPU before it (what the simulator's MPS model
-    /// assumes: `fikit_sim::sim::slots`).
+    /// that became ready (reached the head of their stream) before it: what
+    /// the simulator's MPS model assumes (`fikit_sim::sim::slots`).
     InOrder,
+    /// In order of launch: a kernel waits also for kernels launched before it
+    /// that became ready after it (the busy stream's queued successors).
+    LaunchOrder,
     /// A later kernel's blocks take room as soon as any block retires.
     Interleaved,
     /// Neither fits what was seen.
@@ -426,6 +429,7 @@ impl DispatchOrder {
     pub fn describe(self) -> &'static str {
         match self {
             DispatchOrder::InOrder => "in order",
+            DispatchOrder::LaunchOrder => "in launch order",
             DispatchOrder::Interleaved => "interleaved",
             DispatchOrder::Unclear => "in no clear order",
         }
@@ -449,15 +453,20 @@ pub struct DispatchProbe {
 }
 
 /// Classifies the dispatch order from when a one-block kernel, launched on
-/// another stream half a block time into a wide kernel of `waves` waves,
-/// started (`start_in_blocks`, block times after the wide kernel's first
-/// block). In order, it waits until the wide kernel places its last, partial
-/// wave: `floor(waves)` block times. Interleaved, it takes the first room a
-/// retiring block frees: about 1 block time.
+/// another stream half a block time into a wide kernel of `waves` waves
+/// (behind which a second one is queued on its stream, launched before the
+/// one-block kernel), started (`start_in_blocks`, block times after the
+/// first wide kernel's first block). In order, it waits until the first wide
+/// kernel places its last, partial wave: `floor(waves)` block times. In
+/// launch order, it waits for the second too: `waves + floor(waves)`.
+/// Interleaved, it takes the first room a retiring block frees: about 1
+/// block time.
 pub fn classify_dispatch(waves: f64, start_in_blocks: f64) -> DispatchOrder {
     let last_wave = waves.floor();
     if (start_in_blocks - last_wave).abs() <= 0.5 {
         DispatchOrder::InOrder
+    } else if (start_in_blocks - (waves + last_wave)).abs() <= 0.5 {
+        DispatchOrder::LaunchOrder
     } else if start_in_blocks <= 1.5 {
         DispatchOrder::Interleaved
     } else {
@@ -465,11 +474,13 @@ pub fn classify_dispatch(waves: f64, start_in_blocks: f64) -> DispatchOrder {
     }
 }
 
-/// The dispatch-order probe: a wide spin kernel of [`DISPATCH_WAVES`] waves
-/// of 200 µs blocks on one stream; half a block time after its launch, a
-/// one-block kernel on another stream of the same context (kernels of one
-/// context run at once as MPS clients' do); when did the one block start?
-/// [`classify_dispatch`] reads the median over [`DISPATCH_ROUNDS`] rounds.
+/// The dispatch-order probe: two wide spin kernels of [`DISPATCH_WAVES`]
+/// waves of 200 µs blocks launched back to back on one stream (the second
+/// waits for the first, as a busy job's queued kernels do); half a block
+/// time after, a one-block kernel on another stream of the same context
+/// (kernels of one context run at once as MPS clients' do); when did the one
+/// block start? [`classify_dispatch`] reads the median over
+/// [`DISPATCH_ROUNDS`] rounds.
 pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
     let threads = CORUN_THREADS;
     let per_sm = gpu.blocks_per_sm(threads, 0)?.max(1);
@@ -478,21 +489,23 @@ pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
     let waves = f64::from(blocks) / capacity;
     let wide = gpu.stream(false)?;
     let small = gpu.stream(false)?;
-    let stamps = gpu.alloc(64)?;
+    let stamps = gpu.alloc(96)?;
     let mut starts = Vec::new();
     // One warm-up round, not counted.
     for round in 0..=DISPATCH_ROUNDS {
-        gpu.write_u64(stamps, &[u64::MAX; 8])?;
+        gpu.write_u64(stamps, &[u64::MAX; 12])?;
         let t0 = crate::now_ns();
-        gpu.launch_spin(
-            wide,
-            [blocks, 1, 1],
-            [threads, 1, 1],
-            0,
-            DISPATCH_BLOCK_NS,
-            None,
-            stamps.at(0),
-        )?;
+        for k in 0..2 {
+            gpu.launch_spin(
+                wide,
+                [blocks, 1, 1],
+                [threads, 1, 1],
+                0,
+                DISPATCH_BLOCK_NS,
+                None,
+                stamps.at(64 * k),
+            )?;
+        }
         crate::spin_until(t0 + (DISPATCH_BLOCK_NS / 2) as i64);
         gpu.launch_spin(
             small,
@@ -504,7 +517,9 @@ pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
             stamps.at(32),
         )?;
         gpu.synchronize()?;
-        let w = gpu.read_u64(stamps, 8)?;
+        // Words: [0..4) the first wide kernel's, [4..8) the one block's,
+        // [8..12) the second wide kernel's.
+        let w = gpu.read_u64(stamps, 12)?;
         if round > 0 && w[0] != u64::MAX && w[4] != u64::MAX {
             starts.push((w[4] as f64 - w[0] as f64) / DISPATCH_BLOCK_NS as f64);
         }
@@ -536,8 +551,10 @@ mod tests {
         // Interleaved: at the first retirement after its launch (0.5 in).
         assert_eq!(classify_dispatch(3.5, 1.01), Interleaved);
         assert_eq!(classify_dispatch(3.5, 0.5), Interleaved);
+        // Launch order: behind the queued second kernel too, at 3.5 + 3.
+        assert_eq!(classify_dispatch(3.5, 6.4), LaunchOrder);
         assert_eq!(classify_dispatch(3.5, 2.0), Unclear);
-        assert_eq!(classify_dispatch(3.5, 4.0), Unclear);
+        assert_eq!(classify_dispatch(3.5, 4.5), Unclear);
     }
 
     use super::*;
