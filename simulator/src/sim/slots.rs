@@ -19,7 +19,9 @@
 //!   only after every block of the grids before it is placed; Gilman et al.,
 //!   *Demystifying the Placement Policies of the NVIDIA GPU Thread Block
 //!   Scheduler for Concurrent Kernels*, 2021). A kernel with blocks left keeps
-//!   the room its own finished blocks free.
+//!   the room its own finished blocks free. Kernels that reach the GPU at the
+//!   same instant are taken in the order the policy started them (MPS: by
+//!   job index), so a run is deterministic.
 //! - **waves**: the blocks a kernel places at one instant run together and
 //!   retire together after the block time, times the concurrent-kernel
 //!   slowdown `1 + c o`, where `o` is the share of the SMs other jobs'
