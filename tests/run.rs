@@ -301,12 +301,16 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         {"name": "hi-lo2", "jobs": ["hi", "lo2"], "sample": "out"}
     ]));
     let out = d.path().join("out");
-    cmd("fikit-run")
-        .arg("--set")
-        .arg(&set)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    // The set into `out`, as a command would run it.
+    let run_set = || {
+        cmd("fikit-run")
+            .arg("--set")
+            .arg(&set)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+    };
+    run_set()
         .code(0)
         .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"));
     for pair in ["hi-lo", "hi-lo2"] {
@@ -333,12 +337,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         {"name": "hi-lo2", "jobs": ["hi", "lo2"], "sample": "out"},
         {"name": "lo-lo2", "jobs": ["lo", "lo2"], "sample": "out"}
     ]));
-    cmd("fikit-run")
-        .arg("--set")
-        .arg(&set)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    run_set()
         .code(0)
         .stderr(predicates::str::contains("pair 1/3 hi-lo: complete in"))
         .stderr(predicates::str::contains("pair 3/3 lo-lo2 (out sample)"));
@@ -350,12 +349,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         ]),
         &["true", "again"],
     );
-    cmd("fikit-run")
-        .arg("--set")
-        .arg(&set)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    run_set()
         .code(0)
         .stderr(predicates::str::contains("pair 1/2 hi-lo: complete in"))
         .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"));
