@@ -2,7 +2,7 @@
 //! out by hand (every step is written next to the expected numbers).
 
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::sim::gpu::{GpuModel, Granularity, SmSharing};
+use fikit_sim::sim::gpu::{GpuModel, Granularity, MpsOrder, SmSharing};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::run_policy;
 use fikit_trace::{Kernel, Trace, fixture};
@@ -277,6 +277,36 @@ fn mps_a_one_block_kernel_waits_behind_a_many_wave_kernel() {
     assert_eq!(
         jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &fluid()),
         [31, 401]
+    );
+}
+
+#[test]
+fn mps_in_ready_order_or_in_launch_order() {
+    // L launches two kernels at 0 on one stream: l1, 4 waves [0,400), and l2,
+    // one full wave queued behind it, [400,500). H arrives at 50 with a
+    // one-block kernel of 30 ns.
+    let mut l2 = wide("l2", 2, 400, 500, 264);
+    l2.launch.as_mut().unwrap().start_ns = 0;
+    l2.launch.as_mut().unwrap().end_ns = 0;
+    let l = job("low", 9, vec![wide("l1", 1, 0, 400, 1056), l2]);
+    let h = job("high", 0, vec![wide("h1", 1, 0, 30, 1)]);
+    let both = [h, l];
+    // Ready order: H's kernel, ready since 50, goes at 400 before l2 (ready
+    // at 400): [400,430). l2 gets 263 of its 264 blocks beside it; the last
+    // goes when H's retires, [430,530). H 380, L 530.
+    assert_eq!(
+        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &model()),
+        [380, 530]
+    );
+    // Launch order: l2 was launched at 0, before H's kernel (50): it goes
+    // first and fills the device, [400,500); H's kernel [500,530). H 480, L 500.
+    let launch = GpuModel {
+        mps_order: MpsOrder::Launch,
+        ..model()
+    };
+    assert_eq!(
+        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &launch),
+        [480, 500]
     );
 }
 

@@ -2,7 +2,7 @@
 
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::report::{Format, render};
-use fikit_sim::sim::gpu::{GpuModel, Granularity, SmSharing};
+use fikit_sim::sim::gpu::{GpuModel, Granularity, MpsOrder, SmSharing};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::{SimOptions, run_policy, simulate};
 use fikit_trace::{Trace, fixture};
@@ -71,13 +71,15 @@ fn models() -> impl Strategy<Value = GpuModel> {
             Just(Granularity::Immediate)
         ],
         0i64..50,
+        prop_oneof![Just(MpsOrder::Ready), Just(MpsOrder::Launch)],
     )
-        .prop_map(|(q, c, p, g, cost)| GpuModel {
+        .prop_map(|(q, c, p, g, cost, order)| GpuModel {
             timeslice_quantum_ns: q,
             context_switch_ns: c,
             timeslice_preempts: p,
             preempt_granularity: g,
             preempt_cost_ns: cost,
+            mps_order: order,
             ..GpuModel::default()
         })
 }
@@ -146,8 +148,12 @@ proptest! {
     #[test]
     fn a_job_alone_replays_exactly_under_every_policy(steps in stream_steps(), c in 0.0f64..3.0) {
         let job = Job::from_trace(&two_stream_trace("a", &steps));
-        for mode in [SmSharing::Blocks, SmSharing::Fluid] {
-            let m = GpuModel { mps_sharing: mode, corun_slowdown: c, ..GpuModel::default() };
+        for (mode, order) in [
+            (SmSharing::Blocks, MpsOrder::Ready),
+            (SmSharing::Blocks, MpsOrder::Launch),
+            (SmSharing::Fluid, MpsOrder::Ready),
+        ] {
+            let m = GpuModel { mps_sharing: mode, mps_order: order, corun_slowdown: c, ..GpuModel::default() };
             for kind in PolicyKind::ALL {
                 let r = run_policy(std::slice::from_ref(&job), &[0], kind, &m, true).unwrap();
                 prop_assert_eq!(r.jobs[0].jct_ns(), job.recorded_span_ns, "{:?} {:?}", kind, mode);

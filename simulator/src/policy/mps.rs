@@ -20,6 +20,7 @@ impl Mps {
             share: SmShare {
                 mode: model.mps_sharing,
                 corun_slowdown: model.corun_slowdown,
+                order: model.mps_order,
             },
         }
     }

@@ -11,7 +11,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::sim::gpu::SmSharing;
+use crate::sim::gpu::{MpsOrder, SmSharing};
 use crate::sim::job::{HostStep, Job, NO_OP};
 use crate::sim::slots::{Placed, SlotPool};
 
@@ -206,6 +206,8 @@ pub struct SmShare {
     /// How much slower a kernel runs per unit of the SM share other jobs'
     /// kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
     pub corun_slowdown: f64,
+    /// Block by block: in what order kernels take room.
+    pub order: MpsOrder,
 }
 
 /// A rotation of time slices (see [`Policy::rotation`]).
@@ -732,7 +734,13 @@ impl<'a> Engine<'a> {
             // Its blocks take room at this instant's `place_blocks`; it ends with its last wave.
             let job = &self.jobs[j];
             let occupancy = job.occupancy(op).expect("a kernel has an occupancy");
-            self.slots.admit(j, op, occupancy, job.ops[op].duration_ns);
+            // Its place in line: when it became ready, or when it was launched.
+            let key = match self.sharing.map(|s| s.order) {
+                Some(MpsOrder::Launch) => self.state[j].ops[op].issued_at,
+                _ => now,
+            };
+            self.slots
+                .admit(j, op, occupancy, job.ops[op].duration_ns, key);
         } else {
             self.schedule(finish, Event::Done(j, op, version));
         }

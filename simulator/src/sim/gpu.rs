@@ -34,6 +34,22 @@ pub enum SmSharing {
     Fluid,
 }
 
+/// In what order kernels of different processes take SM room under MPS
+/// ([`SmSharing::Blocks`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MpsOrder {
+    /// In the order they became ready (reached the head of their stream):
+    /// a kernel waits for the kernels already on the GPU, not for a busy
+    /// job's kernels queued behind them.
+    #[default]
+    Ready,
+    /// In the order they were launched: a kernel also waits for the kernels
+    /// other jobs launched before it that become ready after it (a busy job
+    /// launching far ahead keeps a later job's kernel waiting).
+    Launch,
+}
+
 /// The scheduling parameters of a GPU. Per-SM limits and SM counts are not
 /// here: they come from each trace's metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +103,9 @@ pub struct GpuModel {
     pub replay_corun_slowdown: f64,
     /// How kernels of different jobs share the SMs under MPS.
     pub mps_sharing: SmSharing,
+    /// In what order kernels take SM room under MPS, block by block:
+    /// `fikit-sim calibrate`'s dispatch-order probe tells which holds.
+    pub mps_order: MpsOrder,
 }
 
 impl Default for GpuModel {
@@ -111,7 +130,10 @@ impl Default for GpuModel {
     ///   slow each other only by competing for SM room, as before
     ///   `fikit-sim calibrate` measured it; a calibrated model file carries both;
     /// - MPS shares the SMs block by block ([`SmSharing::Blocks`]): what the
-    ///   hardware does, from each kernel's launch shape; no parameter of its own.
+    ///   hardware does, from each kernel's launch shape; no parameter of its own;
+    /// - in the order kernels become ready ([`MpsOrder::Ready`]): in-order
+    ///   dispatch as published for concurrent kernels (Gilman et al. 2021);
+    ///   `fikit-sim calibrate` probes it.
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
@@ -127,6 +149,7 @@ impl Default for GpuModel {
             corun_slowdown: 0.0,
             replay_corun_slowdown: 0.0,
             mps_sharing: SmSharing::Blocks,
+            mps_order: MpsOrder::Ready,
         }
     }
 }

@@ -53,6 +53,8 @@ pub struct Placed {
 /// One kernel on the GPU.
 #[derive(Debug, Clone)]
 struct Active {
+    /// Its place in line (the time it became ready, or was launched).
+    order: i64,
     job: usize,
     op: usize,
     duration_ns: i64,
@@ -121,25 +123,39 @@ impl SlotPool {
     }
 
     /// Kernel `op` of job `job` reached the GPU: it places blocks at the next
-    /// [`SlotPool::place`], after every kernel that reached it before.
-    pub fn admit(&mut self, job: usize, op: usize, occupancy: &Occupancy, duration_ns: i64) {
+    /// [`SlotPool::place`], after every kernel whose `order` key is at most
+    /// its own (the time it became ready, or was launched: see
+    /// [`MpsOrder`](crate::sim::gpu::MpsOrder)); equal keys in admission order.
+    pub fn admit(
+        &mut self,
+        job: usize,
+        op: usize,
+        occupancy: &Occupancy,
+        duration_ns: i64,
+        order: i64,
+    ) {
         if job >= self.held.len() {
             self.held.resize(job + 1, 0.0);
         }
         self.changed = true;
-        self.kernels.push(Active {
-            job,
-            op,
-            duration_ns,
-            per_sm: occupancy.per_sm,
-            width: occupancy.wave_blocks(),
-            waves: occupancy.waves(),
-            sms: f64::from(occupancy.sms),
-            to_place: occupancy.blocks,
-            resident: 0,
-            placed_waves: 0,
-            in_flight: Vec::new(),
-        });
+        let at = self.kernels.partition_point(|k| k.order <= order);
+        self.kernels.insert(
+            at,
+            Active {
+                order,
+                job,
+                op,
+                duration_ns,
+                per_sm: occupancy.per_sm,
+                width: occupancy.wave_blocks(),
+                waves: occupancy.waves(),
+                sms: f64::from(occupancy.sms),
+                to_place: occupancy.blocks,
+                resident: 0,
+                placed_waves: 0,
+                in_flight: Vec::new(),
+            },
+        );
     }
 
     /// True when no kernel is on the GPU.
@@ -252,7 +268,7 @@ mod tests {
         loop {
             while admitted < kernels.len() && kernels[admitted].3 <= now {
                 let (job, occ, d, _) = kernels[admitted];
-                pool.admit(job, admitted, &occ, d);
+                pool.admit(job, admitted, &occ, d, now);
                 admitted += 1;
             }
             out.clear();
