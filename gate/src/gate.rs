@@ -5,16 +5,16 @@
 
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
+use crate::block::{Block, GatePolicy, state};
+use crate::rules::{self, JobView};
+use crate::table::Table;
+
 /// The top job marks a launch followed by a predicted gap at least this long
 /// whether or not another job waits to fill it, ns: a marker (one stream
 /// write) costs a few µs, under a few percent of such a gap, and a job that
 /// reaches the gate during the gap can still use it. Shorter gaps are marked
 /// only for a job already waiting with a kernel that fits.
 pub const ALWAYS_MARK_GAP_NS: i64 = 100_000;
-
-use crate::block::{Block, GatePolicy, state};
-use crate::rules::{self, JobView};
-use crate::table::Table;
 
 /// The clock and the pause between looks; [`RealClock`] outside tests.
 pub trait Clock {

@@ -542,9 +542,11 @@ pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn dispatch_order_from_the_small_kernels_start() {
-        use super::{DispatchOrder::*, classify_dispatch};
+        use DispatchOrder::*;
         // 3.5 waves: in order, the block goes with the last wave at 3 block times.
         assert_eq!(classify_dispatch(3.5, 3.02), InOrder);
         assert_eq!(classify_dispatch(3.5, 2.6), InOrder);
@@ -556,8 +558,6 @@ mod tests {
         assert_eq!(classify_dispatch(3.5, 2.0), Unclear);
         assert_eq!(classify_dispatch(3.5, 4.5), Unclear);
     }
-
-    use super::*;
 
     #[test]
     fn fit_recovers_a_linear_slowdown() {

@@ -133,6 +133,25 @@ pub fn parse_job(s: &str) -> Result<JobSpec, String> {
     })
 }
 
+/// `--min-overlap` is a share.
+fn check_min_overlap(v: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(bad(format!(
+            "--min-overlap {v}: expected a share from 0 to 1"
+        )))
+    }
+}
+
+/// fikit-profile beside this program: `Ok(path)`, or `Err(path)` where it
+/// is missing.
+fn profiler_beside() -> Result<std::result::Result<PathBuf, PathBuf>> {
+    let exe = std::env::current_exe().context("cannot find this program")?;
+    let p = exe.with_file_name("fikit-profile");
+    Ok(if p.is_file() { Ok(p) } else { Err(p) })
+}
+
 fn bad(e: impl std::fmt::Display) -> anyhow::Error {
     anyhow!(BadInput(e.to_string()))
 }
@@ -179,12 +198,7 @@ impl Args {
         scenario
             .check()
             .map_err(|message| bad(ScenarioError { path, message }))?;
-        if !(0.0..=1.0).contains(&self.min_overlap) {
-            return Err(bad(format!(
-                "--min-overlap {}: expected a share from 0 to 1",
-                self.min_overlap
-            )));
-        }
+        check_min_overlap(self.min_overlap)?;
         // Rebuilding a report runs nothing: no collector needed.
         let collector = match &self.report {
             Some(_) => PathBuf::new(),
@@ -192,17 +206,12 @@ impl Args {
         };
         let profiler = match &self.trace {
             None => None,
-            Some(_) => {
-                let exe = std::env::current_exe().context("cannot find this program")?;
-                let p = exe.with_file_name("fikit-profile");
-                if !p.is_file() {
-                    return Err(bad(format!(
-                        "--trace needs fikit-profile beside this program: {} is missing",
-                        p.display()
-                    )));
-                }
-                Some(p)
-            }
+            Some(_) => Some(profiler_beside()?.map_err(|p| {
+                bad(format!(
+                    "--trace needs fikit-profile beside this program: {} is missing",
+                    p.display()
+                ))
+            })?),
         };
         Ok(RunOptions {
             scenario,
@@ -290,13 +299,35 @@ fn model_for(choice: Option<&str>, devices: &[String]) -> Result<(GpuModel, Stri
 /// What run.json holds.
 #[derive(Serialize)]
 struct Output<'a> {
-    policies: Vec<&'static str>,
-    repetitions: usize,
-    jobs: Vec<(&'a str, &'a [String], u8)>,
+    #[serde(flatten)]
+    what: RunOf<'a>,
     model: &'a str,
     rounds: &'a [Round],
     rows: &'a [Row],
     complete: bool,
+}
+
+/// What a run.json says it ran: its policies, repetitions and jobs (name,
+/// command, priority).
+#[derive(Serialize)]
+struct RunOf<'a> {
+    policies: Vec<&'static str>,
+    repetitions: usize,
+    jobs: Vec<(&'a str, &'a [String], u8)>,
+}
+
+impl<'a> RunOf<'a> {
+    fn of(s: &'a Scenario) -> RunOf<'a> {
+        RunOf {
+            policies: s.policies.iter().map(|p| p.name()).collect(),
+            repetitions: s.repetitions,
+            jobs: s
+                .jobs
+                .iter()
+                .map(|j| (j.name.as_str(), j.command.as_slice(), j.priority))
+                .collect(),
+        }
+    }
 }
 
 /// The part of an earlier run.json that `--report` reads.
@@ -457,13 +488,7 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
     let text = table(&r);
     println!("{text}");
     let out = Output {
-        policies: s.policies.iter().map(|p| p.name()).collect(),
-        repetitions: s.repetitions,
-        jobs: s
-            .jobs
-            .iter()
-            .map(|j| (j.name.as_str(), j.command.as_slice(), j.priority))
-            .collect(),
+        what: RunOf::of(s),
         model: &model_line,
         rounds: &rounds,
         rows: &r,
@@ -537,12 +562,7 @@ impl Args {
                 path.display()
             ))
         })?;
-        if !(0.0..=1.0).contains(&self.min_overlap) {
-            return Err(bad(format!(
-                "--min-overlap {}: expected a share from 0 to 1",
-                self.min_overlap
-            )));
-        }
+        check_min_overlap(self.min_overlap)?;
         // What would stop the run after hours of profiling, found now.
         for (name, j) in &set.jobs {
             if let Some(p) = &j.profile
@@ -555,18 +575,13 @@ impl Args {
                 )));
             }
         }
-        if let Some(m) = self.model.as_deref().filter(|m| *m != "default") {
-            GpuModel::load(Path::new(m)).map_err(bad)?;
-        }
+        model_for(self.model.as_deref(), &[])?;
         let collector = if self.summary_only {
             None
         } else {
             Some(fikit_profile::run::find_collector().map_err(bad)?)
         };
-        let profiler = std::env::current_exe()
-            .ok()
-            .map(|e| e.with_file_name("fikit-profile"))
-            .filter(|p| p.is_file());
+        let profiler = profiler_beside()?.ok();
         Ok(SetOptions {
             set,
             out: self.out,
@@ -662,12 +677,6 @@ fn complete_run(dir: &Path, s: &Scenario) -> bool {
     else {
         return false;
     };
-    let policies: Vec<&str> = s.policies.iter().map(|p| p.name()).collect();
-    let jobs: Vec<serde_json::Value> = s
-        .jobs
-        .iter()
-        .map(|j| serde_json::json!([j.name, j.command, j.priority]))
-        .collect();
     let all_ok = v["rounds"].as_array().is_some_and(|rounds| {
         rounds.iter().all(|r| {
             r["jobs"]
@@ -675,11 +684,14 @@ fn complete_run(dir: &Path, s: &Scenario) -> bool {
                 .is_some_and(|js| js.iter().all(|j| j["exit_code"] == 0))
         })
     });
+    let Ok(want) = serde_json::to_value(RunOf::of(s)) else {
+        return false;
+    };
     v["complete"] == true
         && all_ok
-        && v["policies"] == serde_json::json!(policies)
-        && v["repetitions"] == s.repetitions
-        && v["jobs"] == serde_json::json!(jobs)
+        && ["policies", "repetitions", "jobs"]
+            .into_iter()
+            .all(|k| v[k] == want[k])
 }
 
 /// Runs a validation set (or rebuilds its summary); returns the exit code.

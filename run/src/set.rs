@@ -196,7 +196,7 @@ impl Set {
     }
 
     /// Pair `p` as a scenario, with each job's profile from `profiles` (by
-    /// job name) or the set's own.
+    /// job name).
     pub fn scenario(&self, p: &SetPair, profiles: &BTreeMap<String, PathBuf>) -> Scenario {
         Scenario {
             jobs: p
@@ -208,7 +208,7 @@ impl Set {
                         name: name.clone(),
                         command: j.command.clone(),
                         priority: j.priority,
-                        profile: profiles.get(name).cloned().or_else(|| j.profile.clone()),
+                        profile: profiles.get(name).cloned(),
                         start: None,
                     }
                 })

@@ -1020,7 +1020,7 @@ impl<'a> Engine<'a> {
     /// demands (each job's at most 1) add up past the device, all run
     /// `1 / total` as fast; a kernel also runs `1 + c * o` times slower
     /// while other jobs' kernels hold a share `o` of the SMs (at most 1;
-    /// `c`: [`Policy::corun_slowdown`]).
+    /// `c`: [`SmShare::corun_slowdown`]).
     fn update_rates(&mut self) {
         let now = self.now;
         let c = self.sharing.map_or(0.0, |s| s.corun_slowdown);

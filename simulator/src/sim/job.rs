@@ -287,8 +287,8 @@ impl Job {
         }
         let nk = trace.kernels.len();
         // The distinct occupancies (kernels have few shapes).
-        let mut demands: Vec<Occupancy> = Vec::new();
-        let mut demand_index: HashMap<(u64, u64), u32> = HashMap::new();
+        let mut occupancies: Vec<Occupancy> = Vec::new();
+        let mut occupancy_index: HashMap<(u64, u64), u32> = HashMap::new();
         let mut raw: Vec<Raw> = Vec::with_capacity(nk + trace.memops.len());
         for (i, k) in trace.kernels.iter().enumerate() {
             let per_sm = blocks_per_sm(
@@ -298,11 +298,11 @@ impl Job {
                 u64::from(k.static_shared_bytes) + u64::from(k.dynamic_shared_bytes),
             );
             let occupancy = Occupancy::new(k.blocks(), per_sm, dev.sm_count);
-            let demand = *demand_index
+            let demand = *occupancy_index
                 .entry((occupancy.blocks, occupancy.per_sm))
                 .or_insert_with(|| {
-                    demands.push(occupancy);
-                    demands.len() as u32 - 1
+                    occupancies.push(occupancy);
+                    occupancies.len() as u32 - 1
                 });
             raw.push(Raw {
                 issue: k.launch.map_or(k.start_ns, |l| l.start_ns.min(k.start_ns)),
@@ -532,7 +532,7 @@ impl Job {
             .collect();
         Job {
             kernel_position: kernel_position.into(),
-            occupancies: demands.into(),
+            occupancies: occupancies.into(),
             first_iteration_is_setup: true,
             name: trace.meta.job_name.clone(),
             priority: trace.meta.priority,
