@@ -7,6 +7,7 @@
 use std::time::{Duration, Instant};
 
 use fikit_e2e::{bin, cmd, stand_in_collector};
+use predicates::prelude::PredicateBooleanExt;
 
 #[test]
 fn bad_input_exits_2_naming_the_file_and_field() {
@@ -310,9 +311,33 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
             .arg(&out)
             .assert()
     };
+    // hi runs alone once per repetition: in hi-lo, and hi-lo2 reuses it.
     run_set()
         .code(0)
-        .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"));
+        .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"))
+        .stderr(
+            predicates::str::is_match(r"exclusive repetition 1: [0-9.]+ s \(hi alone from hi-lo\)")
+                .unwrap(),
+        );
+    let alone_from = |pair: &str| -> Vec<serde_json::Value> {
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(pair).join("run.json")).unwrap())
+                .unwrap();
+        run["rounds"][0]["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["alone_from"].clone())
+            .collect()
+    };
+    assert_eq!(
+        alone_from("hi-lo"),
+        [serde_json::Value::Null, serde_json::Value::Null]
+    );
+    assert_eq!(
+        alone_from("hi-lo2"),
+        [serde_json::json!("hi-lo"), serde_json::Value::Null]
+    );
     for pair in ["hi-lo", "hi-lo2"] {
         let run: serde_json::Value =
             serde_json::from_slice(&std::fs::read(out.join(pair).join("run.json")).unwrap())
@@ -349,10 +374,41 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         ]),
         &["true", "again"],
     );
+    // Its runs alone in the earlier call's hi-lo are reused as well.
     run_set()
         .code(0)
         .stderr(predicates::str::contains("pair 1/2 hi-lo: complete in"))
-        .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"));
+        .stderr(predicates::str::contains("pair 2/2 hi-lo2 (out sample)"))
+        .stderr(predicates::str::contains("(hi alone from hi-lo)"));
+    // Only the pairs asked for run; an unknown one is bad input.
+    write_set(serde_json::json!([
+        {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
+        {"name": "lo-hi", "jobs": ["lo", "hi"], "sample": "in"},
+        {"name": "lo2-hi", "jobs": ["lo2", "hi"], "sample": "out"}
+    ]));
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .args(["--pair", "lo-hi", "-o"])
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("pair 2/3 lo-hi (in sample)"))
+        .stderr(predicates::str::contains(
+            "(lo alone from hi-lo, hi alone from hi-lo)",
+        ))
+        .stderr(predicates::str::contains("pair 1/3").not())
+        .stderr(predicates::str::contains("pair 3/3").not())
+        .stdout(predicates::str::contains("not run yet: lo2-hi"));
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .args(["--pair", "lo-hi,nope", "-o"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--pair \"nope\": "))
+        .stderr(predicates::str::contains("has no such pair"));
     // The summary alone, with a pair not run: it says so.
     write_set(serde_json::json!([
         {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},

@@ -11,7 +11,7 @@ use fikit_sim::policy::PolicyKind;
 use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
 
-use crate::exec::{ExecError, ExecOptions, Round, install_signals, run_round};
+use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
 use crate::report::{Row, predict, rows, table};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::{Set, summarize, summary_html, summary_text};
@@ -84,6 +84,16 @@ pub struct Args {
     /// With --set: run nothing, rebuild the summary from OUT's pairs.
     #[arg(long, requires = "set")]
     pub summary_only: bool,
+    /// With --set: run only these pairs (repeat or comma-separate; their
+    /// jobs alone are profiled); the summary still covers every pair run so
+    /// far in OUT. For a set spread over several sittings of a GPU.
+    #[arg(
+        long = "pair",
+        value_name = "PAIR",
+        value_delimiter = ',',
+        requires = "set"
+    )]
+    pub pairs: Vec<String>,
 }
 
 fn parse_policy(s: &str) -> Result<RunPolicy, String> {
@@ -356,8 +366,77 @@ fn read_saved(path: &Path, jobs: usize) -> Result<Saved> {
     Ok(saved)
 }
 
+/// A set's exclusive runs, each job measured alone once per repetition and
+/// shared by every pair the job is in: (job, repetition) to the pair that
+/// measured it and the run.
+#[derive(Debug, Default)]
+pub struct AloneRuns {
+    runs: std::collections::BTreeMap<(String, usize), (String, JobRun)>,
+}
+
+impl AloneRuns {
+    /// Job `job`'s run alone in repetition `rep`, marked as measured in the
+    /// pair that ran it.
+    fn get(&self, job: &str, rep: usize) -> Option<JobRun> {
+        self.runs
+            .get(&(job.to_string(), rep))
+            .map(|(pair, r)| JobRun {
+                alone_from: Some(pair.clone()),
+                ..r.clone()
+            })
+    }
+
+    /// Keeps `run` (a run alone that exited 0 and was measured, not reused)
+    /// for the pairs after `pair`.
+    fn keep(&mut self, pair: &str, rep: usize, run: &JobRun) {
+        if run.ok() && run.alone_from.is_none() {
+            self.runs
+                .entry((run.job.clone(), rep))
+                .or_insert_with(|| (pair.to_string(), run.clone()));
+        }
+    }
+
+    /// Keeps the runs alone of an earlier call's `dir/run.json` (pair
+    /// `pair`) whose job has the command `command_of` gives now.
+    fn keep_from(
+        &mut self,
+        pair: &str,
+        dir: &Path,
+        command_of: impl Fn(&str) -> Option<Vec<String>>,
+    ) {
+        #[derive(Deserialize)]
+        struct Earlier {
+            jobs: Vec<(String, Vec<String>, u8)>,
+            rounds: Vec<Round>,
+        }
+        let Some(e) = std::fs::read_to_string(dir.join("run.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Earlier>(&t).ok())
+        else {
+            return;
+        };
+        for r in e.rounds.iter().filter(|r| r.policy == RunPolicy::Exclusive) {
+            for j in &r.jobs {
+                let same = e
+                    .jobs
+                    .iter()
+                    .any(|(n, c, _)| *n == j.job && command_of(n).as_ref() == Some(c));
+                if same {
+                    self.keep(pair, r.repetition, j);
+                }
+            }
+        }
+    }
+}
+
 /// Runs the rounds (or reads them, `--report`); returns the exit code.
 pub fn run(opts: &RunOptions) -> Result<i32> {
+    run_with(opts, None)
+}
+
+/// [`run`], in a set: `alone` is the pair's name and the set's runs alone,
+/// which its exclusive rounds reuse and add to.
+fn run_with(opts: &RunOptions, mut alone: Option<(&str, &mut AloneRuns)>) -> Result<i32> {
     let s = &opts.scenario;
     let profiles = read_profiles(s)?;
     let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
@@ -399,10 +478,23 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
     'outer: for rep in 0..repetitions {
         for &policy in &s.policies {
             let t = std::time::Instant::now();
+            let mut reused = Vec::new();
             let result = if policy == RunPolicy::Exclusive {
                 let mut jobs = Vec::new();
                 let mut err = None;
                 for &j in &all {
+                    if let Some(r) = alone
+                        .as_ref()
+                        .and_then(|(_, a)| a.get(&s.jobs[j].name, rep))
+                    {
+                        reused.push(format!(
+                            "{} alone from {}",
+                            r.job,
+                            r.alone_from.as_deref().unwrap_or("-")
+                        ));
+                        jobs.push(r);
+                        continue;
+                    }
                     match run_round(
                         s,
                         &[j],
@@ -412,7 +504,12 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
                         &opts.exec,
                         work.path(),
                     ) {
-                        Ok(mut r) => jobs.append(&mut r),
+                        Ok(mut r) => {
+                            if let Some((pair, a)) = alone.as_mut() {
+                                r.iter().for_each(|run| a.keep(pair, rep, run));
+                            }
+                            jobs.append(&mut r)
+                        }
                         Err(e) => {
                             err = Some(e);
                             break;
@@ -449,11 +546,16 @@ pub fn run(opts: &RunOptions) -> Result<i32> {
                         })
                         .collect();
                     eprintln!(
-                        "fikit-run: round {}/{total}: {} repetition {}: {:.1} s{}",
+                        "fikit-run: round {}/{total}: {} repetition {}: {:.1} s{}{}",
                         rounds.len() + 1,
                         policy.name(),
                         rep + 1,
                         t.elapsed().as_secs_f64(),
+                        if reused.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", reused.join(", "))
+                        },
                         if failed.is_empty() {
                             String::new()
                         } else {
@@ -531,6 +633,8 @@ pub struct SetOptions {
     pub out: PathBuf,
     /// Rebuild the summary only.
     pub summary_only: bool,
+    /// Run only these pairs (empty: all).
+    pub only: Vec<String>,
     /// The collector; `None` with `summary_only`.
     pub collector: Option<PathBuf>,
     /// fikit-profile beside this program (`None` when it is missing).
@@ -563,6 +667,14 @@ impl Args {
             ))
         })?;
         check_min_overlap(self.min_overlap)?;
+        for name in &self.pairs {
+            if !set.pairs.iter().any(|p| p.name == *name) {
+                return Err(bad(format!(
+                    "--pair {name:?}: {} has no such pair",
+                    path.display()
+                )));
+            }
+        }
         // What would stop the run after hours of profiling, found now.
         for (name, j) in &set.jobs {
             if let Some(p) = &j.profile
@@ -586,6 +698,7 @@ impl Args {
             set,
             out: self.out,
             summary_only: self.summary_only,
+            only: self.pairs,
             collector,
             profiler,
             model: self.model,
@@ -699,12 +812,29 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
     std::fs::create_dir_all(&o.out).with_context(|| format!("cannot make {}", o.out.display()))?;
     let mut code = 0;
     if !o.summary_only {
+        let run_it = |p: &crate::set::SetPair| o.only.is_empty() || o.only.contains(&p.name);
         let mut profiles = std::collections::BTreeMap::new();
         for name in o.set.used_jobs() {
-            profiles.insert(name.to_string(), profile_job(o, name)?);
+            if o.set
+                .pairs
+                .iter()
+                .any(|p| run_it(p) && p.jobs.iter().any(|j| j == name))
+            {
+                profiles.insert(name.to_string(), profile_job(o, name)?);
+            }
+        }
+        // Each job runs alone once per repetition, in the first pair it is
+        // in, and later pairs reuse that run (earlier calls' pairs too).
+        let mut alone = AloneRuns::default();
+        let command_of = |n: &str| o.set.jobs.get(n).map(|j| j.command.clone());
+        for p in &o.set.pairs {
+            alone.keep_from(&p.name, &o.out.join(&p.name), command_of);
         }
         let n = o.set.pairs.len();
         for (i, p) in o.set.pairs.iter().enumerate() {
+            if !run_it(p) {
+                continue;
+            }
             let dir = o.out.join(&p.name);
             let scenario = o.set.scenario(p, &profiles);
             if complete_run(&dir, &scenario) {
@@ -738,7 +868,7 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
             };
             // A pair that cannot run (a bad profile, say) is reported and the
             // others still run.
-            match run(&opts) {
+            match run_with(&opts, Some((&p.name, &mut alone))) {
                 Ok(130) => {
                     code = 130;
                     break;

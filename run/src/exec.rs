@@ -63,6 +63,11 @@ pub struct JobRun {
     pub timeouts: u64,
     /// Launches of kernels its profile does not know (FIKIT).
     pub unknown: u64,
+    /// In a set: the pair whose exclusive round measured this run, where a
+    /// later pair reuses it (a job alone is the same run whichever pair it
+    /// is in); `None` where it ran in this round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alone_from: Option<String>,
 }
 
 impl JobRun {

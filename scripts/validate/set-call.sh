@@ -2,28 +2,41 @@
 # One device call's share of a validation set (scripts/validate/real-set.json):
 # runs `fikit-run --set` from the repository root for at most DEADLINE seconds
 # (then Ctrl-C: the pair in progress is written incomplete and runs again next
-# time; profiles and complete pairs are kept), and packs OUT_DIR into TAR, one
-# file for the way back. Carry OUT_DIR (unpacked from the last call's TAR) into
-# the next call and the set resumes where it stopped.
+# time; profiles and complete pairs are kept), and packs what this call wrote
+# under OUT_DIR (new profiles, the pairs run) into PACK.00, PACK.01, ... (a
+# gzipped tar split in 15 MB pieces: the device tool returns files of at most
+# 16 MB). Unpack with `cat PACK.* | tar xzf - -C PARENT_OF_OUT_DIR` over the
+# earlier calls' OUT_DIR, carry that into the next call, and the set resumes
+# where it stopped (a job's runs alone are measured once per repetition and
+# reused by every pair it is in, earlier calls' pairs too).
 #
-#   scripts/validate/set-call.sh BIN_DIR SET OUT_DIR TAR [DEADLINE_S]
+#   scripts/validate/set-call.sh BIN_DIR SET OUT_DIR PACK [DEADLINE_S [PAIRS]]
 #
 # BIN_DIR holds fikit-run, fikit-profile and libfikit_collector.so (or the
-# three gzipped, NAME.gz). Default DEADLINE_S: 540.
+# three gzipped, NAME.gz). Default DEADLINE_S: 540. PAIRS: comma-separated
+# pair names to run (default: all).
 set -uo pipefail
-BIN=${1:?usage: set-call.sh BIN_DIR SET OUT_DIR TAR [DEADLINE_S]}
+BIN=${1:?usage: set-call.sh BIN_DIR SET OUT_DIR PACK [DEADLINE_S [PAIRS]]}
 SET=${2:?set file}
 DIR=${3:?output folder}
-TAR=${4:?tar file to write}
+PACK=${4:?pack file prefix}
 DEADLINE=${5:-540}
+PAIRS=${6:-}
 SECONDS=0
 for f in fikit-run fikit-profile libfikit_collector.so; do
   if [ ! -f "$BIN/$f" ] && [ -f "$BIN/$f.gz" ]; then gunzip -c "$BIN/$f.gz" >"$BIN/$f"; fi
 done
 chmod +x "$BIN/fikit-run" "$BIN/fikit-profile"
 mkdir -p "$DIR"
+STAMP=$(mktemp)
+touch "$STAMP"
+sleep 1
+only=()
+[ -n "$PAIRS" ] && only=(--pair "$PAIRS")
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" --set "$SET" -o "$DIR" 2>&1 | tee -a "$DIR/set.log"
+timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" --set "$SET" "${only[@]}" -o "$DIR" 2>&1 | tee -a "$DIR/set.log"
 echo "== fikit-run exited ${PIPESTATUS[0]} after ${SECONDS}s"
-tar czf "$TAR" -C "$(dirname "$DIR")" "$(basename "$DIR")"
-ls -la "$TAR"
+parent=$(dirname "$DIR")
+base=$(basename "$DIR")
+(cd "$parent" && find "$base" -type f -newer "$STAMP" -print0 | tar czf - --null -T -) | split -b 15M -d - "$PACK."
+ls -la "$PACK".*
