@@ -139,6 +139,11 @@ pub struct Slot {
     /// top job marks a launch only when a waiting job's kernel fits the gap
     /// after it.
     pub waiting_ns: AtomicI64,
+    /// Under FIKIT, written by the job's own gate from its profile
+    /// ([`crate::table::Table::away_after_ns`]): once the job has launched
+    /// nothing for longer than this, the other gates count it as away (not
+    /// the top job) until its next launch. 0: never away.
+    pub away_after_ns: AtomicI64,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and

@@ -89,23 +89,39 @@ pub struct Gate<'a> {
 impl<'a> Gate<'a> {
     /// The gate of job `me` (below `block.jobs()`), predicting with `table`.
     pub fn new(block: &'a Block, me: usize, table: Table) -> Gate<'a> {
+        block
+            .slot(me)
+            .away_after_ns
+            .store(table.away_after_ns, SeqCst);
         Gate { block, me, table }
     }
 
-    /// What the gate sees of every job: active once its command runs and has
-    /// launched (a job still starting up competes for nothing), in flight =
-    /// launches not yet seen done.
-    pub fn views(&self) -> Vec<JobView> {
+    /// What the gate sees of every job at `now`: active once its command
+    /// runs and has launched (a job still starting up competes for nothing)
+    /// and, under FIKIT, unless another job is away: it has launched nothing
+    /// for longer than its `away_after_ns` and its launches were seen done or
+    /// a blocking synchronization returned since (a job is never away in its
+    /// own view: it is launching); in flight = launches not yet seen done.
+    pub fn views(&self, now: i64) -> Vec<JobView> {
+        let fikit = self.block.policy() == GatePolicy::Fikit;
         (0..self.block.jobs())
             .map(|j| {
                 let s = self.block.slot(j);
                 let launched = s.launched.load(SeqCst) as u32;
                 let done = s.done.load(SeqCst);
+                let first = s.first_launch_ns.load(Relaxed);
+                let last = first.max(s.last_launch_ns.load(Relaxed));
+                let away_after = s.away_after_ns.load(Relaxed);
+                // Quiet that long, with its work seen done or waited for.
+                let away = fikit
+                    && j != self.me
+                    && away_after > 0
+                    && now.saturating_sub(last) > away_after
+                    && (launched == done || s.last_sync_ns.load(Relaxed) >= last);
                 JobView {
                     index: j,
                     priority: s.priority.load(Relaxed).min(255) as u8,
-                    active: s.state.load(SeqCst) == state::RUNNING
-                        && s.first_launch_ns.load(Relaxed) != 0,
+                    active: s.state.load(SeqCst) == state::RUNNING && first != 0 && !away,
                     in_flight: u64::from(launched.wrapping_sub(done)),
                     done: u64::from(done),
                     last_done: 0,
@@ -207,7 +223,7 @@ impl<'a> Gate<'a> {
             if b.header().abort.load(Relaxed) != 0 {
                 break policy != GatePolicy::Open;
             }
-            let v = self.views();
+            let v = self.views(now);
             match policy {
                 GatePolicy::Open => break false,
                 GatePolicy::Preemptive => {
@@ -355,6 +371,7 @@ mod tests {
         Table {
             kernels: kernels.iter().map(|&(k, d, g)| (k, (d, g))).collect(),
             unknown_ns: 1_000_000,
+            away_after_ns: 0,
         }
     }
 
@@ -436,6 +453,57 @@ mod tests {
         assert_eq!(b.header().fill.load(SeqCst), (2 << 32) | 1);
         assert_eq!(b.slot(1).fills.load(SeqCst), 1);
         assert_eq!(b.slot(1).wait_ns.load(SeqCst), 50_000);
+    }
+
+    #[test]
+    fn a_top_job_quiet_past_its_profile_is_away_until_it_launches() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        // The top job may idle 2 ms (its longest gap plus longest kernel);
+        // its latest launch returned at 1 ms, with work still in flight
+        // (an unmarked launch: seq 2 launched, 1 seen done).
+        let t = Table {
+            away_after_ns: 2_000_000,
+            ..table(&[])
+        };
+        let top = Gate::new(&b, 0, t);
+        assert_eq!(b.slot(0).away_after_ns.load(SeqCst), 2_000_000);
+        let s = b.slot(0);
+        s.first_launch_ns.store(1, SeqCst);
+        s.last_launch_ns.store(1_000_000, SeqCst);
+        s.launched.store(2, SeqCst);
+        s.done.store(1, SeqCst);
+        s.last_gap_ns.store(0, SeqCst);
+        let filler = Gate::new(&b, 1, table(&[(5, 500_000, 0)]));
+        let active = |g: &Gate, now| g.views(now)[0].active;
+        assert!(
+            active(&filler, 3_000_000),
+            "quiet exactly 2 ms: still there"
+        );
+        assert!(
+            active(&filler, 9_000_000),
+            "quiet 8 ms, but its launch is neither seen done nor waited for"
+        );
+        s.last_sync_ns.store(1_200_000, SeqCst);
+        assert!(!active(&filler, 3_000_001), "a sync returned: away");
+        assert!(active(&top, 9_000_000), "never away in its own view");
+        // Away, the filler is the top job: its 500 µs kernel goes at once.
+        let mut c = script(&b, 3_500_000, |_, _| panic!("the filler waited"));
+        assert!(!filler.before_launch(Some(5), &mut c).timed_out);
+        assert_eq!(
+            b.slot(1).fills.load(SeqCst),
+            0,
+            "not a fill: it ran as the top"
+        );
+        // The top job launches again: present at once.
+        s.last_launch_ns.store(3_600_000, SeqCst);
+        assert!(active(&filler, 3_700_000));
+        // Under preemptive priority nobody is ever away.
+        let (_d2, p) = block(GatePolicy::Preemptive, &[0, 9]);
+        let ps = p.slot(0);
+        ps.away_after_ns.store(1, SeqCst);
+        ps.first_launch_ns.store(1, SeqCst);
+        ps.last_sync_ns.store(1, SeqCst);
+        assert!(Gate::new(&p, 1, table(&[])).views(1_000_000)[0].active);
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //! The file is text: a first line `fikit-gate-table 1`, then `unknown_ns N`
 //! (the prediction for a kernel not in the table: the job's longest profiled
 //! kernel, so an unknown kernel fills only a gap any of its kernels would fit),
-//! then one line per key: `KEY_HEX MEAN_NS GAP_NS`.
+//! then `away_after_ns N` ([`Table::away_after_ns`]; a file without it
+//! reads as 0), then one line per key: `KEY_HEX MEAN_NS GAP_NS`.
 
 use std::collections::HashMap;
 
@@ -36,6 +37,13 @@ pub struct Table {
     pub kernels: HashMap<u64, (i64, i64)>,
     /// The predicted duration of a kernel not in the table, ns.
     pub unknown_ns: i64,
+    /// How long the job may launch nothing and still be doing what its
+    /// profile shows: its longest idle gap between GPU operations plus its
+    /// longest kernel, ns (0: unknown, never away). A job quiet for longer
+    /// has left its profiled behaviour, most often because its GPU work is
+    /// over and its process is exiting (a Python program's teardown takes
+    /// about a second), and FIKIT's gate lets the others run meanwhile.
+    pub away_after_ns: i64,
 }
 
 const HEAD: &str = "fikit-gate-table 1";
@@ -52,7 +60,13 @@ impl Table {
         let mut durations: HashMap<u64, (i128, i64)> = HashMap::new();
         let mut gaps: HashMap<u64, Vec<i64>> = HashMap::new();
         let mut unknown_ns = 0i64;
+        let mut longest_gap = 0i64;
+        let mut busy_until = i64::MIN;
         for (i, o) in ops.iter().enumerate() {
+            busy_until = busy_until.max(o.end_ns);
+            if let Some(next) = ops.get(i + 1) {
+                longest_gap = longest_gap.max(next.start_ns - busy_until);
+            }
             let Some(key) = o.key else { continue };
             let d = (o.end_ns - o.start_ns).max(0);
             unknown_ns = unknown_ns.max(d);
@@ -79,6 +93,11 @@ impl Table {
         Table {
             kernels,
             unknown_ns,
+            away_after_ns: if ops.is_empty() {
+                0
+            } else {
+                longest_gap.saturating_add(unknown_ns)
+            },
         }
     }
 
@@ -111,7 +130,10 @@ impl Table {
     pub fn to_text(&self) -> String {
         let mut keys: Vec<_> = self.kernels.keys().copied().collect();
         keys.sort_unstable();
-        let mut s = format!("{HEAD}\nunknown_ns {}\n", self.unknown_ns);
+        let mut s = format!(
+            "{HEAD}\nunknown_ns {}\naway_after_ns {}\n",
+            self.unknown_ns, self.away_after_ns
+        );
         for k in keys {
             let (d, g) = self.kernels[&k];
             s.push_str(&format!("{k:016x} {d} {g}\n"));
@@ -137,6 +159,7 @@ impl Table {
             match f.next() {
                 None => continue,
                 Some("unknown_ns") => t.unknown_ns = num(n, f.next())?,
+                Some("away_after_ns") => t.away_after_ns = num(n, f.next())?,
                 Some(k) => {
                     let key = u64::from_str_radix(k, 16)
                         .map_err(|_| format!("line {}: `{k}` is not a hex kernel key", n + 1))?;
@@ -188,6 +211,10 @@ mod tests {
         assert_eq!(t.duration(Some(1)), (10, true));
         assert_eq!(t.gap_after(Some(9)), 0);
         assert_eq!(t.shortest_ns(), 10);
+        // The longest gap, 100 (35 to 135 and 310 to 410), plus the longest
+        // kernel, 40.
+        assert_eq!(t.away_after_ns, 140);
+        assert_eq!(Table::from_ops(&[]).away_after_ns, 0);
     }
 
     #[test]
@@ -213,9 +240,12 @@ mod tests {
         let text = t.to_text();
         assert_eq!(
             text,
-            "fikit-gate-table 1\nunknown_ns 10\n0000000000000abc 10 10\n0000000000000def 5 2305843009213693951\n"
+            "fikit-gate-table 1\nunknown_ns 10\naway_after_ns 20\n0000000000000abc 10 10\n0000000000000def 5 2305843009213693951\n"
         );
         assert_eq!(Table::parse(&text).unwrap(), t);
+        // Written before away_after_ns: never away.
+        let old = Table::parse("fikit-gate-table 1\nunknown_ns 10\n0abc 10 10\n").unwrap();
+        assert_eq!((old.unknown_ns, old.away_after_ns), (10, 0));
         assert!(Table::parse("nope").unwrap_err().contains("line 1"));
         let e = Table::parse("fikit-gate-table 1\nzz 1 2\n").unwrap_err();
         assert!(e.contains("line 2") && e.contains("zz"), "{e}");

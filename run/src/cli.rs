@@ -277,8 +277,10 @@ fn read_profiles(s: &Scenario) -> Result<Profiles> {
         if !p.devices.contains(&t.meta.device.name) {
             p.devices.push(t.meta.device.name.clone());
         }
-        p.tables.push(Some(Table::from_ops(&ops)));
-        let mut job = Job::from_trace(&t);
+        let table = Table::from_ops(&ops);
+        // The prediction's FIKIT predicts gaps as the gate does: by key.
+        let mut job = Job::from_trace(&t).with_gaps_by_key(|k| table.gap_after(Some(k)));
+        p.tables.push(Some(table));
         job.name = j.name.clone();
         job.priority = j.priority;
         p.jobs.push(Some(job));

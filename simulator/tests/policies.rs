@@ -89,6 +89,30 @@ fn fikit_leaves_the_gap_idle_when_nothing_fits() {
 }
 
 #[test]
+fn fikit_with_gaps_predicted_by_key() {
+    // H's kernels h1 [0,100), gap 200, h2 [300,400), as in `high`, then h1
+    // again at 400 (no gap after it, the last). By position the gap after
+    // the first h1 is 200 and L's 150 fits (as above). Predicted by key,
+    // h1's gap is what the gate's table says: 120 here, so L's 150 does not
+    // fit and waits for H's end at 500: [500, 650). With 160, it fits again.
+    let mut h = high();
+    h.kernels.push(k("h1", 3, 400, 500));
+    let by_key = |gap: i64| {
+        let jobs: Vec<Job> = [h.clone(), low(150)].iter().map(Job::from_trace).collect();
+        let h1 = jobs[0].ops[0].kernel_key().unwrap();
+        let jobs = [
+            jobs[0].with_gaps_by_key(|key| if key == h1 { gap } else { 0 }),
+            jobs[1].clone(),
+        ];
+        assert_eq!(jobs[0].gap_after_kernel_ns[..], [gap, 0, gap]);
+        let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>()
+    };
+    assert_eq!(by_key(120), [500, 650]);
+    assert_eq!(by_key(160), [500, 250]);
+}
+
+#[test]
 fn fikit_counts_the_delay_of_a_wrong_prediction() {
     // L's kernel key was profiled at 150 ns but this launch runs 250 ns: it is
     // started in the 200 ns gap at 100 and runs to 350, so h2 (eligible at 300)

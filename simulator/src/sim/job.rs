@@ -546,6 +546,25 @@ impl Job {
         }
     }
 
+    /// The job with FIKIT's gap predictions made by kernel key instead of by
+    /// position: the gap after each kernel is `gap_of(its key)`. A real
+    /// program's gate (`fikit-run`) cannot know a kernel's position in the
+    /// profile, only its key, so it predicts the gap after a key (the 10th
+    /// percentile of the gaps after it: `fikit_gate::Table`); this is how
+    /// the simulator predicts that gate.
+    pub fn with_gaps_by_key(&self, gap_of: impl Fn(u64) -> i64) -> Job {
+        let mut gaps = self.gap_after_kernel_ns.to_vec();
+        for (op, &pos) in self.ops.iter().zip(self.kernel_position.iter()) {
+            if let (Some(key), Some(g)) = (op.kernel_key(), gaps.get_mut(pos as usize)) {
+                *g = gap_of(key);
+            }
+        }
+        Job {
+            gap_after_kernel_ns: gaps.into(),
+            ..self.clone()
+        }
+    }
+
     /// Number of kernels.
     pub fn kernel_count(&self) -> usize {
         self.ops.iter().filter(|o| o.is_kernel()).count()
