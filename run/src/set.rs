@@ -258,18 +258,28 @@ pub struct Summary {
     pub fits: Vec<Fit>,
     /// Pairs without a run.json yet.
     pub missing: Vec<String>,
+    /// Pairs whose run stopped before its last round: their rows are shown
+    /// but not counted in `fits` (fewer repetitions than the set asks).
+    pub incomplete: Vec<String>,
 }
 
 /// The part of a pair's run.json the summary reads.
 #[derive(Deserialize)]
 struct SavedRows {
     rows: Vec<Row>,
+    #[serde(default = "yes")]
+    complete: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Builds the summary from `out/<pair>/run.json` of every pair of `set`.
 pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     let mut rows = Vec::new();
     let mut missing = Vec::new();
+    let mut incomplete = Vec::new();
     for p in &set.pairs {
         let path = out.join(&p.name).join("run.json");
         if !path.is_file() {
@@ -280,6 +290,9 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let saved: SavedRows = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a fikit-run run.json: {e}", path.display()))?;
+        if !saved.complete {
+            incomplete.push(p.name.clone());
+        }
         rows.extend(saved.rows.into_iter().map(|row| SummaryRow {
             pair: p.name.clone(),
             sample: p.sample,
@@ -295,6 +308,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             let of: Vec<&Row> = rows
                 .iter()
                 .filter(|r| r.sample == sample && r.row.policy == policy)
+                .filter(|r| !incomplete.contains(&r.pair))
                 .map(|r| &r.row)
                 .filter(|r| r.error.is_some_and(f64::is_finite))
                 .collect();
@@ -316,6 +330,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         rows,
         fits,
         missing,
+        incomplete,
     })
 }
 
@@ -396,6 +411,12 @@ pub fn summary_text(s: &Summary) -> String {
     if !s.missing.is_empty() {
         out.push_str(&format!("not run yet: {}\n", s.missing.join(", ")));
     }
+    if !s.incomplete.is_empty() {
+        out.push_str(&format!(
+            "incomplete (rows shown, not counted above): {}\n",
+            s.incomplete.join(", ")
+        ));
+    }
     out
 }
 
@@ -455,6 +476,12 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
         h.push_str(&format!(
             "<p>Not run yet: {}</p>\n",
             esc(&s.missing.join(", "))
+        ));
+    }
+    if !s.incomplete.is_empty() {
+        h.push_str(&format!(
+            "<p>Incomplete (rows shown, not counted above): {}</p>\n",
+            esc(&s.incomplete.join(", "))
         ));
     }
     h.push_str("</body></html>\n");
@@ -583,7 +610,8 @@ mod tests {
         let s = set(serde_json::json!([
             {"name": "p1", "jobs": ["hi", "lo"], "sample": "in"},
             {"name": "p2", "jobs": ["hi", "lo"], "sample": "out"},
-            {"name": "p3", "jobs": ["hi", "lo"], "sample": "out"}
+            {"name": "p3", "jobs": ["hi", "lo"], "sample": "out"},
+            {"name": "p4", "jobs": ["hi", "lo"], "sample": "out"}
         ]))
         .unwrap();
         let d = tempfile::tempdir().unwrap();
@@ -606,10 +634,18 @@ mod tests {
                 row(Mps, "hi", 3.0, (2.5, 3.5), 1.5),
             ],
         );
-        // p3 has no run.json yet.
+        // p3 has no run.json yet; p4 stopped early: shown, not counted.
+        std::fs::create_dir_all(d.path().join("p4")).unwrap();
+        std::fs::write(
+            d.path().join("p4").join("run.json"),
+            serde_json::json!({ "rows": [row(Mps, "hi", 1.0, (1.0, 1.0), 9.0)], "complete": false })
+                .to_string(),
+        )
+        .unwrap();
         let sum = summarize(&s, d.path()).unwrap();
         assert_eq!(sum.missing, ["p3"]);
-        assert_eq!(sum.rows.len(), 3);
+        assert_eq!(sum.incomplete, ["p4"]);
+        assert_eq!(sum.rows.len(), 4);
         let fit = |p: RunPolicy, sample: Sample| {
             sum.fits
                 .iter()
@@ -629,6 +665,10 @@ mod tests {
         assert_eq!(fit(Mps, Sample::In), None);
         let text = summary_text(&sum);
         assert!(text.contains("not run yet: p3"), "{text}");
+        assert!(
+            text.contains("incomplete (rows shown, not counted above): p4"),
+            "{text}"
+        );
         assert!(text.contains("+10.0% (in range)"), "{text}");
         let html = summary_html(&s, &sum);
         assert!(html.contains("<td class=\"far\">-50.0%</td>"), "{html}");
