@@ -400,6 +400,15 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .stderr(predicates::str::contains("pair 1/3").not())
         .stderr(predicates::str::contains("pair 3/3").not())
         .stdout(predicates::str::contains("not run yet: lo2-hi"));
+    cmd("fikit-sim")
+        .env("FIKIT_COLLECTOR", stand_in_collector())
+        .args(["validate", "--real"])
+        .arg(&set)
+        .args(["--pair", "lo-hi,nope", "--out"])
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("has no such pair"));
     cmd("fikit-run")
         .arg("--set")
         .arg(&set)

@@ -98,6 +98,15 @@ pub struct ValidateArgs {
     /// out of sample. OUT defaults to `fikit-real-out`.
     #[arg(long, value_name = "SET_JSON", conflicts_with_all = ["scenarios", "live_from"])]
     real: Option<PathBuf>,
+    /// With --real: run only these pairs of the set (repeat or
+    /// comma-separate); the summary covers every pair run so far in OUT.
+    #[arg(
+        long = "pair",
+        value_name = "PAIR",
+        value_delimiter = ',',
+        requires = "real"
+    )]
+    pairs: Vec<String>,
     /// GPU model file for the simulation (e.g. one `fikit-sim calibrate` wrote).
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
@@ -606,6 +615,9 @@ fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
         .unwrap_or_else(|| PathBuf::from("fikit-real-out"));
     let mut c = std::process::Command::new(&run);
     c.arg("--set").arg(set).arg("-o").arg(&out);
+    if !a.pairs.is_empty() {
+        c.arg("--pair").arg(a.pairs.join(","));
+    }
     if let Some(m) = &a.model {
         c.arg("--model").arg(m);
     }
