@@ -342,9 +342,13 @@ impl<'a> RunOf<'a> {
     }
 }
 
-/// The part of an earlier run.json that `--report` reads.
+/// The part of an earlier run.json that `--report` and a set's reuse of
+/// runs alone read.
 #[derive(Deserialize)]
 struct Saved {
+    /// Name, command and priority of each job (`RunOf::jobs`).
+    #[serde(default)]
+    jobs: Vec<(String, Vec<String>, u8)>,
     rounds: Vec<Round>,
     complete: bool,
 }
@@ -399,30 +403,19 @@ impl AloneRuns {
     }
 
     /// Keeps the runs alone of an earlier call's `dir/run.json` (pair
-    /// `pair`) whose job has the command `command_of` gives now.
-    fn keep_from(
-        &mut self,
-        pair: &str,
-        dir: &Path,
-        command_of: impl Fn(&str) -> Option<Vec<String>>,
-    ) {
-        #[derive(Deserialize)]
-        struct Earlier {
-            jobs: Vec<(String, Vec<String>, u8)>,
-            rounds: Vec<Round>,
-        }
+    /// `pair`) whose job has the same command in `set` now.
+    fn keep_from(&mut self, pair: &str, dir: &Path, set: &Set) {
         let Some(e) = std::fs::read_to_string(dir.join("run.json"))
             .ok()
-            .and_then(|t| serde_json::from_str::<Earlier>(&t).ok())
+            .and_then(|t| serde_json::from_str::<Saved>(&t).ok())
         else {
             return;
         };
         for r in e.rounds.iter().filter(|r| r.policy == RunPolicy::Exclusive) {
             for j in &r.jobs {
-                let same = e
-                    .jobs
-                    .iter()
-                    .any(|(n, c, _)| *n == j.job && command_of(n).as_ref() == Some(c));
+                let same = e.jobs.iter().any(|(n, c, _)| {
+                    *n == j.job && set.jobs.get(n).is_some_and(|now| now.command == *c)
+                });
                 if same {
                     self.keep(pair, r.repetition, j);
                 }
@@ -816,21 +809,14 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
     if !o.summary_only {
         let run_it = |p: &crate::set::SetPair| o.only.is_empty() || o.only.contains(&p.name);
         let mut profiles = std::collections::BTreeMap::new();
-        for name in o.set.used_jobs() {
-            if o.set
-                .pairs
-                .iter()
-                .any(|p| run_it(p) && p.jobs.iter().any(|j| j == name))
-            {
-                profiles.insert(name.to_string(), profile_job(o, name)?);
-            }
+        for name in Set::jobs_of(o.set.pairs.iter().filter(|p| run_it(p))) {
+            profiles.insert(name.to_string(), profile_job(o, name)?);
         }
         // Each job runs alone once per repetition, in the first pair it is
         // in, and later pairs reuse that run (earlier calls' pairs too).
         let mut alone = AloneRuns::default();
-        let command_of = |n: &str| o.set.jobs.get(n).map(|j| j.command.clone());
         for p in &o.set.pairs {
-            alone.keep_from(&p.name, &o.out.join(&p.name), command_of);
+            alone.keep_from(&p.name, &o.out.join(&p.name), &o.set);
         }
         let n = o.set.pairs.len();
         for (i, p) in o.set.pairs.iter().enumerate() {

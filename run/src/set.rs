@@ -185,9 +185,13 @@ impl Set {
 
     /// The jobs the pairs use, in name order.
     pub fn used_jobs(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = self
-            .pairs
-            .iter()
+        Set::jobs_of(&self.pairs)
+    }
+
+    /// The jobs of `pairs`, in name order.
+    pub fn jobs_of<'a>(pairs: impl IntoIterator<Item = &'a SetPair>) -> Vec<&'a str> {
+        let mut v: Vec<&str> = pairs
+            .into_iter()
             .flat_map(|p| p.jobs.iter().map(String::as_str))
             .collect();
         v.sort_unstable();
