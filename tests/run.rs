@@ -478,3 +478,118 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .code(2)
         .stderr(predicates::str::contains("cannot be used with"));
 }
+
+#[test]
+fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
+    let d = tempfile::tempdir().unwrap();
+    for (name, trace) in [
+        ("hi", fikit_trace::fixture::serving("hi", 0, 3)),
+        ("lo", fikit_trace::fixture::training("lo", 9, 20)),
+    ] {
+        fikit_trace::write_trace(&d.path().join(format!("{name}.parquet")), &trace).unwrap();
+    }
+    let set = d.path().join("set.json");
+    std::fs::write(
+        &set,
+        serde_json::json!({
+            "repetitions": 2,
+            "policies": ["exclusive", "timeslice"],
+            "jobs": {
+                "hi": {"priority": 0, "command": ["true"], "profile": "hi.parquet"},
+                "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"}
+            },
+            "pairs": [{"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let run_json = out.join("hi-lo").join("run.json");
+    let read = || -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(&run_json).unwrap()).unwrap()
+    };
+    let run_set = || {
+        cmd("fikit-run")
+            .arg("--set")
+            .arg(&set)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+    };
+    run_set().code(0);
+    // Make it a run stopped in its last round (repetition 2's timeslice),
+    // with repetition 1's timeslice round failed.
+    let mut v = read();
+    let first = v["rounds"].as_array().unwrap().clone();
+    assert_eq!(first.len(), 4);
+    v["rounds"] = serde_json::json!([first[0], first[1], first[2]]);
+    v["rounds"][1]["jobs"][1]["exit_code"] = serde_json::json!(1);
+    v["complete"] = serde_json::json!(false);
+    std::fs::write(&run_json, v.to_string()).unwrap();
+    run_set()
+        .code(0)
+        .stderr(predicates::str::contains(
+            "2 of 4 rounds kept from the unfinished run in",
+        ))
+        .stderr(predicates::str::contains(
+            "round 3/4: timeslice repetition 1",
+        ))
+        .stderr(predicates::str::contains(
+            "round 4/4: timeslice repetition 2",
+        ))
+        .stderr(predicates::str::contains("exclusive repetition").not());
+    let again = read();
+    assert_eq!(again["complete"], true);
+    let rounds = again["rounds"].as_array().unwrap();
+    let order: Vec<(String, u64)> = rounds
+        .iter()
+        .map(|r| {
+            (
+                r["policy"].as_str().unwrap().to_string(),
+                r["repetition"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("exclusive".into(), 0),
+            ("timeslice".into(), 0),
+            ("exclusive".into(), 1),
+            ("timeslice".into(), 1)
+        ]
+    );
+    // The finished rounds are the earlier ones, to the nanosecond; the
+    // failed and the missing ones ran again.
+    assert_eq!(rounds[0], first[0]);
+    assert_eq!(rounds[2], first[2]);
+    assert_ne!(
+        rounds[1]["jobs"][0]["spawn_ns"],
+        first[1]["jobs"][0]["spawn_ns"]
+    );
+    assert_eq!(rounds[1]["jobs"][1]["exit_code"], 0);
+    // Re-simulated: the rounds stay, the rows are rebuilt from them.
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .arg("--resimulate")
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("pair hi-lo: re-simulated from"));
+    let resim = read();
+    assert_eq!(resim["rounds"], again["rounds"]);
+    assert_eq!(resim["rows"], again["rows"]);
+    assert!(out.join("summary.json").is_file());
+    // A changed set (three repetitions) keeps nothing of it.
+    let text = std::fs::read_to_string(&set)
+        .unwrap()
+        .replace("\"repetitions\":2", "\"repetitions\":3");
+    std::fs::write(&set, text).unwrap();
+    run_set()
+        .code(0)
+        .stderr(predicates::str::contains("rounds kept").not())
+        .stderr(predicates::str::contains("round 6/6"));
+}

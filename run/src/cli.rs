@@ -84,6 +84,11 @@ pub struct Args {
     /// With --set: run nothing, rebuild the summary from OUT's pairs.
     #[arg(long, requires = "set")]
     pub summary_only: bool,
+    /// With --set: run nothing; rebuild each pair's table and prediction
+    /// from the rounds in its run.json (as --report does, with the profiles
+    /// in OUT/profiles and this model), then the summary.
+    #[arg(long, requires = "set", conflicts_with = "summary_only")]
+    pub resimulate: bool,
     /// With --set: run only these pairs (repeat or comma-separate; their
     /// jobs alone are profiled); the summary still covers every pair run so
     /// far in OUT. For a set spread over several sittings of a GPU.
@@ -426,12 +431,18 @@ impl AloneRuns {
 
 /// Runs the rounds (or reads them, `--report`); returns the exit code.
 pub fn run(opts: &RunOptions) -> Result<i32> {
-    run_with(opts, None)
+    run_with(opts, None, Vec::new())
 }
 
 /// [`run`], in a set: `alone` is the pair's name and the set's runs alone,
-/// which its exclusive rounds reuse and add to.
-fn run_with(opts: &RunOptions, mut alone: Option<(&str, &mut AloneRuns)>) -> Result<i32> {
+/// which its exclusive rounds reuse and add to; `resume` the rounds an
+/// earlier, unfinished run of the pair left, which are kept and not run
+/// again.
+fn run_with(
+    opts: &RunOptions,
+    mut alone: Option<(&str, &mut AloneRuns)>,
+    resume: Vec<Round>,
+) -> Result<i32> {
     let s = &opts.scenario;
     let profiles = read_profiles(s)?;
     let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
@@ -459,7 +470,12 @@ fn run_with(opts: &RunOptions, mut alone: Option<(&str, &mut AloneRuns)>) -> Res
     let total = s.repetitions * s.policies.len();
     let mut stopped: Option<ExecError> = None;
     // With --report the saved rounds stand for the repetitions: none run.
-    let (mut rounds, mut sims, incomplete, repetitions) = match saved {
+    let (mut rounds, mut sims, incomplete, repetitions): (
+        Vec<Round>,
+        Vec<Option<Vec<f64>>>,
+        bool,
+        usize,
+    ) = match saved {
         Some(saved) => {
             let sims = saved
                 .rounds
@@ -468,10 +484,29 @@ fn run_with(opts: &RunOptions, mut alone: Option<(&str, &mut AloneRuns)>) -> Res
                 .collect();
             (saved.rounds, sims, !saved.complete, 0)
         }
-        None => (Vec::new(), Vec::new(), false, s.repetitions),
+        None => {
+            if !resume.is_empty() {
+                eprintln!(
+                    "fikit-run: {} of {total} rounds kept from the unfinished run in {}",
+                    resume.len(),
+                    opts.exec.out_dir.display()
+                );
+            }
+            let sims = resume
+                .iter()
+                .map(|r| predict_round(r.policy, &r.jobs))
+                .collect();
+            (resume, sims, false, s.repetitions)
+        }
     };
     'outer: for rep in 0..repetitions {
         for &policy in &s.policies {
+            if rounds
+                .iter()
+                .any(|r| r.policy == policy && r.repetition == rep)
+            {
+                continue;
+            }
             let t = std::time::Instant::now();
             let mut reused = Vec::new();
             let result = if policy == RunPolicy::Exclusive {
@@ -576,6 +611,13 @@ fn run_with(opts: &RunOptions, mut alone: Option<(&str, &mut AloneRuns)>) -> Res
             }
         }
     }
+    // Kept rounds first, then those run now: back in repetition and policy order.
+    let mut both: Vec<(Round, Option<Vec<f64>>)> = rounds.into_iter().zip(sims).collect();
+    both.sort_by_key(|(r, _)| {
+        let p = s.policies.iter().position(|&p| p == r.policy);
+        (r.repetition, p)
+    });
+    let (rounds, sims): (Vec<Round>, Vec<Option<Vec<f64>>>) = both.into_iter().unzip();
     let names: Vec<(String, u8)> = s
         .jobs
         .iter()
@@ -628,6 +670,8 @@ pub struct SetOptions {
     pub out: PathBuf,
     /// Rebuild the summary only.
     pub summary_only: bool,
+    /// Rebuild the pairs' tables and predictions from their rounds, and the summary.
+    pub resimulate: bool,
     /// Run only these pairs (empty: all).
     pub only: Vec<String>,
     /// The collector; `None` with `summary_only`.
@@ -683,7 +727,7 @@ impl Args {
             }
         }
         model_for(self.model.as_deref(), &[])?;
-        let collector = if self.summary_only {
+        let collector = if self.summary_only || self.resimulate {
             None
         } else {
             Some(fikit_profile::run::find_collector().map_err(bad)?)
@@ -693,6 +737,7 @@ impl Args {
             set,
             out: self.out,
             summary_only: self.summary_only,
+            resimulate: self.resimulate,
             only: self.pairs,
             collector,
             profiler,
@@ -779,10 +824,7 @@ fn profile_job(o: &SetOptions, name: &str) -> Result<PathBuf> {
 /// ran, every job exited 0, and its policies, repetitions and jobs (names,
 /// commands, priorities) are the scenario's.
 fn complete_run(dir: &Path, s: &Scenario) -> bool {
-    let Some(v) = std::fs::read_to_string(dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    else {
+    let Some(v) = run_of(dir, s) else {
         return false;
     };
     let all_ok = v["rounds"].as_array().is_some_and(|rounds| {
@@ -792,22 +834,90 @@ fn complete_run(dir: &Path, s: &Scenario) -> bool {
                 .is_some_and(|js| js.iter().all(|j| j["exit_code"] == 0))
         })
     });
-    let Ok(want) = serde_json::to_value(RunOf::of(s)) else {
-        return false;
-    };
-    v["complete"] == true
-        && all_ok
-        && ["policies", "repetitions", "jobs"]
-            .into_iter()
-            .all(|k| v[k] == want[k])
+    v["complete"] == true && all_ok
+}
+
+/// `dir/run.json`, when it is a run of `s`: its policies, repetitions and
+/// jobs (names, commands, priorities) are the scenario's.
+fn run_of(dir: &Path, s: &Scenario) -> Option<serde_json::Value> {
+    let v = std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())?;
+    let want = serde_json::to_value(RunOf::of(s)).ok()?;
+    ["policies", "repetitions", "jobs"]
+        .into_iter()
+        .all(|k| v[k] == want[k])
+        .then_some(v)
+}
+
+/// The rounds an unfinished earlier run of `s` in `dir/run.json` left that a
+/// set keeps: every round whose jobs all exited 0 (a stopped or failed round
+/// runs again). None when there is no such run.
+fn resumable_rounds(dir: &Path, s: &Scenario) -> Vec<Round> {
+    run_of(dir, s)
+        .and_then(|v| serde_json::from_value::<Saved>(v).ok())
+        .map(|saved| {
+            saved
+                .rounds
+                .into_iter()
+                .filter(|r| r.jobs.len() == s.jobs.len() && r.jobs.iter().all(JobRun::ok))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Runs a validation set (or rebuilds its summary); returns the exit code.
 pub fn run_set(o: &SetOptions) -> Result<i32> {
     std::fs::create_dir_all(&o.out).with_context(|| format!("cannot make {}", o.out.display()))?;
     let mut code = 0;
-    if !o.summary_only {
-        let run_it = |p: &crate::set::SetPair| o.only.is_empty() || o.only.contains(&p.name);
+    let run_it = |p: &crate::set::SetPair| o.only.is_empty() || o.only.contains(&p.name);
+    if o.resimulate {
+        for p in o.set.pairs.iter().filter(|p| run_it(p)) {
+            let dir = o.out.join(&p.name);
+            let saved = dir.join("run.json");
+            if !saved.is_file() {
+                continue;
+            }
+            let mut profiles = std::collections::BTreeMap::new();
+            for name in &p.jobs {
+                let path = o.set.jobs[name]
+                    .profile
+                    .clone()
+                    .unwrap_or_else(|| o.out.join("profiles").join(format!("{name}.parquet")));
+                if !path.is_file() {
+                    return Err(bad(format!(
+                        "pair {}: job {name} has no profile to re-simulate with ({} is not a file)",
+                        p.name,
+                        path.display()
+                    )));
+                }
+                profiles.insert(name.clone(), path);
+            }
+            eprintln!(
+                "fikit-run: pair {}: re-simulated from {}",
+                p.name,
+                saved.display()
+            );
+            let opts = RunOptions {
+                scenario: o.set.scenario(p, &profiles),
+                exec: ExecOptions {
+                    collector: PathBuf::new(),
+                    profiler: None,
+                    trace_dir: None,
+                    out_dir: dir,
+                    gate_timeout_ms: o.gate_timeout_ms,
+                    round_timeout_s: o.round_timeout_s,
+                },
+                model: o.model.clone(),
+                min_overlap: o.min_overlap,
+                report: Some(saved),
+            };
+            if let Err(e) = run_with(&opts, None, Vec::new()) {
+                eprintln!("fikit-run: pair {}: {e:#}", p.name);
+                code = 1;
+            }
+        }
+    } else if !o.summary_only {
         let mut profiles = std::collections::BTreeMap::new();
         for name in Set::jobs_of(o.set.pairs.iter().filter(|p| run_it(p))) {
             profiles.insert(name.to_string(), profile_job(o, name)?);
@@ -856,7 +966,8 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
             };
             // A pair that cannot run (a bad profile, say) is reported and the
             // others still run.
-            match run_with(&opts, Some((&p.name, &mut alone))) {
+            let resume = resumable_rounds(&opts.exec.out_dir, &opts.scenario);
+            match run_with(&opts, Some((&p.name, &mut alone)), resume) {
                 Ok(130) => {
                     code = 130;
                     break;

@@ -65,6 +65,11 @@ pub struct Row {
     pub slowdown: Option<Spread>,
     /// The same repetition's time-slicing region against this one.
     pub vs_timeslice: Option<Spread>,
+    /// The same, simulated: the repetition's simulated time-slicing
+    /// slowdown against this policy's (run.json files before 2026-11-25
+    /// lack it).
+    #[serde(default)]
+    pub sim_vs_timeslice: Option<Spread>,
     /// Median iteration, ms (median over repetitions).
     pub p50_ms: Option<f64>,
     /// 99th-percentile iteration, ms (median over repetitions).
@@ -279,6 +284,19 @@ pub fn rows(
                     .filter_map(|&(r, _)| sims.get(r)?.as_ref()?.get(j).copied())
                     .collect::<Vec<_>>(),
             );
+            // Per repetition, as vs timeslice: the prediction of its
+            // time-slicing round against the prediction of this one.
+            let sim_of = |r: usize| sims.get(r)?.as_ref()?.get(j).copied();
+            let sim_vs_ts = Spread::of(
+                &shared
+                    .iter()
+                    .filter_map(|&(r, _)| {
+                        let b = find(RunPolicy::Timeslice, rounds[r].repetition)
+                            .filter(|&b| counts(b))?;
+                        Some(sim_of(b)? / sim_of(r)?)
+                    })
+                    .collect::<Vec<_>>(),
+            );
             let error = match (sim, slowdown) {
                 (Some(s), Some(r)) => Some((s.median - r.median) / r.median),
                 _ => None,
@@ -304,6 +322,7 @@ pub fn rows(
                 ),
                 slowdown,
                 vs_timeslice: vs_ts,
+                sim_vs_timeslice: sim_vs_ts,
                 p50_ms: pct(0.5),
                 p99_ms: pct(0.99),
                 overlap,
@@ -457,10 +476,10 @@ mod tests {
         ];
         let sims = vec![
             None,
-            None,
+            Some(vec![1.8, 1.05]),
             Some(vec![1.2, 1.1]),
             None,
-            None,
+            Some(vec![2.4, 1.04]),
             Some(vec![1.0, 1.3]),
         ];
         let policies = [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Fikit];
@@ -478,6 +497,15 @@ mod tests {
         // Simulated 1.2 and 1.0: median 1.1; error (1.1 - 1.15) / 1.15.
         assert!((hi_fikit.error.unwrap() - (1.1 - 1.15) / 1.15).abs() < 1e-9);
         assert_eq!(hi_fikit.within_spread, Some(true));
+        // Simulated vs timeslice, per repetition: 1.8 / 1.2 and 2.4 / 1.0.
+        let sv = hi_fikit.sim_vs_timeslice.unwrap();
+        assert!((sv.median - 1.95).abs() < 1e-9 && (sv.min - 1.5).abs() < 1e-9);
+        let lo_fikit = r
+            .iter()
+            .find(|x| x.policy == RunPolicy::Fikit && x.job == "lo")
+            .unwrap();
+        let lv = lo_fikit.sim_vs_timeslice.unwrap();
+        assert!((lv.median - (1.05 / 1.1 + 1.04 / 1.3) / 2.0).abs() < 1e-9);
         assert_eq!(hi_fikit.p50_ms, Some(2.0));
         assert_eq!(hi_fikit.overlap, Some(1.0));
         assert_eq!(hi_fikit.co_runs, Some(2));

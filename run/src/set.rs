@@ -253,6 +253,51 @@ pub struct Fit {
     pub within_spread: usize,
 }
 
+/// A gated policy (FIKIT, preemptive) against time slicing in one pair, the
+/// FIKIT paper's measure: the high-priority job's speedup, the
+/// low-priority job's ratio, real and simulated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VsTimeslice {
+    /// The pair.
+    pub pair: String,
+    /// In or out of sample.
+    pub sample: Sample,
+    /// The gated policy.
+    pub policy: RunPolicy,
+    /// The job.
+    pub job: String,
+    /// The pair's most urgent job (the lowest priority number in it).
+    pub high: bool,
+    /// The time-slicing region over this policy's, per repetition.
+    pub real: Spread,
+    /// The same from the simulated rounds (median).
+    pub simulated: Option<f64>,
+    /// `(simulated − real) / real` of the medians.
+    pub error: Option<f64>,
+    /// The simulated median lies inside the real range.
+    pub within_spread: Option<bool>,
+}
+
+/// Errors of the [`VsTimeslice`] figures of one policy, one role (high or
+/// low priority) and one sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VsFit {
+    /// The gated policy.
+    pub policy: RunPolicy,
+    /// The high-priority jobs (else the low-priority ones).
+    pub high: bool,
+    /// In or out of sample.
+    pub sample: Sample,
+    /// Figures with both a real and a simulated value.
+    pub rows: usize,
+    /// Median `|simulated − real| / real`.
+    pub median_abs_error: f64,
+    /// Largest.
+    pub worst_abs_error: f64,
+    /// Figures whose simulated value lies inside the real range.
+    pub within_spread: usize,
+}
+
 /// The summary: every row, and the errors per policy and sample.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
@@ -260,6 +305,10 @@ pub struct Summary {
     pub rows: Vec<SummaryRow>,
     /// Per policy (but exclusive) and sample.
     pub fits: Vec<Fit>,
+    /// The gated policies against time slicing, per complete pair and job.
+    pub vs_timeslice: Vec<VsTimeslice>,
+    /// Their errors per policy, role and sample.
+    pub vs_fits: Vec<VsFit>,
     /// Pairs without a run.json yet.
     pub missing: Vec<String>,
     /// Pairs whose run stopped before its last round: their rows are shown
@@ -330,12 +379,140 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             });
         }
     }
+    let mut vs_timeslice = Vec::new();
+    for x in rows.iter().filter(|x| !incomplete.contains(&x.pair)) {
+        let gated = matches!(x.row.policy, RunPolicy::Fikit | RunPolicy::Preemptive);
+        let Some(real) = x.row.vs_timeslice.filter(|_| gated) else {
+            continue;
+        };
+        let top = rows
+            .iter()
+            .filter(|y| y.pair == x.pair)
+            .map(|y| y.row.priority)
+            .min();
+        let simulated = x.row.sim_vs_timeslice.map(|s| s.median);
+        vs_timeslice.push(VsTimeslice {
+            pair: x.pair.clone(),
+            sample: x.sample,
+            policy: x.row.policy,
+            job: x.row.job.clone(),
+            high: top == Some(x.row.priority),
+            real,
+            simulated,
+            error: simulated.map(|s| (s - real.median) / real.median),
+            within_spread: simulated.map(|s| real.min <= s && s <= real.max),
+        });
+    }
+    let mut vs_fits = Vec::new();
+    for policy in [RunPolicy::Fikit, RunPolicy::Preemptive] {
+        for high in [true, false] {
+            for sample in [Sample::In, Sample::Out] {
+                let of: Vec<&VsTimeslice> = vs_timeslice
+                    .iter()
+                    .filter(|v| v.policy == policy && v.high == high && v.sample == sample)
+                    .filter(|v| v.error.is_some_and(f64::is_finite))
+                    .collect();
+                let errors: Vec<f64> = of.iter().filter_map(|v| v.error).map(f64::abs).collect();
+                let Some(s) = Spread::of(&errors) else {
+                    continue;
+                };
+                vs_fits.push(VsFit {
+                    policy,
+                    high,
+                    sample,
+                    rows: errors.len(),
+                    median_abs_error: s.median,
+                    worst_abs_error: s.max,
+                    within_spread: of.iter().filter(|v| v.within_spread == Some(true)).count(),
+                });
+            }
+        }
+    }
     Ok(Summary {
         rows,
         fits,
+        vs_timeslice,
+        vs_fits,
         missing,
         incomplete,
     })
+}
+
+/// What the FIKIT paper (arXiv 2311.10359) reports against default sharing.
+pub const PAPER_FIKIT: &str = "the FIKIT paper reports 1.32-16.41x for the high-priority job and 0.86-1x for the low-priority one";
+
+fn role(high: bool) -> &'static str {
+    if high { "high" } else { "low" }
+}
+
+fn signed_pct(e: Option<f64>, within: Option<bool>) -> String {
+    e.map_or("-".into(), |e| {
+        format!(
+            "{:+.1}%{}",
+            e * 100.0,
+            if within == Some(true) {
+                " (in range)"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
+/// The gated policies against time slicing as text (empty without any).
+fn vs_timeslice_text(s: &Summary) -> String {
+    if s.vs_timeslice.is_empty() {
+        return String::new();
+    }
+    let mut f = comfy_table::Table::new();
+    f.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    f.set_header([
+        "policy",
+        "job",
+        "sample",
+        "pairs",
+        "median |error|",
+        "worst |error|",
+        "inside the real range",
+    ]);
+    for v in &s.vs_fits {
+        f.add_row([
+            v.policy.name().to_string(),
+            role(v.high).to_string(),
+            v.sample.name().to_string(),
+            v.rows.to_string(),
+            pct(v.median_abs_error),
+            pct(v.worst_abs_error),
+            format!("{}/{}", v.within_spread, v.rows),
+        ]);
+    }
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header([
+        "pair",
+        "sample",
+        "policy",
+        "job",
+        "priority",
+        "real vs timeslice",
+        "simulated",
+        "error",
+    ]);
+    for v in &s.vs_timeslice {
+        t.add_row([
+            v.pair.clone(),
+            v.sample.name().to_string(),
+            v.policy.name().to_string(),
+            v.job.clone(),
+            role(v.high).to_string(),
+            spread(Some(v.real)),
+            v.simulated.map_or("-".into(), |x| format!("{x:.2}x")),
+            signed_pct(v.error, v.within_spread),
+        ]);
+    }
+    format!(
+        "against time slicing (time-slicing region over the policy's, per repetition: the high-priority job's speedup, the low-priority job's ratio; {PAPER_FIKIT}), complete pairs\n{f}\n{t}\n"
+    )
 }
 
 fn pct(v: f64) -> String {
@@ -396,21 +573,12 @@ pub fn summary_text(s: &Summary) -> String {
             spread(row.slowdown),
             row.sim_slowdown
                 .map_or("-".into(), |s| format!("{:.2}x", s.median)),
-            row.error.map_or("-".into(), |e| {
-                format!(
-                    "{:+.1}%{}",
-                    e * 100.0,
-                    if row.within_spread == Some(true) {
-                        " (in range)"
-                    } else {
-                        ""
-                    }
-                )
-            }),
+            signed_pct(row.error, row.within_spread),
         ]);
     }
     let mut out = format!(
-        "simulated against real slowdown, per policy and sample (error: (simulated - real) / real of the medians; in range: the simulated median inside the real range)\n{t}\n{r}\n"
+        "simulated against real slowdown, per policy and sample (error: (simulated - real) / real of the medians; in range: the simulated median inside the real range)\n{t}\n{r}\n{}",
+        vs_timeslice_text(s)
     );
     if !s.missing.is_empty() {
         out.push_str(&format!("not run yet: {}\n", s.missing.join(", ")));
@@ -476,6 +644,44 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
         ));
     }
     h.push_str("</table>\n");
+    if !s.vs_timeslice.is_empty() {
+        h.push_str(&format!(
+            "<h2>Against time slicing</h2>\n<p>The time-slicing region over the policy's, per repetition: the high-priority job's speedup, the low-priority job's ratio ({PAPER_FIKIT}); complete pairs.</p>\n<table><tr><th>policy</th><th>job</th><th>sample</th><th>pairs</th><th>median |error|</th><th>worst |error|</th><th>inside the real range</th></tr>\n"
+        ));
+        for v in &s.vs_fits {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>\n",
+                v.policy.name(),
+                role(v.high),
+                v.sample.name(),
+                v.rows,
+                pct(v.median_abs_error),
+                pct(v.worst_abs_error),
+                v.within_spread,
+                v.rows
+            ));
+        }
+        h.push_str("</table>\n<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>priority</th><th>real vs timeslice</th><th>simulated</th><th>error</th></tr>\n");
+        for v in &s.vs_timeslice {
+            let class = match (v.within_spread, v.error) {
+                (Some(true), _) => " class=\"in\"",
+                (_, Some(e)) if e.abs() > 0.25 => " class=\"far\"",
+                _ => "",
+            };
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td></tr>\n",
+                esc(&v.pair),
+                v.sample.name(),
+                v.policy.name(),
+                esc(&v.job),
+                role(v.high),
+                spread(Some(v.real)),
+                v.simulated.map_or("-".into(), |x| format!("{x:.2}x")),
+                v.error.map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
+            ));
+        }
+        h.push_str("</table>\n");
+    }
     if !s.missing.is_empty() {
         h.push_str(&format!(
             "<p>Not run yet: {}</p>\n",
@@ -594,6 +800,7 @@ mod tests {
                 max: range.1,
             }),
             vs_timeslice: None,
+            sim_vs_timeslice: None,
             p50_ms: None,
             p99_ms: None,
             overlap: None,
@@ -676,5 +883,87 @@ mod tests {
         assert!(text.contains("+10.0% (in range)"), "{text}");
         let html = summary_html(&s, &sum);
         assert!(html.contains("<td class=\"far\">-50.0%</td>"), "{html}");
+    }
+
+    #[test]
+    fn the_summary_sets_fikit_against_time_slicing_per_role() {
+        let s = set(serde_json::json!([
+            {"name": "p1", "jobs": ["hi", "lo"], "sample": "out"},
+            {"name": "p2", "jobs": ["hi", "lo"], "sample": "out"},
+            {"name": "p3", "jobs": ["hi", "lo"], "sample": "out"}
+        ]))
+        .unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let vs = |policy, job: &str, prio, real: (f64, f64, f64), sim: f64| {
+            let mut r = row(policy, job, 1.0, (1.0, 1.0), 1.0);
+            r.priority = prio;
+            r.vs_timeslice = Some(Spread {
+                median: real.0,
+                min: real.1,
+                max: real.2,
+            });
+            r.sim_vs_timeslice = Some(Spread {
+                median: sim,
+                min: sim,
+                max: sim,
+            });
+            r
+        };
+        let write = |pair: &str, rows: Vec<Row>, complete: bool| {
+            std::fs::create_dir_all(d.path().join(pair)).unwrap();
+            std::fs::write(
+                d.path().join(pair).join("run.json"),
+                serde_json::json!({ "rows": rows, "complete": complete }).to_string(),
+            )
+            .unwrap();
+        };
+        use RunPolicy::{Fikit, Timeslice};
+        // p1: hi 1.5x real, 1.2x simulated (-20%); lo 0.8x real, 0.84x (+5%, in range).
+        write(
+            "p1",
+            vec![
+                vs(Timeslice, "hi", 0, (1.0, 1.0, 1.0), 1.0),
+                vs(Fikit, "hi", 0, (1.5, 1.4, 1.6), 1.2),
+                vs(Fikit, "lo", 9, (0.8, 0.7, 0.9), 0.84),
+            ],
+            true,
+        );
+        // p2: hi 2.0x real, 2.2x (+10%); lo 1.0x, 0.9x (-10%).
+        write(
+            "p2",
+            vec![
+                vs(Fikit, "hi", 0, (2.0, 2.0, 2.0), 2.2),
+                vs(Fikit, "lo", 9, (1.0, 1.0, 1.0), 0.9),
+            ],
+            true,
+        );
+        // p3 stopped early: not counted.
+        write("p3", vec![vs(Fikit, "hi", 0, (9.0, 9.0, 9.0), 1.0)], false);
+        let sum = summarize(&s, d.path()).unwrap();
+        // Time slicing against itself is no figure; p3 is left out.
+        assert_eq!(sum.vs_timeslice.len(), 4);
+        assert!(sum.vs_timeslice.iter().all(|v| v.policy == Fikit));
+        let hi: Vec<bool> = sum.vs_timeslice.iter().map(|v| v.high).collect();
+        assert_eq!(hi, [true, false, true, false]);
+        let fit = |high: bool| {
+            let f = sum
+                .vs_fits
+                .iter()
+                .find(|f| f.high == high && f.sample == Sample::Out)
+                .unwrap();
+            (
+                f.rows,
+                (f.median_abs_error * 1000.0).round() / 1000.0,
+                (f.worst_abs_error * 1000.0).round() / 1000.0,
+                f.within_spread,
+            )
+        };
+        assert_eq!(fit(true), (2, 0.15, 0.2, 0));
+        assert_eq!(fit(false), (2, 0.075, 0.1, 1));
+        let text = summary_text(&sum);
+        assert!(text.contains("1.50x [1.40-1.60]"), "{text}");
+        assert!(text.contains("-20.0%"), "{text}");
+        assert!(text.contains("+5.0% (in range)"), "{text}");
+        assert!(summary_html(&s, &sum).contains("<h2>Against time slicing</h2>"));
     }
 }
