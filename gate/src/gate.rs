@@ -149,6 +149,21 @@ impl<'a> Gate<'a> {
             .saturating_add(s.last_gap_ns.load(SeqCst))
     }
 
+    /// Whether a job that would be the top over this one has not exited: it
+    /// is starting, away, or between launches. While it is, this job marks
+    /// every launch: once it is active again this job may only fill, and the
+    /// fill rule needs this job's own kernels seen done (an unmarked launch
+    /// stays in flight for the gate until a later marked one is done, so a
+    /// filler whose last free launch went unmarked could never fill).
+    fn above_me_present(&self) -> bool {
+        let me = self.block.slot(self.me);
+        let mine = (me.priority.load(Relaxed), self.me);
+        (0..self.block.jobs()).filter(|&j| j != self.me).any(|j| {
+            let o = self.block.slot(j);
+            (o.priority.load(Relaxed), j) < mine && o.state.load(SeqCst) != state::EXITED
+        })
+    }
+
     /// The shortest predicted kernel another running job waits at the gate
     /// to launch, ns; `None` when no other job waits.
     fn shortest_waiting(&self) -> Option<i64> {
@@ -239,17 +254,19 @@ impl<'a> Gate<'a> {
                             break true;
                         }
                     }
-                    // The top job (or nothing else runs): go at once; mark
-                    // only where a fill could follow: a job waits with a
+                    // The top job (or nothing else active): go at once;
+                    // mark where a fill could follow (a job waits with a
                     // kernel that fits the predicted gap after this launch,
                     // or the gap is long enough that one arriving in it may
-                    // still use it.
+                    // still use it), and every launch while a job above this
+                    // one is present but not active.
                     _ => {
                         let gap = self.table.gap_after(key);
                         s.last_gap_ns.store(gap, SeqCst);
-                        break gap >= b.header().min_fill_ns.load(Relaxed)
-                            && (gap >= ALWAYS_MARK_GAP_NS
-                                || self.shortest_waiting().is_some_and(|w| w <= gap));
+                        break self.above_me_present()
+                            || gap >= b.header().min_fill_ns.load(Relaxed)
+                                && (gap >= ALWAYS_MARK_GAP_NS
+                                    || self.shortest_waiting().is_some_and(|w| w <= gap));
                     }
                 },
             }
@@ -504,6 +521,57 @@ mod tests {
         ps.first_launch_ns.store(1, SeqCst);
         ps.last_sync_ns.store(1, SeqCst);
         assert!(Gate::new(&p, 1, table(&[])).views(1_000_000)[0].active);
+    }
+
+    #[test]
+    fn a_filler_marks_its_free_launches_while_a_job_above_it_is_not_active() {
+        // The H200 serving pair (2026-11-25): the filler's first launches
+        // went before the top job's first one, unmarked; they stayed in
+        // flight for the gate and the filler could fill none of the top
+        // job's 5 ms pauses.
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        b.header().min_fill_ns.store(50_000, SeqCst);
+        // A 100 µs kernel followed by a 2 µs gap: no fill could follow it.
+        let lo = Gate::new(&b, 1, table(&[(7, 100_000, 2_000)]));
+        let mut c = script(&b, 100, |_, _| panic!("the filler waited"));
+        // The top job runs but has not launched: the filler goes, marked.
+        let l = lo.before_launch(Some(7), &mut c);
+        assert_eq!((l.seq, l.mark), (1, true));
+        // The top job launches (seq 5 marked, done) and pauses 5 ms; the
+        // filler's launch is not seen done yet: no fill.
+        let top = b.slot(0);
+        top.first_launch_ns.store(200, SeqCst);
+        top.last_launch_ns.store(300, SeqCst);
+        top.launched.store(5, SeqCst);
+        top.done.store(5, SeqCst);
+        top.last_gap_ns.store(5_000_000, SeqCst);
+        // The GPU writes the filler's marker at 20 µs: it fills then.
+        let mut c = script(&b, 1_000, |t, b| {
+            if t >= 20_000 {
+                b.slot(1).done.store(1, SeqCst);
+            }
+        });
+        let l = lo.before_launch(Some(7), &mut c);
+        assert_eq!((l.seq, l.mark), (2, true));
+        assert_eq!(b.slot(1).fills.load(SeqCst), 1);
+        assert_eq!(b.slot(1).wait_ns.load(SeqCst), 19_000);
+        // The top job exited: the filler's launches are marked only before
+        // a gap a fill could use.
+        top.state.store(state::EXITED, SeqCst);
+        b.slot(1).done.store(2, SeqCst);
+        let mut c = script(&b, 30_000, |_, _| panic!("the filler waited"));
+        assert!(!lo.before_launch(Some(7), &mut c).mark);
+        // A job above that has not started yet counts as present.
+        let (_d2, b2) = block(GatePolicy::Fikit, &[0, 9]);
+        b2.slot(0).state.store(state::WAITING, SeqCst);
+        let lo2 = Gate::new(&b2, 1, table(&[(7, 100_000, 2_000)]));
+        let mut c = script(&b2, 100, |_, _| panic!("the filler waited"));
+        assert!(lo2.before_launch(Some(7), &mut c).mark);
+        // The top job's own launches are unchanged: nobody is above it.
+        b2.slot(0).state.store(state::RUNNING, SeqCst);
+        let hi = Gate::new(&b2, 0, table(&[(7, 100_000, 2_000)]));
+        let mut c = script(&b2, 200, |_, _| panic!("the top job waited"));
+        assert!(!hi.before_launch(Some(7), &mut c).mark);
     }
 
     #[test]
