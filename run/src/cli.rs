@@ -688,6 +688,35 @@ pub struct SetOptions {
     pub min_overlap: f64,
 }
 
+impl SetOptions {
+    /// Job `name`'s profile: its own, else `OUT/profiles/<name>.parquet`.
+    fn profile_of(&self, name: &str) -> PathBuf {
+        self.set.jobs[name]
+            .profile
+            .clone()
+            .unwrap_or_else(|| self.out.join("profiles").join(format!("{name}.parquet")))
+    }
+
+    /// The options of pair `scenario`'s run in `dir` (`report`: rebuilt
+    /// from that run.json instead).
+    fn pair_run(&self, scenario: Scenario, dir: PathBuf, report: Option<PathBuf>) -> RunOptions {
+        RunOptions {
+            scenario,
+            exec: ExecOptions {
+                collector: self.collector.clone().unwrap_or_default(),
+                profiler: None,
+                trace_dir: None,
+                out_dir: dir,
+                gate_timeout_ms: self.gate_timeout_ms,
+                round_timeout_s: self.round_timeout_s,
+            },
+            model: self.model.clone(),
+            min_overlap: self.min_overlap,
+            report,
+        }
+    }
+}
+
 impl Args {
     /// The plain options of `--set`, or bad input.
     pub fn into_set_options(self) -> Result<SetOptions> {
@@ -753,11 +782,11 @@ impl Args {
 /// has a profile or that file exists); returns the profile's path.
 fn profile_job(o: &SetOptions, name: &str) -> Result<PathBuf> {
     let j = &o.set.jobs[name];
-    if let Some(p) = &j.profile {
-        return Ok(p.clone());
+    let dest = o.profile_of(name);
+    if j.profile.is_some() {
+        return Ok(dest);
     }
     let dir = o.out.join("profiles");
-    let dest = dir.join(format!("{name}.parquet"));
     if dest.is_file() {
         eprintln!("fikit-run: profile of {name}: {} (kept)", dest.display());
         return Ok(dest);
@@ -820,13 +849,35 @@ fn profile_job(o: &SetOptions, name: &str) -> Result<PathBuf> {
     }
 }
 
-/// Whether `dir/run.json` is a complete run of `s` to keep: every round
-/// ran, every job exited 0, and its policies, repetitions and jobs (names,
-/// commands, priorities) are the scenario's.
-fn complete_run(dir: &Path, s: &Scenario) -> bool {
-    let Some(v) = run_of(dir, s) else {
-        return false;
+/// What an earlier run of a set's pair left in its folder.
+enum Earlier {
+    /// No `run.json` of this scenario.
+    None,
+    /// Every round ran and every job exited 0: kept, not run again.
+    Complete,
+    /// Stopped or failed: the rounds whose jobs all exited 0 are kept and
+    /// the rest run (a stopped or failed round runs again).
+    Unfinished(Vec<Round>),
+}
+
+/// What `dir/run.json` holds of a run of `s` (its policies, repetitions and
+/// jobs, with names, commands and priorities, are the scenario's), read once.
+fn earlier_run(dir: &Path, s: &Scenario) -> Earlier {
+    let Some(v) = std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+    else {
+        return Earlier::None;
     };
+    let Ok(want) = serde_json::to_value(RunOf::of(s)) else {
+        return Earlier::None;
+    };
+    if !["policies", "repetitions", "jobs"]
+        .into_iter()
+        .all(|k| v[k] == want[k])
+    {
+        return Earlier::None;
+    }
     let all_ok = v["rounds"].as_array().is_some_and(|rounds| {
         rounds.iter().all(|r| {
             r["jobs"]
@@ -834,36 +885,20 @@ fn complete_run(dir: &Path, s: &Scenario) -> bool {
                 .is_some_and(|js| js.iter().all(|j| j["exit_code"] == 0))
         })
     });
-    v["complete"] == true && all_ok
-}
-
-/// `dir/run.json`, when it is a run of `s`: its policies, repetitions and
-/// jobs (names, commands, priorities) are the scenario's.
-fn run_of(dir: &Path, s: &Scenario) -> Option<serde_json::Value> {
-    let v = std::fs::read_to_string(dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())?;
-    let want = serde_json::to_value(RunOf::of(s)).ok()?;
-    ["policies", "repetitions", "jobs"]
-        .into_iter()
-        .all(|k| v[k] == want[k])
-        .then_some(v)
-}
-
-/// The rounds an unfinished earlier run of `s` in `dir/run.json` left that a
-/// set keeps: every round whose jobs all exited 0 (a stopped or failed round
-/// runs again). None when there is no such run.
-fn resumable_rounds(dir: &Path, s: &Scenario) -> Vec<Round> {
-    run_of(dir, s)
-        .and_then(|v| serde_json::from_value::<Saved>(v).ok())
-        .map(|saved| {
-            saved
-                .rounds
-                .into_iter()
-                .filter(|r| r.jobs.len() == s.jobs.len() && r.jobs.iter().all(JobRun::ok))
-                .collect()
-        })
-        .unwrap_or_default()
+    if v["complete"] == true && all_ok {
+        return Earlier::Complete;
+    }
+    Earlier::Unfinished(
+        serde_json::from_value::<Saved>(v)
+            .map(|saved| {
+                saved
+                    .rounds
+                    .into_iter()
+                    .filter(|r| r.jobs.len() == s.jobs.len() && r.jobs.iter().all(JobRun::ok))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    )
 }
 
 /// Runs a validation set (or rebuilds its summary); returns the exit code.
@@ -880,10 +915,7 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
             }
             let mut profiles = std::collections::BTreeMap::new();
             for name in &p.jobs {
-                let path = o.set.jobs[name]
-                    .profile
-                    .clone()
-                    .unwrap_or_else(|| o.out.join("profiles").join(format!("{name}.parquet")));
+                let path = o.profile_of(name);
                 if !path.is_file() {
                     return Err(bad(format!(
                         "pair {}: job {name} has no profile to re-simulate with ({} is not a file)",
@@ -898,20 +930,7 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
                 p.name,
                 saved.display()
             );
-            let opts = RunOptions {
-                scenario: o.set.scenario(p, &profiles),
-                exec: ExecOptions {
-                    collector: PathBuf::new(),
-                    profiler: None,
-                    trace_dir: None,
-                    out_dir: dir,
-                    gate_timeout_ms: o.gate_timeout_ms,
-                    round_timeout_s: o.round_timeout_s,
-                },
-                model: o.model.clone(),
-                min_overlap: o.min_overlap,
-                report: Some(saved),
-            };
+            let opts = o.pair_run(o.set.scenario(p, &profiles), dir, Some(saved));
             if let Err(e) = run_with(&opts, None, Vec::new()) {
                 eprintln!("fikit-run: pair {}: {e:#}", p.name);
                 code = 1;
@@ -935,38 +954,28 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
             }
             let dir = o.out.join(&p.name);
             let scenario = o.set.scenario(p, &profiles);
-            if complete_run(&dir, &scenario) {
-                eprintln!(
-                    "fikit-run: pair {}/{n} {}: complete in {} (kept)",
-                    i + 1,
-                    p.name,
-                    dir.display()
-                );
-                continue;
-            }
+            let resume = match earlier_run(&dir, &scenario) {
+                Earlier::Complete => {
+                    eprintln!(
+                        "fikit-run: pair {}/{n} {}: complete in {} (kept)",
+                        i + 1,
+                        p.name,
+                        dir.display()
+                    );
+                    continue;
+                }
+                Earlier::Unfinished(rounds) => rounds,
+                Earlier::None => Vec::new(),
+            };
             eprintln!(
                 "fikit-run: pair {}/{n} {} ({} sample)",
                 i + 1,
                 p.name,
                 p.sample.name()
             );
-            let opts = RunOptions {
-                scenario,
-                exec: ExecOptions {
-                    collector: o.collector.clone().unwrap_or_default(),
-                    profiler: None,
-                    trace_dir: None,
-                    out_dir: dir,
-                    gate_timeout_ms: o.gate_timeout_ms,
-                    round_timeout_s: o.round_timeout_s,
-                },
-                model: o.model.clone(),
-                min_overlap: o.min_overlap,
-                report: None,
-            };
+            let opts = o.pair_run(scenario, dir, None);
             // A pair that cannot run (a bad profile, say) is reported and the
             // others still run.
-            let resume = resumable_rounds(&opts.exec.out_dir, &opts.scenario);
             match run_with(&opts, Some((&p.name, &mut alone)), resume) {
                 Ok(130) => {
                     code = 130;

@@ -243,23 +243,20 @@ pub fn rows(
             };
             let shared: Vec<(usize, &JobRun)> =
                 ok.iter().copied().filter(|&(r, _)| counts(r)).collect();
-            let against = |base: RunPolicy, flip: bool| -> Vec<f64> {
+            // Per counted repetition, `f(base round, this round)` where that
+            // repetition's `base` round was a co-run too.
+            let per_rep = |base: RunPolicy, f: &dyn Fn(usize, usize) -> Option<f64>| {
                 shared
                     .iter()
-                    .filter_map(|&(r, x)| {
+                    .filter_map(|&(r, _)| {
                         let b = find(base, rounds[r].repetition).filter(|&b| counts(b))?;
-                        let b = region(b)?;
-                        let m = x.region_ns()?;
-                        Some(if flip {
-                            b as f64 / m as f64
-                        } else {
-                            m as f64 / b as f64
-                        })
+                        f(b, r)
                     })
-                    .collect()
+                    .collect::<Vec<f64>>()
             };
-            let slowdown = Spread::of(&against(RunPolicy::Exclusive, false));
-            let vs_ts = Spread::of(&against(RunPolicy::Timeslice, true));
+            let ratio = |a: usize, b: usize| Some(region(a)? as f64 / region(b)? as f64);
+            let slowdown = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| ratio(r, b)));
+            let vs_ts = Spread::of(&per_rep(RunPolicy::Timeslice, &|b, r| ratio(b, r)));
             let pct = |q: f64| -> Option<f64> {
                 let v: Vec<f64> = ok
                     .iter()
@@ -278,25 +275,18 @@ pub fn rows(
                         .min_by(f64::total_cmp)
                 })
                 .flatten();
+            let sim_of = |r: usize| sims.get(r)?.as_ref()?.get(j).copied();
             let sim = Spread::of(
                 &shared
                     .iter()
-                    .filter_map(|&(r, _)| sims.get(r)?.as_ref()?.get(j).copied())
+                    .filter_map(|&(r, _)| sim_of(r))
                     .collect::<Vec<_>>(),
             );
-            // Per repetition, as vs timeslice: the prediction of its
+            // As vs timeslice: the prediction of the repetition's
             // time-slicing round against the prediction of this one.
-            let sim_of = |r: usize| sims.get(r)?.as_ref()?.get(j).copied();
-            let sim_vs_ts = Spread::of(
-                &shared
-                    .iter()
-                    .filter_map(|&(r, _)| {
-                        let b = find(RunPolicy::Timeslice, rounds[r].repetition)
-                            .filter(|&b| counts(b))?;
-                        Some(sim_of(b)? / sim_of(r)?)
-                    })
-                    .collect::<Vec<_>>(),
-            );
+            let sim_vs_ts = Spread::of(&per_rep(RunPolicy::Timeslice, &|b, r| {
+                Some(sim_of(b)? / sim_of(r)?)
+            }));
             let error = match (sim, slowdown) {
                 (Some(s), Some(r)) => Some((s.median - r.median) / r.median),
                 _ => None,

@@ -328,6 +328,28 @@ fn yes() -> bool {
     true
 }
 
+/// Of `(error, inside the real range)` per row, the rows with a finite
+/// error: how many, the median and worst |error|, and how many lie inside
+/// the real range; `None` when there are none.
+fn error_figures(
+    of: impl Iterator<Item = (Option<f64>, Option<bool>)>,
+) -> Option<(usize, f64, f64, usize)> {
+    let of: Vec<(f64, bool)> = of
+        .filter_map(|(e, w)| {
+            e.filter(|e| e.is_finite())
+                .map(|e| (e.abs(), w == Some(true)))
+        })
+        .collect();
+    let errors: Vec<f64> = of.iter().map(|&(e, _)| e).collect();
+    let s = Spread::of(&errors)?;
+    Some((
+        errors.len(),
+        s.median,
+        s.max,
+        of.iter().filter(|&&(_, w)| w).count(),
+    ))
+}
+
 /// Builds the summary from `out/<pair>/run.json` of every pair of `set`.
 pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     let mut rows = Vec::new();
@@ -358,24 +380,21 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             continue;
         }
         for sample in [Sample::In, Sample::Out] {
-            let of: Vec<&Row> = rows
+            let of = rows
                 .iter()
                 .filter(|r| r.sample == sample && r.row.policy == policy)
                 .filter(|r| !incomplete.contains(&r.pair))
-                .map(|r| &r.row)
-                .filter(|r| r.error.is_some_and(f64::is_finite))
-                .collect();
-            let errors: Vec<f64> = of.iter().filter_map(|r| r.error).map(f64::abs).collect();
-            let Some(s) = Spread::of(&errors) else {
+                .map(|r| (r.row.error, r.row.within_spread));
+            let Some((n, median, worst, within)) = error_figures(of) else {
                 continue;
             };
             fits.push(Fit {
                 policy,
                 sample,
-                rows: errors.len(),
-                median_abs_error: s.median,
-                worst_abs_error: s.max,
-                within_spread: of.iter().filter(|r| r.within_spread == Some(true)).count(),
+                rows: n,
+                median_abs_error: median,
+                worst_abs_error: worst,
+                within_spread: within,
             });
         }
     }
@@ -407,23 +426,21 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     for policy in [RunPolicy::Fikit, RunPolicy::Preemptive] {
         for high in [true, false] {
             for sample in [Sample::In, Sample::Out] {
-                let of: Vec<&VsTimeslice> = vs_timeslice
+                let of = vs_timeslice
                     .iter()
                     .filter(|v| v.policy == policy && v.high == high && v.sample == sample)
-                    .filter(|v| v.error.is_some_and(f64::is_finite))
-                    .collect();
-                let errors: Vec<f64> = of.iter().filter_map(|v| v.error).map(f64::abs).collect();
-                let Some(s) = Spread::of(&errors) else {
+                    .map(|v| (v.error, v.within_spread));
+                let Some((n, median, worst, within)) = error_figures(of) else {
                     continue;
                 };
                 vs_fits.push(VsFit {
                     policy,
                     high,
                     sample,
-                    rows: errors.len(),
-                    median_abs_error: s.median,
-                    worst_abs_error: s.max,
-                    within_spread: of.iter().filter(|v| v.within_spread == Some(true)).count(),
+                    rows: n,
+                    median_abs_error: median,
+                    worst_abs_error: worst,
+                    within_spread: within,
                 });
             }
         }
@@ -598,6 +615,15 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The HTML class of an error cell: `in` inside the real range, `far` over 25%.
+fn error_class(within: Option<bool>, error: Option<f64>) -> &'static str {
+    match (within, error) {
+        (Some(true), _) => " class=\"in\"",
+        (_, Some(e)) if e.abs() > 0.25 => " class=\"far\"",
+        _ => "",
+    }
+}
+
 /// The summary as one self-contained HTML page.
 pub fn summary_html(set: &Set, s: &Summary) -> String {
     let mut h = String::from(
@@ -625,11 +651,7 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
     h.push_str("</table>\n<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th></tr>\n");
     for x in &s.rows {
         let row = &x.row;
-        let class = match (row.within_spread, row.error) {
-            (Some(true), _) => " class=\"in\"",
-            (_, Some(e)) if e.abs() > 0.25 => " class=\"far\"",
-            _ => "",
-        };
+        let class = error_class(row.within_spread, row.error);
         h.push_str(&format!(
             "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td></tr>\n",
             esc(&x.pair),
@@ -663,11 +685,7 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
         }
         h.push_str("</table>\n<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>priority</th><th>real vs timeslice</th><th>simulated</th><th>error</th></tr>\n");
         for v in &s.vs_timeslice {
-            let class = match (v.within_spread, v.error) {
-                (Some(true), _) => " class=\"in\"",
-                (_, Some(e)) if e.abs() > 0.25 => " class=\"far\"",
-                _ => "",
-            };
+            let class = error_class(v.within_spread, v.error);
             h.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td></tr>\n",
                 esc(&v.pair),
