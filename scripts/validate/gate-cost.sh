@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The gate's own cost on a job alone, on a GPU machine: ROUNDS paired rounds of
+# the job's plain command and the same command under
+# `fikit-run --policy fikit` (the job is the top job; every launch passes the
+# gate, which counts, stamps synchronizations and reads the control block),
+# alternating which goes first. The figure is the median timed iteration the
+# workload prints (scripts/workloads/workload.py), robust to the host's
+# occasional stalls; the ratio is gated over plain per round.
+#
+#   scripts/validate/gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...
+#
+# BIN_DIR holds fikit-run and libfikit_collector.so (or NAME.gz); SET is the
+# validation set whose jobs' commands run (scripts/validate/real-set.json); a
+# JOB of the form NAME=COMMAND runs COMMAND instead (e.g.
+# 'probe=python3 scripts/workloads/launch_probe.py'). PROFILE_DIR holds
+# NAME.parquet for each job. Writes OUT_DIR/gate-cost.txt.
+set -uo pipefail
+BIN=${1:?usage: gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...}
+SET=${2:?set}
+PROF=${3:?profile folder}
+OUT=${4:?output folder}
+ROUNDS=${5:?rounds}
+shift 5
+for f in fikit-run libfikit_collector.so; do
+  if [ ! -f "$BIN/$f" ] && [ -f "$BIN/$f.gz" ]; then gunzip -c "$BIN/$f.gz" >"$BIN/$f"; fi
+done
+chmod +x "$BIN/fikit-run"
+mkdir -p "$OUT"
+cmd_of() { python3 -c 'import json,sys,shlex; print(shlex.join(json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]))' "$SET" "$1"; }
+med() { tail -1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter_median"])' 2>/dev/null || echo nan; }
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" | tee -a "$OUT/gate-cost.txt"
+for spec in "$@"; do
+  j=${spec%%=*}
+  if [ "$spec" != "$j" ]; then cmd=${spec#*=}; else cmd=$(cmd_of "$j"); fi
+  for r in $(seq 1 "$ROUNDS"); do
+    plain() { bash -c "$cmd" >"$OUT/$j-plain-$r.log" 2>&1; }
+    gated() {
+      "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd" --policy fikit -r 1 -o "$OUT/$j-gated-$r" >/dev/null 2>&1
+    }
+    if [ $((r % 2)) -eq 1 ]; then plain; gated; else gated; plain; fi
+    p=$(med "$OUT/$j-plain-$r.log")
+    g=$(med "$OUT/$j-gated-$r/logs/fikit-1-$j.log")
+    e=$(med "$OUT/$j-gated-$r/logs/exclusive-1-$j.log")
+    echo "$j round $r: median iteration plain $p ms, under fikit-run fikit $g ms (ratio $(python3 -c "print(f'{$g/$p:.3f}')" 2>/dev/null)), fikit-run exclusive (gate open) $e ms (ratio $(python3 -c "print(f'{$e/$p:.3f}')" 2>/dev/null))" | tee -a "$OUT/gate-cost.txt"
+  done
+done
