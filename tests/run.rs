@@ -97,6 +97,47 @@ fn every_round_records_each_jobs_exit_and_a_failure_does_not_stop_the_others() {
 }
 
 #[test]
+fn the_gate_nap_reaches_each_job_and_is_kept_per_round() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let scenario = d.path().join("s.json");
+    // The job exits 0 only when the collector's setting reached it.
+    std::fs::write(
+        &scenario,
+        r#"{"policies": ["timeslice"], "repetitions": 1, "jobs": [
+            {"name": "a", "command": ["sh", "-c", "test \"$FIKIT_GATE_NAP_US\" = 250"]}]}"#,
+    )
+    .unwrap();
+    cmd("fikit-run")
+        .arg(&scenario)
+        .args(["--gate-nap-us", "250", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let naps: Vec<(i64, i64)> = run["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["gate_nap_us"].as_i64().unwrap(),
+                r["jobs"][0]["exit_code"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(naps, [(250, 0), (250, 0)]);
+    // Without the option the job sees 0 (the yielding wait).
+    cmd("fikit-run")
+        .arg(&scenario)
+        .args(["-o"])
+        .arg(d.path().join("out2"))
+        .assert()
+        .code(1);
+}
+
+#[test]
 fn interrupt_stops_every_job_and_leaves_no_files() {
     let d = tempfile::tempdir().unwrap();
     let tmp = d.path().join("tmp");

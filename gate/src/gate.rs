@@ -30,8 +30,18 @@ pub trait Clock {
 
 /// `CLOCK_MONOTONIC`, shared by every process of the machine; spins while a
 /// wait is young (a fill must start within microseconds of a gap opening),
-/// then yields the core.
-pub struct RealClock;
+/// then yields the core between looks, or sleeps `nap_ns` between them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RealClock {
+    /// Once a wait is older than [`YOUNG_WAIT_NS`], sleep this long between
+    /// looks instead of yielding, ns (0: yield). A yielding waiter keeps a
+    /// core busy and reads the other jobs' slots without pause; a sleeping
+    /// one sees a gap open up to a nap (plus the kernel's timer slack) late.
+    pub nap_ns: u64,
+}
+
+/// A wait younger than this spins between looks, ns.
+pub const YOUNG_WAIT_NS: i64 = 1_000_000;
 
 /// Now on the monotonic clock, ns.
 pub fn now_ns() -> i64 {
@@ -49,10 +59,12 @@ impl Clock for RealClock {
         now_ns()
     }
     fn pause(&mut self, waited_ns: i64) {
-        if waited_ns < 1_000_000 {
+        if waited_ns < YOUNG_WAIT_NS {
             for _ in 0..16 {
                 std::hint::spin_loop();
             }
+        } else if self.nap_ns > 0 {
+            std::thread::sleep(std::time::Duration::from_nanos(self.nap_ns));
         } else {
             std::thread::yield_now();
         }
@@ -398,6 +410,22 @@ mod tests {
             block: b,
             act: Box::new(act),
         }
+    }
+
+    #[test]
+    fn a_real_clock_with_a_nap_sleeps_between_looks_once_a_wait_is_old() {
+        // Sleeping is at least as long as asked.
+        let mut napping = RealClock { nap_ns: 5_000_000 };
+        let t = std::time::Instant::now();
+        napping.pause(YOUNG_WAIT_NS);
+        assert!(t.elapsed() >= std::time::Duration::from_millis(5));
+        // A young wait never sleeps: a 10 s nap would show.
+        let mut long = RealClock {
+            nap_ns: 10_000_000_000,
+        };
+        let t = std::time::Instant::now();
+        long.pause(YOUNG_WAIT_NS - 1);
+        assert!(t.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

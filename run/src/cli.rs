@@ -60,6 +60,11 @@ pub struct Args {
     /// lets its launch go (and the table counts it), ms.
     #[arg(long, default_value_t = 10_000)]
     pub gate_timeout_ms: u64,
+    /// How a job waits at the gate once its wait is older than 1 ms: sleep
+    /// this long between looks, µs (0: yield the core between looks, so a
+    /// gap opening is seen at once but a core stays busy the whole wait).
+    #[arg(long, default_value_t = 0, value_name = "US")]
+    pub gate_nap_us: u64,
     /// A round still running after this long is stopped, s.
     #[arg(long, default_value_t = 1_800)]
     pub round_timeout_s: u64,
@@ -236,6 +241,7 @@ impl Args {
                 trace_dir: self.trace,
                 out_dir: self.out,
                 gate_timeout_ms: self.gate_timeout_ms,
+                gate_nap_us: self.gate_nap_us,
                 round_timeout_s: self.round_timeout_s,
             },
             model: self.model,
@@ -600,6 +606,7 @@ fn run_with(
                         policy,
                         repetition: rep,
                         jobs,
+                        gate_nap_us: opts.exec.gate_nap_us,
                     });
                     sims.push(sim);
                 }
@@ -682,6 +689,8 @@ pub struct SetOptions {
     pub model: Option<String>,
     /// The gate's timeout, ms.
     pub gate_timeout_ms: u64,
+    /// A long wait's sleep between looks, µs (0: yield).
+    pub gate_nap_us: u64,
     /// A round's time limit, s.
     pub round_timeout_s: u64,
     /// The least co-run share for a repetition to count.
@@ -708,6 +717,7 @@ impl SetOptions {
                 trace_dir: None,
                 out_dir: dir,
                 gate_timeout_ms: self.gate_timeout_ms,
+                gate_nap_us: self.gate_nap_us,
                 round_timeout_s: self.round_timeout_s,
             },
             model: self.model.clone(),
@@ -772,6 +782,7 @@ impl Args {
             profiler,
             model: self.model,
             gate_timeout_ms: self.gate_timeout_ms,
+            gate_nap_us: self.gate_nap_us,
             round_timeout_s: self.round_timeout_s,
             min_overlap: self.min_overlap,
         })

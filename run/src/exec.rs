@@ -26,6 +26,8 @@ pub struct ExecOptions {
     pub out_dir: PathBuf,
     /// A gate that sees nothing move for this long lets its launch go, ms.
     pub gate_timeout_ms: u64,
+    /// A wait older than 1 ms sleeps this long between looks, µs (0: yields).
+    pub gate_nap_us: u64,
     /// A round that runs longer than this is stopped, s.
     pub round_timeout_s: u64,
 }
@@ -68,6 +70,25 @@ pub struct JobRun {
     /// is in); `None` where it ran in this round.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alone_from: Option<String>,
+    /// The machine it ran on ([`this_machine`]); empty in runs from before
+    /// it was kept. Ratios between runs of different machines compare the
+    /// machines too.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
+}
+
+/// This machine as a run records it: its host name and the first 8
+/// characters of its boot id (so a machine started again, or another of the
+/// same name, differs).
+pub fn this_machine() -> String {
+    let read = |p: &str| {
+        std::fs::read_to_string(p)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    let name = read("/proc/sys/kernel/hostname");
+    let boot = read("/proc/sys/kernel/random/boot_id");
+    format!("{name} {}", boot.get(..8).unwrap_or(&boot))
 }
 
 impl JobRun {
@@ -91,6 +112,10 @@ pub struct Round {
     pub repetition: usize,
     /// Per job, in scenario order.
     pub jobs: Vec<JobRun>,
+    /// How a wait older than 1 ms paused between looks at the gate: a sleep
+    /// this long, µs (0: a yield; and in rounds of runs before it was kept).
+    #[serde(default)]
+    pub gate_nap_us: u64,
 }
 
 /// Why a round did not finish.
@@ -225,10 +250,12 @@ pub fn run_round(
     std::fs::create_dir_all(&logs).map_err(|e| setup(&logs.display().to_string(), &e))?;
 
     let round = format!("{}-{}", policy.name(), repetition + 1);
+    let host = this_machine();
     let mut out: Vec<JobRun> = specs
         .iter()
         .map(|s| JobRun {
             job: s.name.clone(),
+            host: host.clone(),
             ..JobRun::default()
         })
         .collect();
@@ -297,7 +324,8 @@ pub fn run_round(
                 .stderr(f2)
                 .env("CUDA_INJECTION64_PATH", &opts.collector)
                 .env("FIKIT_GATE", control.path())
-                .env("FIKIT_GATE_JOB", k.to_string());
+                .env("FIKIT_GATE_JOB", k.to_string())
+                .env("FIKIT_GATE_NAP_US", opts.gate_nap_us.to_string());
             if let Some(t) = &table_paths[k] {
                 cmd.env("FIKIT_GATE_TABLE", t);
             }

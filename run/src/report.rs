@@ -450,6 +450,7 @@ mod tests {
             policy: p,
             repetition: rep,
             jobs: vec![run("hi", hi.0, hi.1), run("lo", lo.0, lo.1)],
+            gate_nap_us: 0,
         }
     }
 
@@ -581,11 +582,13 @@ mod tests {
                 policy: RunPolicy::Exclusive,
                 repetition: 0,
                 jobs: vec![run("a", 0, 100)],
+                gate_nap_us: 0,
             },
             Round {
                 policy: RunPolicy::Exclusive,
                 repetition: 1,
                 jobs: vec![bad],
+                gate_nap_us: 0,
             },
         ];
         let r = rows(&names, &[RunPolicy::Exclusive], &rounds, &[None, None], 0.9);

@@ -314,6 +314,19 @@ pub struct Summary {
     /// Pairs whose run stopped before its last round: their rows are shown
     /// but not counted in `fits` (fewer repetitions than the set asks).
     pub incomplete: Vec<String>,
+    /// Pairs whose runs came from more than one machine (device calls on
+    /// different machines, a job's run alone reused from another call):
+    /// their ratios compare machines as well as policies.
+    pub mixed_machines: Vec<MixedMachines>,
+}
+
+/// A pair whose runs came from more than one machine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MixedMachines {
+    /// The pair.
+    pub pair: String,
+    /// Per machine, the runs (job rounds) it ran, by machine name.
+    pub machines: Vec<(String, usize)>,
 }
 
 /// The part of a pair's run.json the summary reads.
@@ -322,6 +335,21 @@ struct SavedRows {
     rows: Vec<Row>,
     #[serde(default = "yes")]
     complete: bool,
+    #[serde(default)]
+    rounds: Vec<SavedRound>,
+}
+
+/// Of a saved round, the machine of each job's run.
+#[derive(Deserialize)]
+struct SavedRound {
+    jobs: Vec<SavedHost>,
+}
+
+/// Of a saved job run, its machine (empty before it was kept).
+#[derive(Deserialize)]
+struct SavedHost {
+    #[serde(default)]
+    host: String,
 }
 
 fn yes() -> bool {
@@ -355,6 +383,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     let mut rows = Vec::new();
     let mut missing = Vec::new();
     let mut incomplete = Vec::new();
+    let mut mixed_machines = Vec::new();
     for p in &set.pairs {
         let path = out.join(&p.name).join("run.json");
         if !path.is_file() {
@@ -367,6 +396,18 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             .map_err(|e| format!("{}: not a fikit-run run.json: {e}", path.display()))?;
         if !saved.complete {
             incomplete.push(p.name.clone());
+        }
+        let mut machines = std::collections::BTreeMap::<String, usize>::new();
+        for j in saved.rounds.iter().flat_map(|r| &r.jobs) {
+            if !j.host.is_empty() {
+                *machines.entry(j.host.clone()).or_default() += 1;
+            }
+        }
+        if machines.len() > 1 {
+            mixed_machines.push(MixedMachines {
+                pair: p.name.clone(),
+                machines: machines.into_iter().collect(),
+            });
         }
         rows.extend(saved.rows.into_iter().map(|row| SummaryRow {
             pair: p.name.clone(),
@@ -452,6 +493,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         vs_fits,
         missing,
         incomplete,
+        mixed_machines,
     })
 }
 
@@ -606,6 +648,24 @@ pub fn summary_text(s: &Summary) -> String {
             s.incomplete.join(", ")
         ));
     }
+    if !s.mixed_machines.is_empty() {
+        let each: Vec<String> = s
+            .mixed_machines
+            .iter()
+            .map(|m| {
+                let runs: Vec<String> = m
+                    .machines
+                    .iter()
+                    .map(|(h, n)| format!("{n} on {h}"))
+                    .collect();
+                format!("{} ({})", m.pair, runs.join(", "))
+            })
+            .collect();
+        out.push_str(&format!(
+            "runs from more than one machine (their ratios compare machines as well as policies; run such a pair whole in one call): {}\n",
+            each.join("; ")
+        ));
+    }
     out
 }
 
@@ -710,6 +770,18 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
         h.push_str(&format!(
             "<p>Incomplete (rows shown, not counted above): {}</p>\n",
             esc(&s.incomplete.join(", "))
+        ));
+    }
+    for m in &s.mixed_machines {
+        let runs: Vec<String> = m
+            .machines
+            .iter()
+            .map(|(h, n)| format!("{n} on {}", esc(h)))
+            .collect();
+        h.push_str(&format!(
+            "<p>Runs from more than one machine (ratios compare machines as well as policies): {} ({})</p>\n",
+            esc(&m.pair),
+            runs.join(", ")
         ));
     }
     h.push_str("</body></html>\n");
@@ -867,13 +939,33 @@ mod tests {
         std::fs::create_dir_all(d.path().join("p4")).unwrap();
         std::fs::write(
             d.path().join("p4").join("run.json"),
-            serde_json::json!({ "rows": [row(Mps, "hi", 1.0, (1.0, 1.0), 9.0)], "complete": false })
-                .to_string(),
+            serde_json::json!({
+                "rows": [row(Mps, "hi", 1.0, (1.0, 1.0), 9.0)],
+                "complete": false,
+                // Two machines: flagged.
+                "rounds": [
+                    {"jobs": [{"host": "a 1"}, {"host": "a 1"}]},
+                    {"jobs": [{"host": "b 2"}, {}]}
+                ]
+            })
+            .to_string(),
         )
         .unwrap();
+        // p2's rounds: one machine, and runs from before machines were kept.
+        let mut p2: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.path().join("p2/run.json")).unwrap()).unwrap();
+        p2["rounds"] = serde_json::json!([{"jobs": [{"host": "a 1"}, {}]}, {"jobs": [{}, {}]}]);
+        std::fs::write(d.path().join("p2/run.json"), p2.to_string()).unwrap();
         let sum = summarize(&s, d.path()).unwrap();
         assert_eq!(sum.missing, ["p3"]);
         assert_eq!(sum.incomplete, ["p4"]);
+        assert_eq!(
+            sum.mixed_machines,
+            [MixedMachines {
+                pair: "p4".into(),
+                machines: vec![("a 1".into(), 2), ("b 2".into(), 1)],
+            }]
+        );
         assert_eq!(sum.rows.len(), 4);
         let fit = |p: RunPolicy, sample: Sample| {
             sum.fits
@@ -896,6 +988,12 @@ mod tests {
         assert!(text.contains("not run yet: p3"), "{text}");
         assert!(
             text.contains("incomplete (rows shown, not counted above): p4"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "policies; run such a pair whole in one call): p4 (2 on a 1, 1 on b 2)\n"
+            ),
             "{text}"
         );
         assert!(text.contains("+10.0% (in range)"), "{text}");

@@ -6,7 +6,8 @@
 //!
 //! Settings, from `fikit-run`: `FIKIT_GATE` (the control file), `FIKIT_GATE_JOB`
 //! (this job's index), `FIKIT_GATE_TABLE` (its prediction table; without one
-//! every kernel is unknown). The first CUDA process of a job takes the job's
+//! every kernel is unknown), `FIKIT_GATE_NAP_US` (how long a wait older than
+//! 1 ms sleeps between looks, µs; unset or 0: it yields the core instead). The first CUDA process of a job takes the job's
 //! slot; another process of the same job runs ungated and says so.
 //!
 //! Which launches are gated: `cuLaunchKernel`, `cuLaunchKernelEx`,
@@ -41,6 +42,8 @@ pub const GATE_ENV: &str = "FIKIT_GATE";
 pub const GATE_JOB_ENV: &str = "FIKIT_GATE_JOB";
 /// Environment variable: this job's prediction table.
 pub const GATE_TABLE_ENV: &str = "FIKIT_GATE_TABLE";
+/// Environment variable: a long wait's sleep between looks, µs.
+pub const GATE_NAP_ENV: &str = "FIKIT_GATE_NAP_US";
 
 /// What a driver callback id is to the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +98,8 @@ struct Gated {
     functions: Mutex<HashMap<usize, Option<Identity>>>,
     warned_timeout: AtomicBool,
     warned_identity: AtomicBool,
+    /// How a wait pauses between looks.
+    clock: RealClock,
 }
 
 /// Set in a child forked from the gated process: the child's launches are
@@ -148,6 +153,12 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
             .and_then(|s| Table::parse(&s))
             .map_err(|e| format!("gate: {t}: {e}"))?,
     };
+    let nap_us = match env_var(GATE_NAP_ENV) {
+        None => 0,
+        Some(v) => v
+            .parse::<u64>()
+            .map_err(|_| format!("gate: {GATE_NAP_ENV}={v:?} is not a whole number of µs"))?,
+    };
     let handle = cupti::subscribe_with(Some(gate_callback)).map_err(|e| format!("gate: {e}"))?;
     let calls: Vec<Option<Call>> = (0..cupti::MAX_CBID)
         .map(|cbid| cupti::callback_name(false, cbid).and_then(|n| call_of(&n)))
@@ -164,6 +175,9 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
         functions: Mutex::new(HashMap::new()),
         warned_timeout: AtomicBool::new(false),
         warned_identity: AtomicBool::new(false),
+        clock: RealClock {
+            nap_ns: nap_us.saturating_mul(1_000),
+        },
     };
     let ids: Vec<u32> = (0..cupti::MAX_CBID)
         .filter(|&i| gated.calls[i as usize].is_some())
@@ -275,7 +289,8 @@ fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
     if g.block.policy() != GatePolicy::Open && unsafe { cupti::is_capturing(stream) } {
         return 0;
     }
-    let l = g.gate.before_launch(key, &mut RealClock);
+    let mut clock = g.clock;
+    let l = g.gate.before_launch(key, &mut clock);
     if l.timed_out && !g.warned_timeout.swap(true, Ordering::Relaxed) {
         warn(&format!(
             "gate: job {} waited {} ms with no job's launches or completions moving; \
