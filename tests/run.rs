@@ -39,6 +39,29 @@ fn bad_input_exits_2_naming_the_file_and_field() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("unknown policy \"gang\""));
+    // The gate's A/B measures one job alone, in phases long enough for iterations.
+    cmd("fikit-run")
+        .args([
+            "--job",
+            "a=true",
+            "--job",
+            "b=true",
+            "--policy",
+            "timeslice",
+        ])
+        .args(["--gate-ab", "500"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--gate-ab: measures one job alone; the scenario has 2 jobs",
+        ));
+    cmd("fikit-run")
+        .args(["--job", "a=true", "--policy", "timeslice", "--gate-ab", "5"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--gate-ab 5: phases of at least 20 ms",
+        ));
 }
 
 #[test]

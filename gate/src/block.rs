@@ -74,6 +74,10 @@ pub struct Header {
     /// exited), so that no job's timed work runs while a partner is still
     /// loading its model. 0: off.
     pub align: AtomicU32,
+    /// The gate's A/B in one process ([`crate::ab`]), set by the parent for
+    /// a job alone: its launch callbacks go off and on in phases this long,
+    /// ms. 0: off (the gate stays on).
+    pub ab_period_ms: AtomicU64,
 }
 
 /// Job states in [`Slot::state`], set by the parent.
@@ -144,6 +148,9 @@ pub struct Slot {
     /// nothing for longer than this, the other gates count it as away (not
     /// the top job) until its next launch. 0: never away.
     pub away_after_ns: AtomicI64,
+    /// Under the A/B ([`Header::ab_period_ms`]), written by the job's gate:
+    /// when its first phase (off) began, ns; 0: not yet.
+    pub ab_start_ns: AtomicI64,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and

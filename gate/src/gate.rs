@@ -344,12 +344,15 @@ impl<'a> Gate<'a> {
     /// Called when a blocking synchronization returns: stamps it when the
     /// job launched a kernel since the previous stamp (an iteration's end),
     /// so that the spans between stamps are iterations, not the set-up's
-    /// synchronous copies.
+    /// synchronous copies. In an off phase of the A/B ([`crate::ab`]), which
+    /// sees no launch, every one is stamped.
     pub fn synced(&self, now: i64) {
         let s = self.block.slot(self.me);
         s.last_sync_ns.store(now, Relaxed);
         let launched = s.launched.load(Relaxed);
-        if s.syncs.load(Relaxed) > 0 && s.stamped_launched.load(Relaxed) == launched {
+        let period_ns = self.block.header().ab_period_ms.load(Relaxed) as i64 * 1_000_000;
+        let off = period_ns > 0 && crate::ab::off_at(s.ab_start_ns.load(Relaxed), period_ns, now);
+        if s.syncs.load(Relaxed) > 0 && s.stamped_launched.load(Relaxed) == launched && !off {
             return;
         }
         s.stamped_launched.store(launched, Relaxed);
@@ -763,6 +766,33 @@ mod tests {
         g.synced(50);
         assert_eq!(b.slot(0).syncs.load(SeqCst), 2);
         assert_eq!(b.stamps(0)[1].load(SeqCst), 50);
+    }
+
+    #[test]
+    fn an_off_phase_of_the_ab_stamps_every_synchronization() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0]);
+        let g = Gate::new(&b, 0, Table::default());
+        let mut c = script(&b, 10, |_, _| panic!("waited"));
+        g.before_launch(Some(1), &mut c);
+        g.synced(20);
+        // Phases of 1 ms from 1,000,000 ns: off, then on.
+        b.header().ab_period_ms.store(1, SeqCst);
+        b.slot(0).ab_start_ns.store(1_000_000, SeqCst);
+        // Before the first phase the gate is on: no launch since, no stamp.
+        g.synced(500_000);
+        assert_eq!(b.slot(0).syncs.load(SeqCst), 1);
+        // Off: the gate sees no launch, and each synchronization is stamped.
+        g.synced(1_200_000);
+        g.synced(1_400_000);
+        assert_eq!(b.slot(0).syncs.load(SeqCst), 3);
+        assert_eq!(b.stamps(0)[2].load(SeqCst), 1_400_000);
+        // On again: only a synchronization after a launch.
+        g.synced(2_100_000);
+        assert_eq!(b.slot(0).syncs.load(SeqCst), 3);
+        let mut c = script(&b, 2_200_000, |_, _| panic!("waited"));
+        g.before_launch(Some(1), &mut c);
+        g.synced(2_300_000);
+        assert_eq!(b.slot(0).syncs.load(SeqCst), 4);
     }
 
     #[test]

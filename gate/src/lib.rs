@@ -7,12 +7,15 @@
 //!   processes (atomics in a mapped file);
 //! - [`table`]: a job's predictions from its profile (kernel durations, idle
 //!   gaps), written by `fikit-run`, read by the collector;
+//! - [`ab`]: the gate off and on in alternate phases of one process, to
+//!   measure its own cost;
 //! - [`gate`]: the gate itself, waiting where the rules say wait; the
 //!   collector calls it at each launch and queues the completion marker it
 //!   asks for.
 //!
 //! Light by design (only `libc`): the collector links it into the gated program.
 
+pub mod ab;
 pub mod block;
 pub mod gate;
 pub mod rules;

@@ -68,6 +68,13 @@ pub struct Args {
     /// A round still running after this long is stopped, s.
     #[arg(long, default_value_t = 1_800)]
     pub round_timeout_s: u64,
+    /// Measure the gate's own cost on one job: inside each round its launch
+    /// callbacks go off and on in alternate phases of MS ms (from one phase
+    /// after its first launch), and each on phase's median iteration (the
+    /// spans between blocking synchronizations) is set against its two off
+    /// neighbours'. One job only; give it a run of many phases.
+    #[arg(long, value_name = "MS", conflicts_with_all = ["set", "report"])]
+    pub gate_ab: Option<u64>,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
     /// only where its rounds were co-runs: the shortest job's region at
     /// least this share overlapped by the others' (0 to 1).
@@ -153,6 +160,9 @@ pub fn parse_job(s: &str) -> Result<JobSpec, String> {
     })
 }
 
+/// The shortest A/B phase `--gate-ab` takes, ms.
+const MIN_AB_MS: u64 = 20;
+
 /// `--min-overlap` is a share.
 fn check_min_overlap(v: f64) -> Result<()> {
     if (0.0..=1.0).contains(&v) {
@@ -219,6 +229,19 @@ impl Args {
             .check()
             .map_err(|message| bad(ScenarioError { path, message }))?;
         check_min_overlap(self.min_overlap)?;
+        if let Some(ms) = self.gate_ab {
+            if scenario.jobs.len() != 1 {
+                return Err(bad(format!(
+                    "--gate-ab: measures one job alone; the scenario has {} jobs",
+                    scenario.jobs.len()
+                )));
+            }
+            if ms < MIN_AB_MS {
+                return Err(bad(format!(
+                    "--gate-ab {ms}: phases of at least {MIN_AB_MS} ms (each must hold several iterations)"
+                )));
+            }
+        }
         // Rebuilding a report runs nothing: no collector needed.
         let collector = match &self.report {
             Some(_) => PathBuf::new(),
@@ -243,6 +266,7 @@ impl Args {
                 gate_timeout_ms: self.gate_timeout_ms,
                 gate_nap_us: self.gate_nap_us,
                 round_timeout_s: self.round_timeout_s,
+                gate_ab_ms: self.gate_ab.unwrap_or(0),
             },
             model: self.model,
             min_overlap: self.min_overlap,
@@ -631,7 +655,20 @@ fn run_with(
         .map(|j| (j.name.clone(), j.priority))
         .collect();
     let r = rows(&names, &s.policies, &rounds, &sims, opts.min_overlap);
-    let text = table(&r);
+    let mut text = table(&r);
+    for round in &rounds {
+        for j in &round.jobs {
+            if let Some(ab) = &j.gate_ab {
+                text.push_str(&format!(
+                    "\ngate A/B, {} repetition {}, {}: {}",
+                    round.policy.name(),
+                    round.repetition + 1,
+                    j.job,
+                    ab.line()
+                ));
+            }
+        }
+    }
     println!("{text}");
     let out = Output {
         what: RunOf::of(s),
@@ -719,6 +756,7 @@ impl SetOptions {
                 gate_timeout_ms: self.gate_timeout_ms,
                 gate_nap_us: self.gate_nap_us,
                 round_timeout_s: self.round_timeout_s,
+                gate_ab_ms: 0,
             },
             model: self.model.clone(),
             min_overlap: self.min_overlap,

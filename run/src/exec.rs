@@ -30,6 +30,9 @@ pub struct ExecOptions {
     pub gate_nap_us: u64,
     /// A round that runs longer than this is stopped, s.
     pub round_timeout_s: u64,
+    /// The gate's A/B ([`crate::ab`]): its launch callbacks off and on in
+    /// phases this long, ms; 0: off.
+    pub gate_ab_ms: u64,
 }
 
 /// One job's measurements in one round.
@@ -75,6 +78,9 @@ pub struct JobRun {
     /// machines too.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub host: String,
+    /// Under `--gate-ab`: its iterations with the gate against without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_ab: Option<crate::ab::GateAb>,
 }
 
 /// This machine as a run records it: its host name and the first 8
@@ -216,6 +222,7 @@ pub fn run_round(
     if specs.len() > 1 && specs.iter().all(|s| s.start.is_none()) {
         block.header().align.store(1, SeqCst);
     }
+    block.header().ab_period_ms.store(opts.gate_ab_ms, SeqCst);
     for (k, s) in specs.iter().enumerate() {
         block.slot(k).priority.store(u32::from(s.priority), SeqCst);
     }
@@ -392,6 +399,11 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
         .map(|w| w.load(SeqCst))
         .collect();
     o.iterations_ns = iterations(first, &stamps);
+    let ab_period = block.header().ab_period_ms.load(SeqCst);
+    let ab_start = s.ab_start_ns.load(SeqCst);
+    if ab_period > 0 && ab_start != 0 {
+        o.gate_ab = Some(crate::ab::figures(&stamps, ab_start, ab_period));
+    }
     o.launches = s.launched.load(SeqCst);
     o.waits = s.waits.load(SeqCst);
     o.wait_ns = s.wait_ns.load(SeqCst);

@@ -16,8 +16,10 @@
 //! - [`report`]: medians, ranges, the co-run check and the prediction;
 //! - [`set`]: a validation set of pairs, and its summary of simulated
 //!   against real slowdowns in and out of sample;
+//! - [`ab`]: the gate's own cost, its iterations off and on in one process;
 //! - [`cli`]: the command line.
 
+pub mod ab;
 pub mod cli;
 pub mod exec;
 pub mod report;

@@ -5,9 +5,15 @@
 # gate, which counts, stamps synchronizations and reads the control block),
 # alternating which goes first. The figure is the median timed iteration the
 # workload prints (scripts/workloads/workload.py), robust to the host's
-# occasional stalls; the ratio is gated over plain per round.
+# occasional stalls; the ratio is gated over plain per round. A launch-bound
+# job's host speed differs between processes (and inside one) by more than
+# the gate costs, so each job then also runs ROUNDS rounds of
+# `fikit-run --gate-ab AB_MS`: the gate off and on in alternate phases of one
+# process, its command given AB_ITERS timed iterations (appended as
+# `--iters`, which workload.py and launch_probe.py take), each on phase
+# against its two off neighbours (run/README.md).
 #
-#   scripts/validate/gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...
+#   [AB_MS=250] [AB_ITERS=3000] scripts/validate/gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...
 #
 # BIN_DIR holds fikit-run and libfikit_collector.so (or NAME.gz); SET is the
 # validation set whose jobs' commands run (scripts/validate/real-set.json); a
@@ -20,6 +26,8 @@ SET=${2:?set}
 PROF=${3:?profile folder}
 OUT=${4:?output folder}
 ROUNDS=${5:?rounds}
+AB_MS=${AB_MS:-250}
+AB_ITERS=${AB_ITERS:-3000}
 shift 5
 for f in fikit-run libfikit_collector.so; do
   if [ ! -f "$BIN/$f" ] && [ -f "$BIN/$f.gz" ]; then gunzip -c "$BIN/$f.gz" >"$BIN/$f"; fi
@@ -43,4 +51,6 @@ for spec in "$@"; do
     e=$(med "$OUT/$j-gated-$r/logs/exclusive-1-$j.log")
     echo "$j round $r: median iteration plain $p ms, under fikit-run fikit $g ms (ratio $(python3 -c "print(f'{$g/$p:.3f}')" 2>/dev/null)), fikit-run exclusive (gate open) $e ms (ratio $(python3 -c "print(f'{$e/$p:.3f}')" 2>/dev/null))" | tee -a "$OUT/gate-cost.txt"
   done
+  "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$ROUNDS" \
+    --gate-ab "$AB_MS" -o "$OUT/$j-ab" 2>"$OUT/$j-ab.log" | grep '^gate A/B' | tee -a "$OUT/gate-cost.txt"
 done

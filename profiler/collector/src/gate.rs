@@ -8,7 +8,9 @@
 //! (this job's index), `FIKIT_GATE_TABLE` (its prediction table; without one
 //! every kernel is unknown), `FIKIT_GATE_NAP_US` (how long a wait older than
 //! 1 ms sleeps between looks, µs; unset or 0: it yields the core instead). The first CUDA process of a job takes the job's
-//! slot; another process of the same job runs ungated and says so.
+//! slot; another process of the same job runs ungated and says so. With
+//! the control block's `ab_period_ms` set (`fikit-run --gate-ab`), a thread
+//! turns the launch callbacks off and on in phases ([`fikit_gate::ab`]).
 //!
 //! Which launches are gated: `cuLaunchKernel`, `cuLaunchKernelEx`,
 //! `cuLaunchCooperativeKernel` and `cuGraphLaunch` (and their per-thread
@@ -185,12 +187,76 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     if GATED.set(gated).is_err() {
         return Err("gate started twice".into());
     }
-    for cbid in ids {
+    for &cbid in &ids {
         // SAFETY: the handle `subscribe_with` just returned.
         unsafe { cupti::enable_callback(handle, false, cbid, true) }
             .map_err(|e| format!("gate: {e}"))?;
     }
+    if block.header().ab_period_ms.load(Ordering::SeqCst) > 0 {
+        let launches: Vec<u32> = ids
+            .into_iter()
+            .filter(|&i| GATED.get().and_then(|g| g.calls[i as usize]) != Some(Call::Sync))
+            .collect();
+        let h = handle as usize;
+        std::thread::Builder::new()
+            .name("fikit-gate-ab".into())
+            .spawn(move || {
+                let _ = std::panic::catch_unwind(|| ab_loop(h, &launches));
+            })
+            .map_err(|e| format!("gate: cannot start the A/B thread: {e}"))?;
+        notes.push(format!(
+            "gate: A/B, launch callbacks off and on in phases of {} ms",
+            block.header().ab_period_ms.load(Ordering::SeqCst)
+        ));
+    }
     Ok(Some(handle))
+}
+
+/// The gate's A/B ([`fikit_gate::ab`]): once the job's first launch has
+/// gone and one more phase has passed with the gate on, turns the launch
+/// callbacks `launches` of subscription `handle` off and on in alternate
+/// phases, until the run aborts. A launch in flight across a flip may miss
+/// its exit callback: harmless for the job alone that an A/B runs.
+fn ab_loop(handle: usize, launches: &[u32]) {
+    let Some(g) = GATED.get() else { return };
+    let header = g.block.header();
+    let slot = g.block.slot(g.me);
+    let period_ns = header.ab_period_ms.load(Ordering::SeqCst) as i64 * 1_000_000;
+    let aborted = || header.abort.load(Ordering::Relaxed) != 0;
+    let sleep_until = |t: i64| {
+        let now = now_ns();
+        if t > now {
+            std::thread::sleep(std::time::Duration::from_nanos((t - now) as u64));
+        }
+    };
+    let first = loop {
+        if aborted() {
+            return;
+        }
+        match slot.first_launch_ns.load(Ordering::SeqCst) {
+            0 => std::thread::sleep(std::time::Duration::from_millis(10)),
+            f => break f,
+        }
+    };
+    let start = (first + period_ns).max(now_ns());
+    slot.ab_start_ns.store(start, Ordering::SeqCst);
+    for phase in 0u64.. {
+        sleep_until(start + phase as i64 * period_ns);
+        let on = fikit_gate::ab::is_on(phase) || aborted();
+        for &cbid in launches {
+            // SAFETY: the live subscription the gate made; CUPTI allows
+            // enabling and disabling callbacks from any thread.
+            if let Err(e) = unsafe {
+                cupti::enable_callback(handle as sys::CUpti_SubscriberHandle, false, cbid, on)
+            } {
+                warn(&format!("gate: A/B stopped: {e}"));
+                return;
+            }
+        }
+        if aborted() {
+            return;
+        }
+    }
 }
 
 /// The kernel key of a launch of `f` with this shape; `None` when the driver

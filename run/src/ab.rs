@@ -1,0 +1,191 @@
+//! The gate's own cost from one process (`--gate-ab MS`): the collector turns
+//! the gate's launch callbacks off and on in alternate phases
+//! ([`fikit_gate::ab`]), and the job's iterations (the spans between its
+//! stamped synchronizations) are compared phase against phase. A batch-1
+//! job's host speed changes from process to process and inside one (its
+//! kernels' times stay the same), by more than the gate costs, so the
+//! comparison is made between neighbouring phases of one process: each on
+//! phase's median iteration over the mean of its two off neighbours' (a
+//! slow drift cancels).
+
+use serde::{Deserialize, Serialize};
+
+/// Iterations closer than this to a phase's start or end are left out (the
+/// flip's own lateness, a thread waking, is well under it).
+pub const MARGIN_NS: i64 = 1_000_000;
+/// A phase counts with at least this many iterations.
+pub const MIN_ITERATIONS: usize = 3;
+
+/// One round's A/B figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateAb {
+    /// Phase length, ms.
+    pub period_ms: u64,
+    /// Per on phase with both off neighbours counted: (its phase index,
+    /// the median iteration on, the mean of the neighbours' median
+    /// iterations off), ns.
+    pub phases: Vec<(u64, f64, f64)>,
+    /// Iterations counted in off and in on phases.
+    pub iterations: (usize, usize),
+    /// Median iteration over every counted off and on iteration, ns.
+    pub median_ns: (f64, f64),
+}
+
+impl GateAb {
+    /// Each on phase's ratio, with the gate over without.
+    pub fn ratios(&self) -> Vec<f64> {
+        self.phases.iter().map(|&(_, on, off)| on / off).collect()
+    }
+
+    /// The median ratio and its range; `None` with no phase counted.
+    pub fn ratio(&self) -> Option<(f64, f64, f64)> {
+        let mut r = self.ratios();
+        if r.is_empty() {
+            return None;
+        }
+        r.sort_by(f64::total_cmp);
+        Some((median(&r), r[0], r[r.len() - 1]))
+    }
+
+    /// One line for the job's round.
+    pub fn line(&self) -> String {
+        let (off, on) = self.iterations;
+        match self.ratio() {
+            None => format!(
+                "no on phase with two counted off neighbours ({off} iterations off, {on} on, phases of {} ms): run the job longer",
+                self.period_ms
+            ),
+            Some((m, lo, hi)) => format!(
+                "with the gate over without, {m:.3}x [{lo:.3}-{hi:.3}] over {} on phases of {} ms, each against its two off neighbours; {off} iterations off, {on} on, medians {:.3} / {:.3} ms",
+                self.phases.len(),
+                self.period_ms,
+                self.median_ns.0 / 1e6,
+                self.median_ns.1 / 1e6
+            ),
+        }
+    }
+}
+
+fn median(sorted: &[f64]) -> f64 {
+    let n = sorted.len();
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    median(&v)
+}
+
+/// The A/B figures from a job's sync stamps (monotonic ns, in order), its
+/// first phase's start and the phase length. An iteration counts in a phase
+/// when it lies wholly inside it, [`MARGIN_NS`] clear of both ends.
+pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64) -> GateAb {
+    let period = period_ms as i64 * 1_000_000;
+    let mut by_phase: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+    for w in stamps.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let Some(k) = fikit_gate::ab::phase_at(start_ns, period, a) else {
+            continue;
+        };
+        let lo = start_ns + k as i64 * period;
+        if a >= lo + MARGIN_NS && b <= lo + period - MARGIN_NS {
+            by_phase.entry(k).or_default().push((b - a) as f64);
+        }
+    }
+    by_phase.retain(|_, v| v.len() >= MIN_ITERATIONS);
+    let (mut off, mut on) = (Vec::new(), Vec::new());
+    for (&k, v) in &by_phase {
+        if fikit_gate::ab::is_on(k) {
+            on.extend_from_slice(v);
+        } else {
+            off.extend_from_slice(v);
+        }
+    }
+    let med = |k: u64| by_phase.get(&k).map(|v| median_of(v.clone()));
+    let phases = by_phase
+        .keys()
+        .filter(|&&k| fikit_gate::ab::is_on(k))
+        .filter_map(|&k| {
+            let on = med(k)?;
+            let off = (med(k - 1)? + med(k + 1)?) / 2.0;
+            Some((k, on, off))
+        })
+        .collect();
+    GateAb {
+        period_ms,
+        phases,
+        iterations: (off.len(), on.len()),
+        median_ns: (
+            if off.is_empty() { 0.0 } else { median_of(off) },
+            if on.is_empty() { 0.0 } else { median_of(on) },
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stamps every `iter` ns from `from` to `to` (exclusive).
+    fn every(from: i64, to: i64, iter: i64) -> Vec<i64> {
+        (0..)
+            .map(|i| from + i * iter)
+            .take_while(|&t| t < to)
+            .collect()
+    }
+
+    #[test]
+    fn each_on_phase_against_its_two_off_neighbours() {
+        // Phases of 100 ms from 1 s: off [1.0, 1.1), on [1.1, 1.2), off
+        // [1.2, 1.3), on [1.3, 1.4), off [1.4, 1.5). Iterations of 4 ms off,
+        // 5 ms on in the first on phase, then the host slows: 6 ms in the
+        // second off phase, 6.6 ms on, 6 ms off.
+        let ms = 1_000_000;
+        let mut s = every(1_000 * ms, 1_100 * ms, 4 * ms);
+        s.extend(every(1_100 * ms, 1_200 * ms, 5 * ms));
+        s.extend(every(1_200 * ms, 1_300 * ms, 6 * ms));
+        s.extend(every(1_300 * ms, 1_400 * ms, 6_600_000));
+        s.extend(every(1_400 * ms, 1_500 * ms, 6 * ms));
+        let ab = figures(&s, 1_000 * ms, 100);
+        // On phase 1: 5 against (4 + 6) / 2 = 5: 1.0; on phase 3: 6.6 / 6 = 1.1.
+        assert_eq!(ab.phases.len(), 2);
+        assert_eq!(ab.phases[0], (1, 5e6, 5e6));
+        assert_eq!(ab.phases[1].0, 3);
+        let r = ab.ratios();
+        assert!(
+            (r[0] - 1.0).abs() < 1e-12 && (r[1] - 1.1).abs() < 1e-12,
+            "{r:?}"
+        );
+        let (m, lo, hi) = ab.ratio().unwrap();
+        assert!((m - 1.05).abs() < 1e-12 && lo == r[0] && hi == r[1]);
+        // The spans that cross a phase's end, or lie within 1 ms of its
+        // start or end, are left out: in the first off phase, stamps at
+        // 1000, 1004, ..., 1096 ms: 1000-1004 starts on the boundary (out),
+        // 1096-1100 ends on it (out): 23 of 24 spans minus 1 = 23 counted.
+        let first_off = s
+            .windows(2)
+            .filter(|w| w[0] >= 1_001 * ms && w[1] <= 1_099 * ms)
+            .count();
+        assert_eq!(first_off, 23);
+        assert_eq!(ab.iterations.0, first_off + 2 * (100 / 6 - 1));
+    }
+
+    #[test]
+    fn before_the_first_phase_and_thin_phases_do_not_count() {
+        let ms = 1_000_000;
+        // Iterations before the A/B began, then an off phase with only two
+        // iterations (50 ms each), then an on phase.
+        let mut s = every(500 * ms, 1_000 * ms, 4 * ms);
+        s.extend([1_010 * ms, 1_060 * ms, 1_095 * ms]);
+        s.extend(every(1_100 * ms, 1_200 * ms, 4 * ms));
+        let ab = figures(&s, 1_000 * ms, 100);
+        assert!(ab.phases.is_empty());
+        assert_eq!(ab.iterations.0, 0, "two iterations are too few for a phase");
+        assert!(ab.ratio().is_none());
+        assert!(ab.line().contains("run the job longer"));
+    }
+}
