@@ -161,6 +161,47 @@ fn the_gate_nap_reaches_each_job_and_is_kept_per_round() {
 }
 
 #[test]
+fn each_job_keeps_what_its_main_thread_got_from_the_cpu() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    // A job busy on the CPU for about half a second, one sleeping as long.
+    let busy = r#"i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"#;
+    let scenario = d.path().join("s.json");
+    std::fs::write(
+        &scenario,
+        serde_json::json!({"policies": ["timeslice"], "repetitions": 1, "jobs": [
+            {"name": "busy", "command": ["sh", "-c", busy]},
+            {"name": "idle", "command": ["sleep", "0.5"]}]})
+        .to_string(),
+    )
+    .unwrap();
+    cmd("fikit-run")
+        .arg(&scenario)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let jobs = &run["rounds"][0]["jobs"];
+    let host = |j: usize, f: &str| jobs[j]["host_use"][f].as_i64().unwrap();
+    for j in 0..2 {
+        // No CUDA: counted from the first look, not a first launch.
+        assert_eq!(jobs[j]["host_use"]["from_first_launch"], false);
+        assert!(host(j, "span_ns") > 100_000_000, "{}", jobs[j]);
+    }
+    // The busy job's thread was on a CPU for much of its span (other tests
+    // share the CPUs), the sleeping one hardly.
+    assert!(host(0, "on_cpu_ns") > host(0, "span_ns") / 4, "{}", jobs[0]);
+    assert!(
+        host(1, "on_cpu_ns") < host(1, "span_ns") / 10,
+        "{}",
+        jobs[1]
+    );
+    assert!(host(0, "process_cpu_ns") > 0);
+}
+
+#[test]
 fn interrupt_stops_every_job_and_leaves_no_files() {
     let d = tempfile::tempdir().unwrap();
     let tmp = d.path().join("tmp");

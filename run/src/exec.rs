@@ -81,6 +81,132 @@ pub struct JobRun {
     /// Under `--gate-ab`: its iterations with the gate against without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate_ab: Option<crate::ab::GateAb>,
+    /// What its host thread got from the CPU over its region ([`HostUse`]);
+    /// `None` in runs from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_use: Option<HostUse>,
+}
+
+/// What a job's main thread (the thread that launches, in a PyTorch
+/// program) got from the CPU, read from `/proc` while it ran: from its first
+/// kernel launch (or, for a job that launched none, its first look) to the
+/// last look before it exited, every [`HOST_LOOK_NS`]. A launch-bound job's
+/// host speed changes between processes and inside one (the validation
+/// log, 2026-11-25): these tell a thread that waited to run (run-queue wait,
+/// the machine's stolen time) from one that ran slower (on-CPU time growing
+/// with the span).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct HostUse {
+    /// Span between the two looks, ns.
+    pub span_ns: i64,
+    /// The main thread's time on a CPU (`/proc/PID/schedstat`), ns.
+    pub on_cpu_ns: i64,
+    /// The main thread's time runnable but waiting for a CPU, ns.
+    pub run_delay_ns: i64,
+    /// Every thread's user and system CPU time (`/proc/PID/stat`), ns.
+    pub process_cpu_ns: i64,
+    /// Time the hypervisor gave none of the machine's CPUs to it, summed
+    /// over CPUs (`/proc/stat`'s steal), ns.
+    pub machine_steal_ns: i64,
+    /// Whether the span starts at the first kernel launch.
+    pub from_first_launch: bool,
+}
+
+/// How often a running job's `/proc` is read, ns.
+pub const HOST_LOOK_NS: i64 = 50_000_000;
+
+/// One look at a process's CPU use: (on-CPU, run delay, process CPU,
+/// machine steal), ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Look {
+    at_ns: i64,
+    on_cpu_ns: i64,
+    run_delay_ns: i64,
+    process_cpu_ns: i64,
+    steal_ns: i64,
+}
+
+/// Clock ticks (`USER_HZ`) to ns.
+fn ticks_ns() -> i64 {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    1_000_000_000 / if hz > 0 { hz as i64 } else { 100 }
+}
+
+/// `/proc/PID/schedstat`: on-CPU and run-queue wait of the main thread, ns.
+fn parse_schedstat(text: &str) -> Option<(i64, i64)> {
+    let mut f = text.split_whitespace().map(|w| w.parse::<i64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
+/// `/proc/PID/stat`: utime + stime, ticks (fields 14 and 15, counted after
+/// the command name, which may hold spaces and parentheses).
+fn parse_stat_cpu(text: &str) -> Option<i64> {
+    let rest = &text[text.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After ')': state is field 3, so utime (14) and stime (15) are at 11 and 12.
+    Some(f.get(11)?.parse::<i64>().ok()? + f.get(12)?.parse::<i64>().ok()?)
+}
+
+/// `/proc/stat`: the machine's steal time, ticks (the `cpu` line's 8th value).
+fn parse_steal(text: &str) -> Option<i64> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    line.split_whitespace().nth(8)?.parse().ok()
+}
+
+fn look(pid: u32, at_ns: i64) -> Option<Look> {
+    let read = |p: String| std::fs::read_to_string(p).ok();
+    let (on_cpu_ns, run_delay_ns) = parse_schedstat(&read(format!("/proc/{pid}/schedstat"))?)?;
+    let t = ticks_ns();
+    Some(Look {
+        at_ns,
+        on_cpu_ns,
+        run_delay_ns,
+        process_cpu_ns: parse_stat_cpu(&read(format!("/proc/{pid}/stat"))?)? * t,
+        steal_ns: read("/proc/stat".into())
+            .and_then(|s| parse_steal(&s))
+            .unwrap_or(0)
+            * t,
+    })
+}
+
+impl HostUse {
+    fn between(a: &Look, b: &Look, from_first_launch: bool) -> HostUse {
+        HostUse {
+            span_ns: b.at_ns - a.at_ns,
+            on_cpu_ns: b.on_cpu_ns - a.on_cpu_ns,
+            run_delay_ns: b.run_delay_ns - a.run_delay_ns,
+            process_cpu_ns: b.process_cpu_ns - a.process_cpu_ns,
+            machine_steal_ns: b.steal_ns - a.steal_ns,
+            from_first_launch,
+        }
+    }
+}
+
+/// A running job's first and latest looks.
+#[derive(Debug, Default)]
+struct Looks {
+    first: Option<(Look, bool)>,
+    last: Option<Look>,
+}
+
+impl Looks {
+    /// Takes a look at `pid`; the first counts from the first launch once
+    /// there was one (`launched`), replacing an earlier look from before it.
+    fn take(&mut self, pid: u32, now: i64, launched: bool) {
+        let Some(l) = look(pid, now) else { return };
+        match self.first {
+            None => self.first = Some((l, launched)),
+            Some((_, false)) if launched => self.first = Some((l, true)),
+            _ => {}
+        }
+        self.last = Some(l);
+    }
+
+    fn host_use(&self) -> Option<HostUse> {
+        let ((a, from), b) = (self.first?, self.last?);
+        (b.at_ns > a.at_ns).then(|| HostUse::between(&a, &b, from))
+    }
 }
 
 /// This machine as a run records it: its host name and the first 8
@@ -167,6 +293,7 @@ pub fn gate_policy(p: RunPolicy) -> GatePolicy {
 struct Running {
     index: usize,
     child: Child,
+    looks: Looks,
 }
 
 fn stop_all(running: &mut [Running]) {
@@ -269,6 +396,7 @@ pub fn run_round(
     let mut started = vec![false; specs.len()];
     let mut running: Vec<Running> = Vec::new();
     let t0 = now_ns();
+    let mut last_look = t0 - HOST_LOOK_NS;
     loop {
         if INTERRUPTED.load(SeqCst) {
             block.header().abort.store(1, SeqCst);
@@ -342,7 +470,11 @@ pub fn run_round(
             block.slot(k).state.store(state::RUNNING, SeqCst);
             out[k].spawn_ns = now_ns();
             match cmd.spawn() {
-                Ok(child) => running.push(Running { index: k, child }),
+                Ok(child) => running.push(Running {
+                    index: k,
+                    child,
+                    looks: Looks::default(),
+                }),
                 Err(e) => {
                     block.slot(k).state.store(state::EXITED, SeqCst);
                     stop_all(&mut running);
@@ -354,6 +486,19 @@ pub fn run_round(
             }
             started[k] = true;
         }
+        if now - last_look >= HOST_LOOK_NS {
+            last_look = now;
+            for r in running.iter_mut() {
+                // The job's CUDA process (under --trace, fikit-profile's child), else its own.
+                let slot = block.slot(r.index);
+                let pid = match slot.pid.load(SeqCst) {
+                    0 => r.child.id(),
+                    p => p,
+                };
+                r.looks
+                    .take(pid, now, slot.first_launch_ns.load(SeqCst) != 0);
+            }
+        }
         let mut i = 0;
         while i < running.len() {
             match running[i].child.try_wait() {
@@ -364,6 +509,7 @@ pub fn run_round(
                     block.slot(k).state.store(state::EXITED, SeqCst);
                     out[k].exit_ns = now_ns();
                     out[k].exit_code = Some(fikit_profile::run::exit_code(status));
+                    out[k].host_use = r.looks.host_use();
                 }
                 Ok(None) => i += 1,
                 Err(e) => return Err(setup("waiting for a job", &e)),
@@ -434,6 +580,59 @@ mod tests {
         // Syncs at 5 (before any launch), 100, 150, 170, 230.
         assert_eq!(iterations(50, &[5, 100, 150, 170, 230]), vec![20, 60]);
         assert!(iterations(0, &[1, 2, 3]).is_empty());
+    }
+
+    #[test]
+    fn proc_files_parse() {
+        assert_eq!(parse_schedstat("812345 2000 17\n"), Some((812_345, 2_000)));
+        assert_eq!(parse_schedstat("oops"), None);
+        // A command name with a space and a parenthesis; utime 250, stime 31.
+        let stat = "4242 (python3 (x) y) S 1 4242 4242 0 -1 4194304 9 0 0 0 250 31 0 0 20 0 3";
+        assert_eq!(parse_stat_cpu(stat), Some(281));
+        assert_eq!(parse_stat_cpu("4242 (short) S 1"), None);
+        let machine = "cpu  55151 0 12722 78205 745 0 53 52 0 0\ncpu0 1 2 3 4 5 6 7 8 9 10\n";
+        assert_eq!(parse_steal(machine), Some(52));
+    }
+
+    #[test]
+    fn host_use_counts_from_the_first_launch_once_there_is_one() {
+        let at = |at_ns, on_cpu_ns| Look {
+            at_ns,
+            on_cpu_ns,
+            run_delay_ns: at_ns / 10,
+            process_cpu_ns: 2 * on_cpu_ns,
+            steal_ns: 7,
+        };
+        let mut l = Looks::default();
+        assert_eq!(l.host_use(), None);
+        l.first = Some((at(100, 10), false));
+        l.last = Some(at(100, 10));
+        assert_eq!(l.host_use(), None, "one look spans nothing");
+        l.last = Some(at(600, 410));
+        assert_eq!(
+            l.host_use(),
+            Some(HostUse {
+                span_ns: 500,
+                on_cpu_ns: 400,
+                run_delay_ns: 50,
+                process_cpu_ns: 800,
+                machine_steal_ns: 0,
+                from_first_launch: false,
+            })
+        );
+        // Looks taken of this very process: the first from before a launch
+        // is replaced by the first after one, which then stays.
+        let me = std::process::id();
+        let mut l = Looks::default();
+        l.take(me, 1_000, false);
+        assert_eq!(l.first.map(|f| f.1), Some(false));
+        l.take(me, 2_000, true);
+        assert_eq!(l.first.map(|f| (f.0.at_ns, f.1)), Some((2_000, true)));
+        l.take(me, 3_000, true);
+        assert_eq!(l.first.map(|f| f.0.at_ns), Some(2_000));
+        let u = l.host_use().unwrap();
+        assert_eq!((u.span_ns, u.from_first_launch), (1_000, true));
+        assert!(u.on_cpu_ns >= 0 && u.run_delay_ns >= 0 && u.process_cpu_ns >= 0);
     }
 
     #[test]
