@@ -57,7 +57,7 @@ fn launches(bencher: Bencher, policy: GatePolicy, priorities: &[u32], waiting: b
     bencher.bench_local(|| {
         key = (key + 1) % 300;
         let l = gate.before_launch(Some(divan::black_box(key)), &mut RealClock::default());
-        gate.after_launch(now_ns());
+        gate.after_launch(l.went_ns, now_ns());
         l
     });
 }

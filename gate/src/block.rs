@@ -151,6 +151,12 @@ pub struct Slot {
     /// Under the A/B ([`Header::ab_period_ms`]), written by the job's gate:
     /// when its first phase (off) began, ns; 0: not yet.
     pub ab_start_ns: AtomicI64,
+    /// Time its launch calls took from the gate letting them go to their
+    /// return (the driver's host work and CUPTI's), ns: with
+    /// `launch_calls`, the host's speed in the round.
+    pub launch_call_ns: AtomicU64,
+    /// Launch calls timed in `launch_call_ns`.
+    pub launch_calls: AtomicU64,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and

@@ -83,6 +83,9 @@ pub struct Launch {
     pub mark: bool,
     /// It went because no job's counters moved for the timeout, not by the rules.
     pub timed_out: bool,
+    /// When the gate let it go (monotonic ns): the launch call's own work
+    /// starts here ([`Gate::after_launch`]).
+    pub went_ns: i64,
 }
 
 /// The longest a job's first launch waits for its partners at the start
@@ -312,6 +315,7 @@ impl<'a> Gate<'a> {
             seq,
             mark,
             timed_out,
+            went_ns: now,
         }
     }
 
@@ -336,9 +340,17 @@ impl<'a> Gate<'a> {
         }
     }
 
-    /// Called when a launch call returns.
-    pub fn after_launch(&self, now: i64) {
-        self.block.slot(self.me).last_launch_ns.store(now, Relaxed);
+    /// Called when a launch call returns, at `now`, that the gate let go at
+    /// `went_ns` ([`Launch::went_ns`]; 0: not known): the call's own time
+    /// (the driver's host work, and CUPTI's) is added to the job's
+    /// [`crate::block::Slot::launch_call_ns`].
+    pub fn after_launch(&self, went_ns: i64, now: i64) {
+        let s = self.block.slot(self.me);
+        s.last_launch_ns.store(now, Relaxed);
+        if went_ns != 0 && now >= went_ns {
+            s.launch_call_ns.fetch_add((now - went_ns) as u64, Relaxed);
+            s.launch_calls.fetch_add(1, Relaxed);
+        }
     }
 
     /// Called when a blocking synchronization returns: stamps it when the
@@ -752,9 +764,18 @@ mod tests {
             Launch {
                 seq: 1,
                 mark: false,
-                timed_out: false
+                timed_out: false,
+                went_ns: 10,
             }
         );
+        // The call returns 7 ns after the gate let it go.
+        g.after_launch(10, 17);
+        assert_eq!(b.slot(0).last_launch_ns.load(SeqCst), 17);
+        assert_eq!(b.slot(0).launch_call_ns.load(SeqCst), 7);
+        assert_eq!(b.slot(0).launch_calls.load(SeqCst), 1);
+        // A return whose start the collector did not see counts no call time.
+        g.after_launch(0, 18);
+        assert_eq!(b.slot(0).launch_calls.load(SeqCst), 1);
         g.synced(20);
         // No launch since: the end of the region moves, no new iteration.
         g.synced(30);

@@ -68,6 +68,14 @@ pub struct JobRun {
     pub timeouts: u64,
     /// Launches of kernels its profile does not know (FIKIT).
     pub unknown: u64,
+    /// Time its launch calls took from the gate letting them go to their
+    /// return, ns, over `launch_calls` calls: the host's speed in the round
+    /// (0 in runs from before it was kept).
+    #[serde(default)]
+    pub launch_call_ns: u64,
+    /// Launch calls timed in `launch_call_ns`.
+    #[serde(default)]
+    pub launch_calls: u64,
     /// In a set: the pair whose exclusive round measured this run, where a
     /// later pair reuses it (a job alone is the same run whichever pair it
     /// is in); `None` where it ran in this round.
@@ -232,6 +240,11 @@ impl JobRun {
     /// True when it exited with 0.
     pub fn ok(&self) -> bool {
         self.exit_code == Some(0)
+    }
+
+    /// Mean host time of a launch call, µs; `None` with none timed.
+    pub fn launch_call_us(&self) -> Option<f64> {
+        (self.launch_calls > 0).then(|| self.launch_call_ns as f64 / self.launch_calls as f64 / 1e3)
     }
 }
 
@@ -557,6 +570,8 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     o.marked = s.marked.load(SeqCst);
     o.timeouts = s.timeouts.load(SeqCst);
     o.unknown = s.unknown.load(SeqCst);
+    o.launch_call_ns = s.launch_call_ns.load(SeqCst);
+    o.launch_calls = s.launch_calls.load(SeqCst);
 }
 
 /// Iterations from sync stamps: the spans between consecutive stamps after

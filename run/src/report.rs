@@ -89,6 +89,11 @@ pub struct Row {
     /// Launches that waited at the gate; time waited, ms; fills; timeouts;
     /// launches of unknown kernels (medians).
     pub gate: GateStats,
+    /// Mean host time of a launch call, µs, over repetitions: the host's
+    /// speed in each round (a launch-bound job's changes between processes
+    /// by up to 1.4x; set a job's slowdown beside its change here).
+    #[serde(default)]
+    pub launch_us: Option<Spread>,
 }
 
 /// Gate counters, medians over repetitions.
@@ -328,6 +333,11 @@ pub fn rows(
                     timeouts: med(&|x| x.timeouts as f64),
                     unknown: med(&|x| x.unknown as f64),
                 },
+                launch_us: Spread::of(
+                    &ok.iter()
+                        .filter_map(|(_, x)| x.launch_call_us())
+                        .collect::<Vec<_>>(),
+                ),
             });
         }
     }
@@ -352,6 +362,7 @@ pub fn table(rows: &[Row]) -> String {
         "p50 ms",
         "p99 ms",
         "overlap",
+        "µs/launch",
         "gate waits / ms / fills",
     ]);
     let f2 = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.2}{unit}"));
@@ -391,6 +402,7 @@ pub fn table(rows: &[Row]) -> String {
             f2(r.p99_ms, ""),
             r.overlap
                 .map_or("-".into(), |o| format!("{:.0}%", o * 100.0)),
+            spread(r.launch_us, ""),
             if r.policy == RunPolicy::Preemptive || r.policy == RunPolicy::Fikit {
                 format!(
                     "{:.0} / {:.1} / {:.0}",
@@ -506,8 +518,33 @@ mod tests {
             .unwrap();
         assert_eq!(excl.slowdown.unwrap().median, 1.0);
         assert_eq!(excl.overlap, None);
+        assert_eq!(hi_fikit.launch_us, None, "no launch call timed");
         let text = table(&r);
         assert!(text.contains("1.15x [1.10-1.20]"), "{text}");
+    }
+
+    #[test]
+    fn launch_call_time_per_repetition() {
+        let names = hi_lo();
+        let mut rounds = vec![
+            mk(RunPolicy::Timeslice, 0, (0, 200), (0, 1100)),
+            mk(RunPolicy::Timeslice, 1, (0, 150), (0, 1100)),
+        ];
+        // hi: 3,000 calls of 6 µs, then 2,000 of 8.5 µs.
+        (
+            rounds[0].jobs[0].launch_call_ns,
+            rounds[0].jobs[0].launch_calls,
+        ) = (18_000_000, 3_000);
+        (
+            rounds[1].jobs[0].launch_call_ns,
+            rounds[1].jobs[0].launch_calls,
+        ) = (17_000_000, 2_000);
+        let r = rows(&names, &[RunPolicy::Timeslice], &rounds, &[None, None], 0.9);
+        let l = r[0].launch_us.unwrap();
+        assert_eq!((l.min, l.max), (6.0, 8.5));
+        assert!((l.median - 7.25).abs() < 1e-9);
+        assert_eq!(r[1].launch_us, None);
+        assert!(table(&r).contains("7.25 [6.00-8.50]"));
     }
 
     #[test]

@@ -903,6 +903,7 @@ mod tests {
             error: Some((sim - real) / real),
             within_spread: Some(range.0 <= sim && sim <= range.1),
             gate: GateStats::default(),
+            launch_us: None,
         }
     }
 

@@ -365,7 +365,14 @@ fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
             g.block.header().timeout_ms.load(Ordering::Relaxed)
         ));
     }
+    WENT.set(l.went_ns);
     GATED_CALL | if l.mark { MARK } else { 0 } | u64::from(l.seq)
+}
+
+thread_local! {
+    /// When the gate let this thread's current launch call go, ns (a call's
+    /// entry and exit callbacks run on its thread).
+    static WENT: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
 }
 
 fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
@@ -377,7 +384,7 @@ fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
         let (stream, _) = unsafe { launch_of(g, call, d.functionParams) };
         mark(g, stream, scratch as u32);
     }
-    g.gate.after_launch(now_ns());
+    g.gate.after_launch(WENT.replace(0), now_ns());
 }
 
 /// Queues the write of `seq` to this job's `done` behind the launch; if that
