@@ -94,6 +94,11 @@ pub struct Row {
     /// by up to 1.4x; set a job's slowdown beside its change here).
     #[serde(default)]
     pub launch_us: Option<Spread>,
+    /// Per counted repetition, its mean launch call time over the same
+    /// repetition's exclusive one: above 1, the host ran slower in the
+    /// shared round than alone, and the slowdown holds that too.
+    #[serde(default)]
+    pub host_vs_alone: Option<Spread>,
 }
 
 /// Gate counters, medians over repetitions.
@@ -260,6 +265,10 @@ pub fn rows(
                     .collect::<Vec<f64>>()
             };
             let ratio = |a: usize, b: usize| Some(region(a)? as f64 / region(b)? as f64);
+            let launch = |r: usize| rounds[r].jobs[j].launch_call_us();
+            let host_vs_alone = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| {
+                Some(launch(r)? / launch(b)?)
+            }));
             let slowdown = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| ratio(r, b)));
             let vs_ts = Spread::of(&per_rep(RunPolicy::Timeslice, &|b, r| ratio(b, r)));
             let pct = |q: f64| -> Option<f64> {
@@ -338,6 +347,7 @@ pub fn rows(
                         .filter_map(|(_, x)| x.launch_call_us())
                         .collect::<Vec<_>>(),
                 ),
+                host_vs_alone,
             });
         }
     }
@@ -545,6 +555,26 @@ mod tests {
         assert!((l.median - 7.25).abs() < 1e-9);
         assert_eq!(r[1].launch_us, None);
         assert!(table(&r).contains("7.25 [6.00-8.50]"));
+        assert_eq!(r[0].host_vs_alone, None, "no exclusive round");
+        // Alone, 6 µs in both repetitions: the host ran at its alone speed
+        // in the first shared round and 8.5 / 6 slower in the second.
+        rounds.push(mk(RunPolicy::Exclusive, 0, (0, 100), (0, 1000)));
+        rounds.push(mk(RunPolicy::Exclusive, 1, (0, 100), (0, 1000)));
+        for k in [2, 3] {
+            (
+                rounds[k].jobs[0].launch_call_ns,
+                rounds[k].jobs[0].launch_calls,
+            ) = (6_000_000, 1_000);
+        }
+        let policies = [RunPolicy::Exclusive, RunPolicy::Timeslice];
+        let r = rows(&names, &policies, &rounds, &[None, None, None, None], 0.9);
+        let h = r[2].host_vs_alone.unwrap();
+        assert_eq!(
+            (r[2].policy, r[2].job.as_str()),
+            (RunPolicy::Timeslice, "hi")
+        );
+        assert_eq!(h.min, 1.0);
+        assert!((h.max - 8.5 / 6.0).abs() < 1e-9);
     }
 
     #[test]

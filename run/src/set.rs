@@ -618,6 +618,7 @@ pub fn summary_text(s: &Summary) -> String {
         "real slowdown",
         "simulated",
         "error",
+        "host vs alone",
     ]);
     for x in &s.rows {
         let row = &x.row;
@@ -633,6 +634,7 @@ pub fn summary_text(s: &Summary) -> String {
             row.sim_slowdown
                 .map_or("-".into(), |s| format!("{:.2}x", s.median)),
             signed_pct(row.error, row.within_spread),
+            spread(row.host_vs_alone),
         ]);
     }
     let mut out = format!(
@@ -708,12 +710,12 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
             f.rows
         ));
     }
-    h.push_str("</table>\n<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th></tr>\n");
+    h.push_str("</table>\n<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th><th>host vs alone</th></tr>\n");
     for x in &s.rows {
         let row = &x.row;
         let class = error_class(row.within_spread, row.error);
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td><td>{}</td></tr>\n",
             esc(&x.pair),
             x.sample.name(),
             row.policy.name(),
@@ -723,6 +725,7 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
             spread(row.slowdown),
             row.sim_slowdown.map_or("-".into(), |s| format!("{:.2}x", s.median)),
             row.error.map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
+            spread(row.host_vs_alone),
         ));
     }
     h.push_str("</table>\n");
@@ -904,6 +907,7 @@ mod tests {
             within_spread: Some(range.0 <= sim && sim <= range.1),
             gate: GateStats::default(),
             launch_us: None,
+            host_vs_alone: None,
         }
     }
 
