@@ -216,7 +216,8 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
 /// gone and one more phase has passed with the gate on, turns the launch
 /// callbacks `launches` of subscription `handle` off and on in alternate
 /// phases, until the run aborts. A launch in flight across a flip may miss
-/// its exit callback: harmless for the job alone that an A/B runs.
+/// its exit callback (harmless for the job alone that an A/B runs), or its
+/// entry, and then its exit is ignored.
 fn ab_loop(handle: usize, launches: &[u32]) {
     let Some(g) = GATED.get() else { return };
     let header = g.block.header();
@@ -376,7 +377,10 @@ thread_local! {
 }
 
 fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
-    if scratch & GATED_CALL == 0 {
+    // No entry seen for this call on this thread (the A/B turned the
+    // callbacks on between the two): its scratch word is not ours.
+    let went = WENT.replace(0);
+    if went == 0 || scratch & GATED_CALL == 0 {
         return;
     }
     if scratch & MARK != 0 {
@@ -384,7 +388,7 @@ fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
         let (stream, _) = unsafe { launch_of(g, call, d.functionParams) };
         mark(g, stream, scratch as u32);
     }
-    g.gate.after_launch(WENT.replace(0), now_ns());
+    g.gate.after_launch(went, now_ns());
 }
 
 /// Queues the write of `seq` to this job's `done` behind the launch; if that
