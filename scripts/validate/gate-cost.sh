@@ -19,7 +19,8 @@
 # validation set whose jobs' commands run (scripts/validate/real-set.json); a
 # JOB of the form NAME=COMMAND runs COMMAND instead (e.g.
 # 'probe=python3 scripts/workloads/launch_probe.py'). PROFILE_DIR holds
-# NAME.parquet for each job. Writes OUT_DIR/gate-cost.txt.
+# NAME.parquet for each job; a job without one is profiled there first with
+# BIN_DIR's fikit-profile. Writes OUT_DIR/gate-cost.txt.
 set -uo pipefail
 BIN=${1:?usage: gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...}
 SET=${2:?set}
@@ -29,17 +30,29 @@ ROUNDS=${5:?rounds}
 AB_MS=${AB_MS:-250}
 AB_ITERS=${AB_ITERS:-3000}
 shift 5
-for f in fikit-run libfikit_collector.so; do
+for f in fikit-run fikit-profile libfikit_collector.so; do
   if [ ! -f "$BIN/$f" ] && [ -f "$BIN/$f.gz" ]; then gunzip -c "$BIN/$f.gz" >"$BIN/$f"; fi
 done
-chmod +x "$BIN/fikit-run"
-mkdir -p "$OUT"
+chmod +x "$BIN/fikit-run" "$BIN/fikit-profile" 2>/dev/null
+mkdir -p "$OUT" "$PROF"
 cmd_of() { python3 -c 'import json,sys,shlex; print(shlex.join(json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]))' "$SET" "$1"; }
 med() { tail -1 "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ms_per_iter_median"])' 2>/dev/null || echo nan; }
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" | tee -a "$OUT/gate-cost.txt"
 for spec in "$@"; do
   j=${spec%%=*}
   if [ "$spec" != "$j" ]; then cmd=${spec#*=}; else cmd=$(cmd_of "$j"); fi
+  if [ ! -f "$PROF/$j.parquet" ]; then
+    tmp=$(mktemp -d)
+    # shellcheck disable=SC2086 # the command splits at spaces, as fikit-run --job does
+    "$BIN/fikit-profile" --name "$j" --priority high -o "$tmp" -- $cmd >"$OUT/$j-profile.log" 2>&1
+    traces=("$tmp"/*.parquet)
+    if [ "${#traces[@]}" -ne 1 ] || [ ! -f "${traces[0]}" ]; then
+      echo "$j: profiling did not give one trace (see $OUT/$j-profile.log); skipped" | tee -a "$OUT/gate-cost.txt"
+      continue
+    fi
+    mv "${traces[0]}" "$PROF/$j.parquet"
+    rm -rf "$tmp"
+  fi
   for r in $(seq 1 "$ROUNDS"); do
     plain() { bash -c "$cmd" >"$OUT/$j-plain-$r.log" 2>&1; }
     gated() {
