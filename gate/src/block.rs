@@ -108,7 +108,8 @@ pub struct Slot {
     pub last_sync_ns: AtomicI64,
     /// Sync stamps written: blocking synchronizations that ended kernel
     /// work, i.e. with a launch since the previous stamp (a program's
-    /// set-up, a synchronous copy per model parameter, stamps nothing).
+    /// set-up, a synchronous copy per model parameter, stamps nothing), and
+    /// every one in an off phase of the A/B ([`crate::ab`]).
     pub syncs: AtomicU64,
     /// `launched` when the latest stamp was written.
     pub stamped_launched: AtomicU64,
@@ -157,6 +158,9 @@ pub struct Slot {
     pub launch_call_ns: AtomicU64,
     /// Launch calls timed in `launch_call_ns`.
     pub launch_calls: AtomicU64,
+    /// Under the A/B: the latest any flip came after its phase's start, ns
+    /// (phases are told apart by the schedule, with a margin).
+    pub ab_late_ns: AtomicI64,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and

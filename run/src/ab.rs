@@ -10,11 +10,19 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::report::Spread;
+
 /// Iterations closer than this to a phase's start or end are left out (the
-/// flip's own lateness, a thread waking, is well under it).
+/// flip's own lateness, a thread waking, is well under it; a run whose
+/// latest flip came later says so).
 pub const MARGIN_NS: i64 = 1_000_000;
 /// A phase counts with at least this many iterations.
 pub const MIN_ITERATIONS: usize = 3;
+/// Off and on phases whose median iterations differ by more than this
+/// factor are flagged: more likely a program that synchronizes more than
+/// once an iteration (every synchronization is an iteration's end in an off
+/// phase, only one after a launch in an on phase) than the gate's cost.
+pub const SUSPECT_FACTOR: f64 = 1.5;
 
 /// One round's A/B figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,6 +37,9 @@ pub struct GateAb {
     pub iterations: (usize, usize),
     /// Median iteration over every counted off and on iteration, ns.
     pub median_ns: (f64, f64),
+    /// The latest any flip came after its phase's start, ns.
+    #[serde(default)]
+    pub late_ns: i64,
 }
 
 impl GateAb {
@@ -38,52 +49,55 @@ impl GateAb {
     }
 
     /// The median ratio and its range; `None` with no phase counted.
-    pub fn ratio(&self) -> Option<(f64, f64, f64)> {
-        let mut r = self.ratios();
-        if r.is_empty() {
-            return None;
-        }
-        r.sort_by(f64::total_cmp);
-        Some((median(&r), r[0], r[r.len() - 1]))
+    pub fn ratio(&self) -> Option<Spread> {
+        Spread::of(&self.ratios())
     }
 
     /// One line for the job's round.
     pub fn line(&self) -> String {
         let (off, on) = self.iterations;
-        match self.ratio() {
+        let mut line = match self.ratio() {
             None => format!(
                 "no on phase with two counted off neighbours ({off} iterations off, {on} on, phases of {} ms): run the job longer",
                 self.period_ms
             ),
-            Some((m, lo, hi)) => format!(
-                "with the gate over without, {m:.3}x [{lo:.3}-{hi:.3}] over {} on phases of {} ms, each against its two off neighbours; {off} iterations off, {on} on, medians {:.3} / {:.3} ms",
+            Some(r) => format!(
+                "with the gate over without, {:.3}x [{:.3}-{:.3}] over {} on phases of {} ms, each against its two off neighbours; {off} iterations off, {on} on, medians {:.3} / {:.3} ms",
+                r.median,
+                r.min,
+                r.max,
                 self.phases.len(),
                 self.period_ms,
                 self.median_ns.0 / 1e6,
                 self.median_ns.1 / 1e6
             ),
+        };
+        let (a, b) = self.median_ns;
+        if a > 0.0 && b > 0.0 && (a / b).max(b / a) > SUSPECT_FACTOR {
+            line.push_str(&format!(
+                " (suspect: off and on iterations differ by over {SUSPECT_FACTOR}x; does the program synchronize more than once an iteration?)"
+            ));
         }
+        if self.late_ns > MARGIN_NS {
+            line.push_str(&format!(
+                " (suspect: a flip came {:.1} ms late, past the {:.0} ms margin)",
+                self.late_ns as f64 / 1e6,
+                MARGIN_NS as f64 / 1e6
+            ));
+        }
+        line
     }
 }
 
-fn median(sorted: &[f64]) -> f64 {
-    let n = sorted.len();
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
-
-fn median_of(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    median(&v)
+fn median_of(v: &[f64]) -> f64 {
+    Spread::of(v).map_or(0.0, |s| s.median)
 }
 
 /// The A/B figures from a job's sync stamps (monotonic ns, in order), its
-/// first phase's start and the phase length. An iteration counts in a phase
-/// when it lies wholly inside it, [`MARGIN_NS`] clear of both ends.
-pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64) -> GateAb {
+/// first phase's start, the phase length and the latest flip's lateness.
+/// An iteration counts in a phase when it lies wholly inside it,
+/// [`MARGIN_NS`] clear of both ends.
+pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64, late_ns: i64) -> GateAb {
     let period = period_ms as i64 * 1_000_000;
     let mut by_phase: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
     for w in stamps.windows(2) {
@@ -105,7 +119,7 @@ pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64) -> GateAb {
             off.extend_from_slice(v);
         }
     }
-    let med = |k: u64| by_phase.get(&k).map(|v| median_of(v.clone()));
+    let med = |k: u64| by_phase.get(&k).map(|v| median_of(v));
     let phases = by_phase
         .keys()
         .filter(|&&k| fikit_gate::ab::is_on(k))
@@ -119,10 +133,8 @@ pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64) -> GateAb {
         period_ms,
         phases,
         iterations: (off.len(), on.len()),
-        median_ns: (
-            if off.is_empty() { 0.0 } else { median_of(off) },
-            if on.is_empty() { 0.0 } else { median_of(on) },
-        ),
+        median_ns: (median_of(&off), median_of(&on)),
+        late_ns,
     }
 }
 
@@ -150,7 +162,7 @@ mod tests {
         s.extend(every(1_200 * ms, 1_300 * ms, 6 * ms));
         s.extend(every(1_300 * ms, 1_400 * ms, 6_600_000));
         s.extend(every(1_400 * ms, 1_500 * ms, 6 * ms));
-        let ab = figures(&s, 1_000 * ms, 100);
+        let ab = figures(&s, 1_000 * ms, 100, 200_000);
         // On phase 1: 5 against (4 + 6) / 2 = 5: 1.0; on phase 3: 6.6 / 6 = 1.1.
         assert_eq!(ab.phases.len(), 2);
         assert_eq!(ab.phases[0], (1, 5e6, 5e6));
@@ -160,18 +172,31 @@ mod tests {
             (r[0] - 1.0).abs() < 1e-12 && (r[1] - 1.1).abs() < 1e-12,
             "{r:?}"
         );
-        let (m, lo, hi) = ab.ratio().unwrap();
-        assert!((m - 1.05).abs() < 1e-12 && lo == r[0] && hi == r[1]);
-        // The spans that cross a phase's end, or lie within 1 ms of its
-        // start or end, are left out: in the first off phase, stamps at
-        // 1000, 1004, ..., 1096 ms: 1000-1004 starts on the boundary (out),
-        // 1096-1100 ends on it (out): 23 of 24 spans minus 1 = 23 counted.
-        let first_off = s
-            .windows(2)
-            .filter(|w| w[0] >= 1_001 * ms && w[1] <= 1_099 * ms)
-            .count();
-        assert_eq!(first_off, 23);
-        assert_eq!(ab.iterations.0, first_off + 2 * (100 / 6 - 1));
+        let r = ab.ratio().unwrap();
+        assert!((r.median - 1.05).abs() < 1e-12 && r.min == 1.0 && (r.max - 1.1).abs() < 1e-12);
+        // Counted: spans wholly inside a phase, 1 ms clear of its ends. The
+        // first off phase has stamps at 1000, 1004, ..., 1096 ms: its spans
+        // from 1004-1008 to 1092-1096 count (23; 1000-1004 starts on the
+        // boundary, 1096-1100 ends on it). The 6 ms off phases: 1206-1212 to
+        // 1290-1296, and 1406-1412 to 1490-1496 (15 each).
+        assert_eq!(ab.iterations.0, 23 + 15 + 15);
+        assert!(!ab.line().contains("suspect"), "{}", ab.line());
+    }
+
+    #[test]
+    fn a_late_flip_and_unlike_phases_are_flagged() {
+        let ms = 1_000_000;
+        // Off phases of 2 ms iterations around an on phase of 4 ms ones (a
+        // program that synchronizes twice an iteration looks so), and a
+        // flip 1.5 ms late.
+        let mut s = every(1_000 * ms, 1_100 * ms, 2 * ms);
+        s.extend(every(1_100 * ms, 1_200 * ms, 4 * ms));
+        s.extend(every(1_200 * ms, 1_300 * ms, 2 * ms));
+        let ab = figures(&s, 1_000 * ms, 100, 1_500_000);
+        assert_eq!(ab.ratios(), vec![2.0]);
+        let line = ab.line();
+        assert!(line.contains("differ by over 1.5x"), "{line}");
+        assert!(line.contains("a flip came 1.5 ms late"), "{line}");
     }
 
     #[test]
@@ -182,7 +207,7 @@ mod tests {
         let mut s = every(500 * ms, 1_000 * ms, 4 * ms);
         s.extend([1_010 * ms, 1_060 * ms, 1_095 * ms]);
         s.extend(every(1_100 * ms, 1_200 * ms, 4 * ms));
-        let ab = figures(&s, 1_000 * ms, 100);
+        let ab = figures(&s, 1_000 * ms, 100, 0);
         assert!(ab.phases.is_empty());
         assert_eq!(ab.iterations.0, 0, "two iterations are too few for a phase");
         assert!(ab.ratio().is_none());

@@ -162,6 +162,8 @@ pub fn parse_job(s: &str) -> Result<JobSpec, String> {
 
 /// The shortest A/B phase `--gate-ab` takes, ms.
 const MIN_AB_MS: u64 = 20;
+/// The longest, ms.
+const MAX_AB_MS: u64 = 60_000;
 
 /// `--min-overlap` is a share.
 fn check_min_overlap(v: f64) -> Result<()> {
@@ -236,9 +238,9 @@ impl Args {
                     scenario.jobs.len()
                 )));
             }
-            if ms < MIN_AB_MS {
+            if !(MIN_AB_MS..=MAX_AB_MS).contains(&ms) {
                 return Err(bad(format!(
-                    "--gate-ab {ms}: phases of at least {MIN_AB_MS} ms (each must hold several iterations)"
+                    "--gate-ab {ms}: phases of {MIN_AB_MS} to {MAX_AB_MS} ms (each must hold several iterations, and a run several phases)"
                 )));
             }
         }

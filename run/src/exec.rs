@@ -127,6 +127,7 @@ pub const HOST_LOOK_NS: i64 = 50_000_000;
 /// machine steal), ns.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Look {
+    pid: u32,
     at_ns: i64,
     on_cpu_ns: i64,
     run_delay_ns: i64,
@@ -167,6 +168,7 @@ fn look(pid: u32, at_ns: i64) -> Option<Look> {
     let (on_cpu_ns, run_delay_ns) = parse_schedstat(&read(format!("/proc/{pid}/schedstat"))?)?;
     let t = ticks_ns();
     Some(Look {
+        pid,
         at_ns,
         on_cpu_ns,
         run_delay_ns,
@@ -200,13 +202,13 @@ struct Looks {
 
 impl Looks {
     /// Takes a look at `pid`; the first counts from the first launch once
-    /// there was one (`launched`), replacing an earlier look from before it.
+    /// there was one (`launched`), replacing an earlier look from before it
+    /// or of another process (the job's wrapper before its CUDA process).
     fn take(&mut self, pid: u32, now: i64, launched: bool) {
         let Some(l) = look(pid, now) else { return };
         match self.first {
-            None => self.first = Some((l, launched)),
-            Some((_, false)) if launched => self.first = Some((l, true)),
-            _ => {}
+            Some((f, from)) if f.pid == pid && (from || !launched) => {}
+            _ => self.first = Some((l, launched)),
         }
         self.last = Some(l);
     }
@@ -561,7 +563,8 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     let ab_period = block.header().ab_period_ms.load(SeqCst);
     let ab_start = s.ab_start_ns.load(SeqCst);
     if ab_period > 0 && ab_start != 0 {
-        o.gate_ab = Some(crate::ab::figures(&stamps, ab_start, ab_period));
+        let late = s.ab_late_ns.load(SeqCst);
+        o.gate_ab = Some(crate::ab::figures(&stamps, ab_start, ab_period, late));
     }
     o.launches = s.launched.load(SeqCst);
     o.waits = s.waits.load(SeqCst);
@@ -612,6 +615,7 @@ mod tests {
     #[test]
     fn host_use_counts_from_the_first_launch_once_there_is_one() {
         let at = |at_ns, on_cpu_ns| Look {
+            pid: 1,
             at_ns,
             on_cpu_ns,
             run_delay_ns: at_ns / 10,
@@ -645,6 +649,12 @@ mod tests {
         assert_eq!(l.first.map(|f| (f.0.at_ns, f.1)), Some((2_000, true)));
         l.take(me, 3_000, true);
         assert_eq!(l.first.map(|f| f.0.at_ns), Some(2_000));
+        // A look of another process (here the parent) starts over from it.
+        let parent = std::os::unix::process::parent_id();
+        let mut o = Looks::default();
+        o.take(me, 1_000, false);
+        o.take(parent, 2_000, false);
+        assert_eq!(o.first.map(|f| (f.0.pid, f.0.at_ns)), Some((parent, 2_000)));
         let u = l.host_use().unwrap();
         assert_eq!((u.span_ns, u.from_first_launch), (1_000, true));
         assert!(u.on_cpu_ns >= 0 && u.run_delay_ns >= 0 && u.process_cpu_ns >= 0);

@@ -265,7 +265,10 @@ pub fn rows(
                     .collect::<Vec<f64>>()
             };
             let ratio = |a: usize, b: usize| Some(region(a)? as f64 / region(b)? as f64);
-            let launch = |r: usize| rounds[r].jobs[j].launch_call_us();
+            let launch = |r: usize| {
+                let x = &rounds[r].jobs[j];
+                x.ok().then(|| x.launch_call_us()).flatten()
+            };
             let host_vs_alone = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| {
                 Some(launch(r)? / launch(b)?)
             }));

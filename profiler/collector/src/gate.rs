@@ -29,7 +29,7 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::cupti::sys;
@@ -198,6 +198,8 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
             .filter(|&i| GATED.get().and_then(|g| g.calls[i as usize]) != Some(Call::Sync))
             .collect();
         let h = handle as usize;
+        // SAFETY: registers a handler that only stores to a static atomic.
+        unsafe { libc::atexit(stop_ab) };
         std::thread::Builder::new()
             .name("fikit-gate-ab".into())
             .spawn(move || {
@@ -242,7 +244,13 @@ fn ab_loop(handle: usize, launches: &[u32]) {
     let start = (first + period_ns).max(now_ns());
     slot.ab_start_ns.store(start, Ordering::SeqCst);
     for phase in 0u64.. {
-        sleep_until(start + phase as i64 * period_ns);
+        let at = start + phase as i64 * period_ns;
+        sleep_until(at);
+        if AB_STOP.load(Ordering::SeqCst) {
+            return;
+        }
+        slot.ab_late_ns.fetch_max(now_ns() - at, Ordering::SeqCst);
+        AB_FLIPS.fetch_add(1, Ordering::Relaxed);
         let on = fikit_gate::ab::is_on(phase) || aborted();
         for &cbid in launches {
             // SAFETY: the live subscription the gate made; CUPTI allows
@@ -366,21 +374,34 @@ fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
             g.block.header().timeout_ms.load(Ordering::Relaxed)
         ));
     }
-    WENT.set(l.went_ns);
+    WENT.set((l.went_ns, AB_FLIPS.load(Ordering::Relaxed)));
     GATED_CALL | if l.mark { MARK } else { 0 } | u64::from(l.seq)
 }
 
 thread_local! {
-    /// When the gate let this thread's current launch call go, ns (a call's
-    /// entry and exit callbacks run on its thread).
-    static WENT: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+    /// When the gate let this thread's current launch call go, ns, and
+    /// [`AB_FLIPS`] then (a call's entry and exit callbacks run on its thread).
+    static WENT: std::cell::Cell<(i64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Flips of the A/B so far: an exit whose entry was seen before a flip may
+/// not be that entry's call (the callbacks were off in between).
+static AB_FLIPS: AtomicU64 = AtomicU64::new(0);
+/// Set at exit: the A/B flips no more while CUPTI and the driver shut down.
+static AB_STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn stop_ab() {
+    AB_STOP.store(true, Ordering::SeqCst);
 }
 
 fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
-    // No entry seen for this call on this thread (the A/B turned the
-    // callbacks on between the two): its scratch word is not ours.
-    let went = WENT.replace(0);
-    if went == 0 || scratch & GATED_CALL == 0 {
+    // The call's own time ends here, before any marker is queued.
+    let now = now_ns();
+    // No entry seen for this call on this thread since the last flip of the
+    // A/B (it turned the callbacks on between the two): its scratch word is
+    // not ours.
+    let (went, flips) = WENT.replace((0, 0));
+    if went == 0 || flips != AB_FLIPS.load(Ordering::Relaxed) || scratch & GATED_CALL == 0 {
         return;
     }
     if scratch & MARK != 0 {
@@ -388,7 +409,7 @@ fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
         let (stream, _) = unsafe { launch_of(g, call, d.functionParams) };
         mark(g, stream, scratch as u32);
     }
-    g.gate.after_launch(went, now_ns());
+    g.gate.after_launch(went, now);
 }
 
 /// Queues the write of `seq` to this job's `done` behind the launch; if that
