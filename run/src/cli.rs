@@ -12,7 +12,7 @@ use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
-use crate::report::{Row, predict, rows, table};
+use crate::report::{Predicted, Row, predict, rows, table};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::{Set, summarize, summary_html, summary_text};
 
@@ -504,7 +504,7 @@ fn run_with(
     // With --report the saved rounds stand for the repetitions: none run.
     let (mut rounds, mut sims, incomplete, repetitions): (
         Vec<Round>,
-        Vec<Option<Vec<f64>>>,
+        Vec<Option<Vec<Predicted>>>,
         bool,
         usize,
     ) = match saved {
@@ -645,12 +645,12 @@ fn run_with(
         }
     }
     // Kept rounds first, then those run now: back in repetition and policy order.
-    let mut both: Vec<(Round, Option<Vec<f64>>)> = rounds.into_iter().zip(sims).collect();
+    let mut both: Vec<(Round, Option<Vec<Predicted>>)> = rounds.into_iter().zip(sims).collect();
     both.sort_by_key(|(r, _)| {
         let p = s.policies.iter().position(|&p| p == r.policy);
         (r.repetition, p)
     });
-    let (rounds, sims): (Vec<Round>, Vec<Option<Vec<f64>>>) = both.into_iter().unzip();
+    let (rounds, sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
     let names: Vec<(String, u8)> = s
         .jobs
         .iter()

@@ -74,6 +74,13 @@ pub struct Row {
     pub p50_ms: Option<f64>,
     /// 99th-percentile iteration, ms (median over repetitions).
     pub p99_ms: Option<f64>,
+    /// fikit-sim's median iteration for the same round, ms (median over
+    /// the counted repetitions).
+    #[serde(default)]
+    pub sim_p50_ms: Option<f64>,
+    /// fikit-sim's 99th-percentile iteration, ms.
+    #[serde(default)]
+    pub sim_p99_ms: Option<f64>,
     /// The least share of the region that other jobs' regions overlapped, over repetitions.
     pub overlap: Option<f64>,
     /// Repetitions counted in the slowdown, vs timeslice and error columns:
@@ -163,16 +170,30 @@ pub fn co_run(jobs: &[JobRun]) -> Option<f64> {
     overlap(jobs, shortest)
 }
 
-/// The simulated slowdown of every job of one co-run round: the profiles as
-/// jobs, each arriving when its real counterpart's first kernel launch says
-/// it began (less the time its profile took from its first host action to its
-/// first kernel), regions measured from each job's first kernel as the real ones.
+/// What the simulation says of one job in one round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Predicted {
+    /// Its slowdown: region under the policy over region alone.
+    pub slowdown: f64,
+    /// Its median and 99th-percentile iteration under the policy, ms (the
+    /// simulator's iterations: spans between blocking synchronizations,
+    /// the set-up's first left out).
+    pub p50_ms: f64,
+    /// See `p50_ms`.
+    pub p99_ms: f64,
+}
+
+/// What the simulation says of every job of one co-run round: the profiles
+/// as jobs, each arriving when its real counterpart's first kernel launch
+/// says it began (less the time its profile took from its first host action
+/// to its first kernel), regions measured from each job's first kernel as
+/// the real ones.
 pub fn predict(
     jobs: &[Job],
     round: &[JobRun],
     policy: PolicyKind,
     model: &GpuModel,
-) -> Option<Vec<f64>> {
+) -> Option<Vec<Predicted>> {
     let pre: Vec<i64> = jobs
         .iter()
         .map(|j| {
@@ -204,7 +225,11 @@ pub fn predict(
             .jobs
             .iter()
             .zip(&pre)
-            .map(|(r, p)| (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64)
+            .map(|(r, p)| Predicted {
+                slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
+                p50_ms: ms(r.p50_ns),
+                p99_ms: ms(r.p99_ns),
+            })
             .collect(),
     )
 }
@@ -219,7 +244,7 @@ pub fn rows(
     names: &[(String, u8)],
     policies: &[RunPolicy],
     rounds: &[Round],
-    sims: &[Option<Vec<f64>>],
+    sims: &[Option<Vec<Predicted>>],
     min_overlap: f64,
 ) -> Vec<Row> {
     let find = |p: RunPolicy, rep: usize| {
@@ -292,13 +317,23 @@ pub fn rows(
                         .min_by(f64::total_cmp)
                 })
                 .flatten();
-            let sim_of = |r: usize| sims.get(r)?.as_ref()?.get(j).copied();
+            let predicted = |r: usize| sims.get(r)?.as_ref()?.get(j).copied();
+            let sim_of = |r: usize| predicted(r).map(|p| p.slowdown);
             let sim = Spread::of(
                 &shared
                     .iter()
                     .filter_map(|&(r, _)| sim_of(r))
                     .collect::<Vec<_>>(),
             );
+            let sim_pct = |f: fn(Predicted) -> f64| {
+                Spread::of(
+                    &shared
+                        .iter()
+                        .filter_map(|&(r, _)| predicted(r).map(f))
+                        .collect::<Vec<_>>(),
+                )
+                .map(|s| s.median)
+            };
             // As vs timeslice: the prediction of the repetition's
             // time-slicing round against the prediction of this one.
             let sim_vs_ts = Spread::of(&per_rep(RunPolicy::Timeslice, &|b, r| {
@@ -332,6 +367,8 @@ pub fn rows(
                 sim_vs_timeslice: sim_vs_ts,
                 p50_ms: pct(0.5),
                 p99_ms: pct(0.99),
+                sim_p50_ms: sim_pct(|p| p.p50_ms),
+                sim_p99_ms: sim_pct(|p| p.p99_ms),
                 overlap,
                 co_runs: (p != RunPolicy::Exclusive && names.len() > 1).then_some(shared.len()),
                 sim_slowdown: sim,
@@ -372,13 +409,17 @@ pub fn table(rows: &[Row]) -> String {
         "simulated",
         "error",
         "vs timeslice",
-        "p50 ms",
-        "p99 ms",
+        "p50 ms (sim)",
+        "p99 ms (sim)",
         "overlap",
         "µs/launch",
         "gate waits / ms / fills",
     ]);
     let f2 = |v: Option<f64>, unit: &str| v.map_or("-".to_string(), |v| format!("{v:.2}{unit}"));
+    let with_sim = |real: Option<f64>, sim: Option<f64>| match sim {
+        None => f2(real, ""),
+        Some(x) => format!("{} ({x:.2})", f2(real, "")),
+    };
     let spread = |s: Option<Spread>, unit: &str| {
         s.map_or("-".to_string(), |s| {
             if s.min == s.max {
@@ -411,8 +452,8 @@ pub fn table(rows: &[Row]) -> String {
                 )
             }),
             spread(r.vs_timeslice, "x"),
-            f2(r.p50_ms, ""),
-            f2(r.p99_ms, ""),
+            with_sim(r.p50_ms, r.sim_p50_ms),
+            with_sim(r.p99_ms, r.sim_p99_ms),
             r.overlap
                 .map_or("-".into(), |o| format!("{:.0}%", o * 100.0)),
             spread(r.launch_us, ""),
@@ -465,6 +506,21 @@ mod tests {
     }
 
     /// The two jobs of the row tests: "hi" (priority 0) and "lo" (9).
+    /// A round's prediction: these slowdowns, and iterations of 1 ms median
+    /// and 2 ms p99 scaled by them.
+    fn sim(slowdowns: &[f64]) -> Option<Vec<Predicted>> {
+        Some(
+            slowdowns
+                .iter()
+                .map(|&s| Predicted {
+                    slowdown: s,
+                    p50_ms: s,
+                    p99_ms: 2.0 * s,
+                })
+                .collect(),
+        )
+    }
+
     fn hi_lo() -> Vec<(String, u8)> {
         vec![("hi".to_string(), 0u8), ("lo".to_string(), 9u8)]
     }
@@ -492,11 +548,11 @@ mod tests {
         ];
         let sims = vec![
             None,
-            Some(vec![1.8, 1.05]),
-            Some(vec![1.2, 1.1]),
+            sim(&[1.8, 1.05]),
+            sim(&[1.2, 1.1]),
             None,
-            Some(vec![2.4, 1.04]),
-            Some(vec![1.0, 1.3]),
+            sim(&[2.4, 1.04]),
+            sim(&[1.0, 1.3]),
         ];
         let policies = [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Fikit];
         let r = rows(&names, &policies, &rounds, &sims, 0.9);
@@ -523,6 +579,9 @@ mod tests {
         let lv = lo_fikit.sim_vs_timeslice.unwrap();
         assert!((lv.median - (1.05 / 1.1 + 1.04 / 1.3) / 2.0).abs() < 1e-9);
         assert_eq!(hi_fikit.p50_ms, Some(2.0));
+        // Simulated iterations, median over the repetitions: p50 1.2 and 1.0 ms.
+        assert_eq!(hi_fikit.sim_p50_ms, Some(1.1));
+        assert_eq!(hi_fikit.sim_p99_ms, Some(2.2));
         assert_eq!(hi_fikit.overlap, Some(1.0));
         assert_eq!(hi_fikit.co_runs, Some(2));
         let excl = r
@@ -534,6 +593,10 @@ mod tests {
         assert_eq!(hi_fikit.launch_us, None, "no launch call timed");
         let text = table(&r);
         assert!(text.contains("1.15x [1.10-1.20]"), "{text}");
+        assert!(
+            text.contains("2.00 (1.10)"),
+            "real p50 beside simulated: {text}"
+        );
     }
 
     #[test]
@@ -605,11 +668,11 @@ mod tests {
         ];
         let sims = vec![
             None,
-            Some(vec![1.5, 1.0]),
-            Some(vec![1.2, 1.1]),
+            sim(&[1.5, 1.0]),
+            sim(&[1.2, 1.1]),
             None,
-            Some(vec![1.0, 1.0]),
-            Some(vec![3.0, 1.0]),
+            sim(&[1.0, 1.0]),
+            sim(&[3.0, 1.0]),
         ];
         let policies = [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Fikit];
         let r = rows(&names, &policies, &rounds, &sims, 0.9);

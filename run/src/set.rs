@@ -896,6 +896,8 @@ mod tests {
             sim_vs_timeslice: None,
             p50_ms: None,
             p99_ms: None,
+            sim_p50_ms: None,
+            sim_p99_ms: None,
             overlap: None,
             co_runs: Some(3),
             sim_slowdown: Some(Spread {
