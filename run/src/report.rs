@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
-use fikit_sim::sim::simulate::{SimOptions, simulate};
+use fikit_sim::sim::simulate::{SimOptions, percentiles, simulate};
 use fikit_trace::gaps::nearest_rank;
 
 use crate::exec::{JobRun, Round};
@@ -87,6 +87,21 @@ pub struct Row {
     /// those whose rounds were co-runs (see [`co_run`]); `None` for
     /// exclusive rows of one job.
     pub co_runs: Option<usize>,
+    /// Per counted repetition, the job's mean iteration under the policy
+    /// over its mean iteration in the same repetition's exclusive round:
+    /// the slowdown of its iterations, the set-up before them (model load,
+    /// warm-up, which the profile's tracing makes longer) left out.
+    #[serde(default)]
+    pub per_iteration: Option<Spread>,
+    /// The same, simulated.
+    #[serde(default)]
+    pub sim_per_iteration: Option<Spread>,
+    /// `(sim − real) / real` of the per-iteration medians.
+    #[serde(default)]
+    pub per_iteration_error: Option<f64>,
+    /// The simulated per-iteration median lies inside the real range.
+    #[serde(default)]
+    pub per_iteration_within: Option<bool>,
     /// fikit-sim's slowdown for the same profiles, started when the jobs started.
     pub sim_slowdown: Option<Spread>,
     /// `(sim − real) / real` of the median slowdowns.
@@ -181,6 +196,9 @@ pub struct Predicted {
     pub p50_ms: f64,
     /// See `p50_ms`.
     pub p99_ms: f64,
+    /// Its mean iteration under the policy over its mean iteration alone
+    /// (the set-up before the first iteration left out of both).
+    pub per_iteration: f64,
 }
 
 /// What the simulation says of every job of one co-run round: the profiles
@@ -214,24 +232,67 @@ pub fn predict(
         jobs,
         &arrivals,
         &SimOptions {
-            policies: vec![policy],
+            policies: vec![PolicyKind::Exclusive, policy],
             model: model.clone(),
             record_segments: false,
         },
     )
     .ok()?;
+    let of = |k: PolicyKind| report.jobs.iter().filter(move |r| r.policy == k);
     Some(
-        report
-            .jobs
-            .iter()
+        of(policy)
+            .zip(of(PolicyKind::Exclusive))
             .zip(&pre)
-            .map(|(r, p)| Predicted {
-                slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
-                p50_ms: ms(r.p50_ns),
-                p99_ms: ms(r.p99_ns),
+            .map(|((r, alone), p)| {
+                let (p50, p99) = percentiles(as_measured(&r.iterations_ns));
+                Predicted {
+                    slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
+                    p50_ms: ms(p50),
+                    p99_ms: ms(p99),
+                    per_iteration: mean_ratio(
+                        as_measured(&r.iterations_ns),
+                        as_measured(&alone.iterations_ns),
+                    )
+                    .unwrap_or(f64::NAN),
+                }
             })
             .collect(),
     )
+}
+
+/// The simulated iterations that match a real run's [`JobRun::iterations_ns`].
+/// The simulator's first iteration runs from the job's start to its first
+/// blocking wait after a kernel, and it leaves that one out; the gate's
+/// stamps begin at that wait, and fikit-run leaves out the span after it
+/// (where a model's weights are uploaded, between waits that end no
+/// iteration). So the simulator's first remaining iteration is that span,
+/// and is left out here too (unless it is the only one, as the simulator
+/// keeps a lone iteration).
+pub fn as_measured(sim_iterations: &[i64]) -> &[i64] {
+    if sim_iterations.len() > 1 {
+        &sim_iterations[1..]
+    } else {
+        sim_iterations
+    }
+}
+
+/// The mean of `a` over the mean of `b`; `None` when either is empty.
+pub fn mean_ratio(a: &[i64], b: &[i64]) -> Option<f64> {
+    let mean = |v: &[i64]| (!v.is_empty()).then(|| v.iter().sum::<i64>() as f64 / v.len() as f64);
+    let (x, y) = (mean(a)?, mean(b)?);
+    (y > 0.0).then(|| x / y)
+}
+
+/// A prediction against the real spread: `(sim − real) / real` of the
+/// medians, and whether the simulated median lies inside the real range.
+fn against(sim: Option<Spread>, real: Option<Spread>) -> (Option<f64>, Option<bool>) {
+    match (sim, real) {
+        (Some(s), Some(r)) => (
+            Some((s.median - r.median) / r.median),
+            Some(s.median >= r.min && s.median <= r.max),
+        ),
+        _ => (None, None),
+    }
 }
 
 /// The table rows: for each policy and job, the medians over `rounds`.
@@ -339,14 +400,22 @@ pub fn rows(
             let sim_vs_ts = Spread::of(&per_rep(RunPolicy::Timeslice, &|b, r| {
                 Some(sim_of(b)? / sim_of(r)?)
             }));
-            let error = match (sim, slowdown) {
-                (Some(s), Some(r)) => Some((s.median - r.median) / r.median),
-                _ => None,
+            let (error, within) = against(sim, slowdown);
+            let iterations = |r: usize| {
+                let x = &rounds[r].jobs[j];
+                x.ok().then_some(x.iterations_ns.as_slice())
             };
-            let within = match (sim, slowdown) {
-                (Some(s), Some(r)) => Some(s.median >= r.min && s.median <= r.max),
-                _ => None,
-            };
+            let per_iteration = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| {
+                mean_ratio(iterations(r)?, iterations(b)?)
+            }));
+            let sim_per_iteration = Spread::of(
+                &shared
+                    .iter()
+                    .filter_map(|&(r, _)| predicted(r).map(|p| p.per_iteration))
+                    .collect::<Vec<_>>(),
+            );
+            let (per_iteration_error, per_iteration_within) =
+                against(sim_per_iteration, per_iteration);
             let med = |f: &dyn Fn(&JobRun) -> f64| {
                 Spread::of(&ok.iter().map(|(_, x)| f(x)).collect::<Vec<_>>())
                     .map_or(0.0, |s| s.median)
@@ -371,6 +440,10 @@ pub fn rows(
                 sim_p99_ms: sim_pct(|p| p.p99_ms),
                 overlap,
                 co_runs: (p != RunPolicy::Exclusive && names.len() > 1).then_some(shared.len()),
+                per_iteration,
+                sim_per_iteration,
+                per_iteration_error,
+                per_iteration_within,
                 sim_slowdown: sim,
                 error,
                 within_spread: within,
@@ -409,6 +482,7 @@ pub fn table(rows: &[Row]) -> String {
         "simulated",
         "error",
         "vs timeslice",
+        "per iteration (sim)",
         "p50 ms (sim)",
         "p99 ms (sim)",
         "overlap",
@@ -452,6 +526,10 @@ pub fn table(rows: &[Row]) -> String {
                 )
             }),
             spread(r.vs_timeslice, "x"),
+            match r.sim_per_iteration {
+                None => spread(r.per_iteration, "x"),
+                Some(x) => format!("{} ({:.2}x)", spread(r.per_iteration, "x"), x.median),
+            },
             with_sim(r.p50_ms, r.sim_p50_ms),
             with_sim(r.p99_ms, r.sim_p99_ms),
             r.overlap
@@ -516,6 +594,7 @@ mod tests {
                     slowdown: s,
                     p50_ms: s,
                     p99_ms: 2.0 * s,
+                    per_iteration: s + 0.5,
                 })
                 .collect(),
         )
@@ -582,6 +661,13 @@ mod tests {
         // Simulated iterations, median over the repetitions: p50 1.2 and 1.0 ms.
         assert_eq!(hi_fikit.sim_p50_ms, Some(1.1));
         assert_eq!(hi_fikit.sim_p99_ms, Some(2.2));
+        // Real iterations are the same in every round (1, 2, 3 ms): per
+        // iteration 1.0x; simulated 1.7 and 1.5: median 1.6, error +60%.
+        let pi = hi_fikit.per_iteration.unwrap();
+        assert_eq!((pi.median, pi.min, pi.max), (1.0, 1.0, 1.0));
+        assert!((hi_fikit.sim_per_iteration.unwrap().median - 1.6).abs() < 1e-9);
+        assert!((hi_fikit.per_iteration_error.unwrap() - 0.6).abs() < 1e-9);
+        assert_eq!(hi_fikit.per_iteration_within, Some(false));
         assert_eq!(hi_fikit.overlap, Some(1.0));
         assert_eq!(hi_fikit.co_runs, Some(2));
         let excl = r
@@ -597,6 +683,21 @@ mod tests {
             text.contains("2.00 (1.10)"),
             "real p50 beside simulated: {text}"
         );
+    }
+
+    #[test]
+    fn simulated_iterations_line_up_with_the_gates() {
+        assert_eq!(as_measured(&[336, 4, 5]), &[4, 5]);
+        assert_eq!(as_measured(&[4]), &[4]);
+        assert!(as_measured(&[]).is_empty());
+    }
+
+    #[test]
+    fn mean_ratio_of_iterations() {
+        assert_eq!(mean_ratio(&[6, 6, 9], &[3, 4, 5]), Some(1.75));
+        assert_eq!(mean_ratio(&[], &[3]), None);
+        assert_eq!(mean_ratio(&[3], &[]), None);
+        assert_eq!(mean_ratio(&[3], &[0]), None);
     }
 
     #[test]

@@ -305,6 +305,9 @@ pub struct Summary {
     pub rows: Vec<SummaryRow>,
     /// Per policy (but exclusive) and sample.
     pub fits: Vec<Fit>,
+    /// The same for the slowdown per iteration (the set-up before the
+    /// first iteration left out).
+    pub per_iteration_fits: Vec<Fit>,
     /// The gated policies against time slicing, per complete pair and job.
     pub vs_timeslice: Vec<VsTimeslice>,
     /// Their errors per policy, role and sample.
@@ -415,30 +418,32 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             row,
         }));
     }
-    let mut fits = Vec::new();
-    for &policy in &set.policies {
-        if policy == RunPolicy::Exclusive {
-            continue;
+    let fits_of = |error: fn(&Row) -> (Option<f64>, Option<bool>)| {
+        let mut fits = Vec::new();
+        for &policy in set.policies.iter().filter(|&&p| p != RunPolicy::Exclusive) {
+            for sample in [Sample::In, Sample::Out] {
+                let of = rows
+                    .iter()
+                    .filter(|r| r.sample == sample && r.row.policy == policy)
+                    .filter(|r| !incomplete.contains(&r.pair))
+                    .map(|r| error(&r.row));
+                let Some((n, median, worst, within)) = error_figures(of) else {
+                    continue;
+                };
+                fits.push(Fit {
+                    policy,
+                    sample,
+                    rows: n,
+                    median_abs_error: median,
+                    worst_abs_error: worst,
+                    within_spread: within,
+                });
+            }
         }
-        for sample in [Sample::In, Sample::Out] {
-            let of = rows
-                .iter()
-                .filter(|r| r.sample == sample && r.row.policy == policy)
-                .filter(|r| !incomplete.contains(&r.pair))
-                .map(|r| (r.row.error, r.row.within_spread));
-            let Some((n, median, worst, within)) = error_figures(of) else {
-                continue;
-            };
-            fits.push(Fit {
-                policy,
-                sample,
-                rows: n,
-                median_abs_error: median,
-                worst_abs_error: worst,
-                within_spread: within,
-            });
-        }
-    }
+        fits
+    };
+    let fits = fits_of(|r| (r.error, r.within_spread));
+    let per_iteration_fits = fits_of(|r| (r.per_iteration_error, r.per_iteration_within));
     let mut vs_timeslice = Vec::new();
     for x in rows.iter().filter(|x| !incomplete.contains(&x.pair)) {
         let gated = matches!(x.row.policy, RunPolicy::Fikit | RunPolicy::Preemptive);
@@ -489,6 +494,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     Ok(Summary {
         rows,
         fits,
+        per_iteration_fits,
         vs_timeslice,
         vs_fits,
         missing,
@@ -584,8 +590,8 @@ fn spread(s: Option<Spread>) -> String {
     })
 }
 
-/// The summary as text: the errors per policy and sample, then every row.
-pub fn summary_text(s: &Summary) -> String {
+/// The errors per policy and sample as a text table.
+fn fits_table(fits: &[Fit]) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header([
@@ -596,7 +602,7 @@ pub fn summary_text(s: &Summary) -> String {
         "worst |error|",
         "inside the real range",
     ]);
-    for f in &s.fits {
+    for f in fits {
         t.add_row([
             f.policy.name().to_string(),
             f.sample.name().to_string(),
@@ -606,6 +612,20 @@ pub fn summary_text(s: &Summary) -> String {
             format!("{}/{}", f.within_spread, f.rows),
         ]);
     }
+    t
+}
+
+/// The summary as text: the errors per policy and sample, then every row.
+pub fn summary_text(s: &Summary) -> String {
+    let t = fits_table(&s.fits);
+    let per_iteration = if s.per_iteration_fits.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "the same per iteration (mean iteration under the policy over alone, per repetition; the set-up before the first iteration left out)\n{}\n",
+            fits_table(&s.per_iteration_fits)
+        )
+    };
     let mut r = comfy_table::Table::new();
     r.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
     r.set_header([
@@ -616,6 +636,9 @@ pub fn summary_text(s: &Summary) -> String {
         "prio",
         "co-runs",
         "real slowdown",
+        "simulated",
+        "error",
+        "per iteration",
         "simulated",
         "error",
         "host vs alone",
@@ -634,11 +657,15 @@ pub fn summary_text(s: &Summary) -> String {
             row.sim_slowdown
                 .map_or("-".into(), |s| format!("{:.2}x", s.median)),
             signed_pct(row.error, row.within_spread),
+            spread(row.per_iteration),
+            row.sim_per_iteration
+                .map_or("-".into(), |s| format!("{:.2}x", s.median)),
+            signed_pct(row.per_iteration_error, row.per_iteration_within),
             spread(row.host_vs_alone),
         ]);
     }
     let mut out = format!(
-        "simulated against real slowdown, per policy and sample (error: (simulated - real) / real of the medians; in range: the simulated median inside the real range)\n{t}\n{r}\n{}",
+        "simulated against real slowdown, per policy and sample (error: (simulated - real) / real of the medians; in range: the simulated median inside the real range)\n{t}\n{per_iteration}{r}\n{}",
         vs_timeslice_text(s)
     );
     if !s.missing.is_empty() {
@@ -697,25 +724,34 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
     if !set.about.is_empty() {
         h.push_str(&format!("<p>{}</p>\n", esc(&set.about)));
     }
-    h.push_str("<table><tr><th>policy</th><th>sample</th><th>rows</th><th>median |error|</th><th>worst |error|</th><th>inside the real range</th></tr>\n");
-    for f in &s.fits {
-        h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>\n",
-            f.policy.name(),
-            f.sample.name(),
-            f.rows,
-            pct(f.median_abs_error),
-            pct(f.worst_abs_error),
-            f.within_spread,
-            f.rows
-        ));
+    let fits_html = |h: &mut String, fits: &[Fit]| {
+        h.push_str("<table><tr><th>policy</th><th>sample</th><th>rows</th><th>median |error|</th><th>worst |error|</th><th>inside the real range</th></tr>\n");
+        for f in fits {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>\n",
+                f.policy.name(),
+                f.sample.name(),
+                f.rows,
+                pct(f.median_abs_error),
+                pct(f.worst_abs_error),
+                f.within_spread,
+                f.rows
+            ));
+        }
+        h.push_str("</table>\n");
+    };
+    fits_html(&mut h, &s.fits);
+    if !s.per_iteration_fits.is_empty() {
+        h.push_str("<p>The same per iteration (mean iteration under the policy over alone, per repetition; the set-up before the first iteration left out):</p>\n");
+        fits_html(&mut h, &s.per_iteration_fits);
     }
-    h.push_str("</table>\n<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th><th>host vs alone</th></tr>\n");
+    h.push_str("<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th><th>per iteration</th><th>simulated</th><th>error</th><th>host vs alone</th></tr>\n");
     for x in &s.rows {
         let row = &x.row;
         let class = error_class(row.within_spread, row.error);
+        let iclass = error_class(row.per_iteration_within, row.per_iteration_error);
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td><td{iclass}>{}</td><td>{}</td></tr>\n",
             esc(&x.pair),
             x.sample.name(),
             row.policy.name(),
@@ -725,6 +761,9 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
             spread(row.slowdown),
             row.sim_slowdown.map_or("-".into(), |s| format!("{:.2}x", s.median)),
             row.error.map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
+            spread(row.per_iteration),
+            row.sim_per_iteration.map_or("-".into(), |s| format!("{:.2}x", s.median)),
+            row.per_iteration_error.map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
             spread(row.host_vs_alone),
         ));
     }
@@ -894,6 +933,10 @@ mod tests {
             }),
             vs_timeslice: None,
             sim_vs_timeslice: None,
+            per_iteration: None,
+            sim_per_iteration: None,
+            per_iteration_error: None,
+            per_iteration_within: None,
             p50_ms: None,
             p99_ms: None,
             sim_p50_ms: None,
@@ -934,14 +977,11 @@ mod tests {
         use RunPolicy::{Mps, Timeslice};
         // In sample: timeslice hi real 2.0, sim 1.5 (-25%).
         write("p1", vec![row(Timeslice, "hi", 2.0, (1.8, 2.2), 1.5)]);
-        // Out of sample: timeslice +10% (in range); mps -50%.
-        write(
-            "p2",
-            vec![
-                row(Timeslice, "hi", 1.0, (0.9, 1.2), 1.1),
-                row(Mps, "hi", 3.0, (2.5, 3.5), 1.5),
-            ],
-        );
+        // Out of sample: timeslice +10% (in range); mps -50%, but per
+        // iteration -20%.
+        let mut mps = row(Mps, "hi", 3.0, (2.5, 3.5), 1.5);
+        (mps.per_iteration_error, mps.per_iteration_within) = (Some(-0.2), Some(false));
+        write("p2", vec![row(Timeslice, "hi", 1.0, (0.9, 1.2), 1.1), mps]);
         // p3 has no run.json yet; p4 stopped early: shown, not counted.
         std::fs::create_dir_all(d.path().join("p4")).unwrap();
         std::fs::write(
@@ -991,7 +1031,13 @@ mod tests {
         assert_eq!(fit(Timeslice, Sample::Out), Some((1, 0.1, 0.1, 1)));
         assert_eq!(fit(Mps, Sample::Out), Some((1, 0.5, 0.5, 0)));
         assert_eq!(fit(Mps, Sample::In), None);
+        // Per iteration: only the row that has it.
+        assert_eq!(sum.per_iteration_fits.len(), 1);
+        let f = &sum.per_iteration_fits[0];
+        assert_eq!((f.policy, f.sample, f.rows), (Mps, Sample::Out, 1));
+        assert!((f.worst_abs_error - 0.2).abs() < 1e-12);
         let text = summary_text(&sum);
+        assert!(text.contains("the same per iteration"), "{text}");
         assert!(text.contains("not run yet: p3"), "{text}");
         assert!(
             text.contains("incomplete (rows shown, not counted above): p4"),
