@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
-use fikit_sim::sim::simulate::{SimOptions, percentiles, simulate};
+use fikit_sim::sim::simulate::{SimOptions, simulate};
 use fikit_trace::gaps::nearest_rank;
 
 use crate::exec::{JobRun, Round};
@@ -243,37 +243,17 @@ pub fn predict(
         of(policy)
             .zip(of(PolicyKind::Exclusive))
             .zip(&pre)
-            .map(|((r, alone), p)| {
-                let (p50, p99) = percentiles(as_measured(&r.iterations_ns));
-                Predicted {
-                    slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
-                    p50_ms: ms(p50),
-                    p99_ms: ms(p99),
-                    per_iteration: mean_ratio(
-                        as_measured(&r.iterations_ns),
-                        as_measured(&alone.iterations_ns),
-                    )
+            // The simulator's measured iterations leave its setup out, as the
+            // gate's do (`Job::setup_iterations`).
+            .map(|((r, alone), p)| Predicted {
+                slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
+                p50_ms: ms(r.p50_ns),
+                p99_ms: ms(r.p99_ns),
+                per_iteration: mean_ratio(&r.iterations_ns, &alone.iterations_ns)
                     .unwrap_or(f64::NAN),
-                }
             })
             .collect(),
     )
-}
-
-/// The simulated iterations that match a real run's [`JobRun::iterations_ns`].
-/// The simulator's first iteration runs from the job's start to its first
-/// blocking wait after a kernel, and it leaves that one out; the gate's
-/// stamps begin at that wait, and fikit-run leaves out the span after it
-/// (where a model's weights are uploaded, between waits that end no
-/// iteration). So the simulator's first remaining iteration is that span,
-/// and is left out here too (unless it is the only one, as the simulator
-/// keeps a lone iteration).
-pub fn as_measured(sim_iterations: &[i64]) -> &[i64] {
-    if sim_iterations.len() > 1 {
-        &sim_iterations[1..]
-    } else {
-        sim_iterations
-    }
 }
 
 /// The mean of `a` over the mean of `b`; `None` when either is empty.
@@ -683,13 +663,6 @@ mod tests {
             text.contains("2.00 (1.10)"),
             "real p50 beside simulated: {text}"
         );
-    }
-
-    #[test]
-    fn simulated_iterations_line_up_with_the_gates() {
-        assert_eq!(as_measured(&[336, 4, 5]), &[4, 5]);
-        assert_eq!(as_measured(&[4]), &[4]);
-        assert!(as_measured(&[]).is_empty());
     }
 
     #[test]

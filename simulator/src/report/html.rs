@@ -374,10 +374,10 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
                     j.kernel_count().to_string(),
                     j.ops.len().to_string(),
                     human_ns(j.recorded_span_ns),
-                    if j.first_iteration_is_setup {
-                        "setup iteration left out".to_string()
-                    } else {
-                        "every request".to_string()
+                    match j.setup_iterations {
+                        0 => "every request".to_string(),
+                        1 => "setup iteration left out".to_string(),
+                        n => format!("{n} setup iterations left out"),
                     },
                 ]
             })

@@ -188,14 +188,35 @@ pub struct Job {
     /// from the grid, block, registers and shared memory against the per-SM
     /// limits, and the SM demand ([`Job::occupancy`], [`Job::sm_demand`]).
     pub occupancies: Arc<[Occupancy]>,
-    /// True when the first iteration is the process's setup (weight upload,
-    /// warm-up, autotuning) rather than work to measure: latency statistics
-    /// leave it out. True for a job made from a trace; false for a serving job,
-    /// whose setup is no iteration.
-    pub first_iteration_is_setup: bool,
+    /// How many of the first iterations are the process's setup (weight
+    /// upload, warm-up, autotuning) rather than work to measure: latency
+    /// statistics leave them out. For a job made from a trace, the first
+    /// ([`setup_iterations`]); 0 for a serving job, whose setup is no iteration.
+    pub setup_iterations: usize,
     /// Launch shapes of the recorded operations ([`GpuOp::shape`] indexes
     /// it); empty unless the job was built with [`Job::from_trace_with_shapes`].
     pub shapes: Arc<[OpShape]>,
+}
+
+/// How many of a traced program's first iterations are its setup: the first,
+/// and each one after it that holds a blocking wait ending no iteration (a
+/// synchronous copy with no kernel since the previous wait: a model's
+/// weights, uploaded one parameter at a time), up to the first that holds
+/// none. A PyTorch program that makes its input on the GPU before uploading
+/// its weights ends its first iteration at the first weight's copy; its
+/// second then holds the whole upload.
+pub fn setup_iterations(steps: &[HostStep]) -> usize {
+    let mut copy_waits = vec![0usize];
+    for s in steps {
+        if let HostStep::Wait { ends_iteration, .. } = *s {
+            if ends_iteration {
+                copy_waits.push(0);
+            } else if let Some(last) = copy_waits.last_mut() {
+                *last += 1;
+            }
+        }
+    }
+    1 + copy_waits[1..].iter().take_while(|&&c| c > 0).count()
 }
 
 /// A host action in recorded time, before it becomes a [`HostStep`].
@@ -533,7 +554,7 @@ impl Job {
         Job {
             kernel_position: kernel_position.into(),
             occupancies: occupancies.into(),
-            first_iteration_is_setup: true,
+            setup_iterations: setup_iterations(&steps),
             name: trace.meta.job_name.clone(),
             priority: trace.meta.priority,
             ops: ops.into(),
@@ -616,7 +637,7 @@ impl Job {
                 .chain((!tail.is_empty()).then_some((None, tail)))
                 .collect();
             let mut job = self.rebuilt(&parts);
-            job.first_iteration_is_setup = false;
+            job.setup_iterations = 0;
             // The setup is no request: its time counts in the first request's
             // latency (which waits for it), not as an iteration of its own.
             let mut steps = job.steps.to_vec();
@@ -635,7 +656,7 @@ impl Job {
             .map(|&a| (Some(a), &self.steps[..]))
             .collect();
         let mut job = self.rebuilt(&parts);
-        job.first_iteration_is_setup = false;
+        job.setup_iterations = 0;
         job
     }
 
@@ -706,7 +727,7 @@ impl Job {
             mean_duration_ns: Arc::clone(&self.mean_duration_ns),
             kernel_position: kernel_position.into(),
             occupancies: Arc::clone(&self.occupancies),
-            first_iteration_is_setup: self.first_iteration_is_setup,
+            setup_iterations: self.setup_iterations,
             shapes: Arc::clone(&self.shapes),
         }
     }
@@ -794,3 +815,67 @@ fn typical_offsets(recorded: &[(i64, i64)]) -> (i64, i64) {
 // depend on: one of each per operation.
 const _: () = assert!(std::mem::size_of::<GpuOp>() == 56);
 const _: () = assert!(std::mem::size_of::<HostStep>() == 24);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn issue() -> HostStep {
+        HostStep::Issue { delay_ns: 0, op: 0 }
+    }
+
+    fn wait(ends_iteration: bool) -> HostStep {
+        HostStep::Wait {
+            delay_ns: 0,
+            op: NO_OP,
+            wake_ns: 0,
+            ends_iteration,
+        }
+    }
+
+    #[test]
+    fn set_up_runs_through_the_weight_upload() {
+        // The input made on the GPU (a kernel), then two weights' copies,
+        // each waited for: the first copy's wait ends iteration 1, the second
+        // ends none, and iteration 2 (the upload) ends at the first warm-up
+        // step's wait; steps follow.
+        let input_first = [
+            issue(),
+            wait(true),
+            issue(),
+            wait(false),
+            issue(),
+            wait(true),
+            issue(),
+            wait(true),
+            issue(),
+            wait(true),
+        ];
+        assert_eq!(setup_iterations(&input_first), 2);
+        // Weights first: the upload is all in iteration 1.
+        let weights_first = [
+            issue(),
+            wait(false),
+            issue(),
+            wait(false),
+            issue(),
+            wait(true),
+            issue(),
+            wait(true),
+        ];
+        assert_eq!(setup_iterations(&weights_first), 1);
+        // No waits at all: the one iteration is the set-up.
+        assert_eq!(setup_iterations(&[issue()]), 1);
+        // A copy-only wait later in the run does not reach back.
+        let late = [
+            issue(),
+            wait(true),
+            issue(),
+            wait(true),
+            issue(),
+            wait(false),
+            wait(true),
+        ];
+        assert_eq!(setup_iterations(&late), 1);
+    }
+}

@@ -128,11 +128,12 @@ pub fn run_isolated(jobs: &[Job], model: &GpuModel) -> Result<Vec<RunResult>, Ru
         .collect()
 }
 
-/// The iterations latency statistics describe: all of them, but for a job
-/// whose first iteration is its setup (and that has more than one).
+/// The iterations latency statistics describe: all of them, but a job's
+/// setup iterations ([`Job::setup_iterations`]) when it has more than those.
 pub fn measured_iterations<'a>(job: &Job, iterations: &'a [i64]) -> &'a [i64] {
-    if job.first_iteration_is_setup && iterations.len() > 1 {
-        &iterations[1..]
+    let k = job.setup_iterations;
+    if k > 0 && iterations.len() > k {
+        &iterations[k..]
     } else {
         iterations
     }
