@@ -483,7 +483,7 @@ fn run_with(
         &sim_jobs,
         PolicyKind::from_name(policy.name()),
     ) {
-        (Some(sj), Some(kind)) if policy != RunPolicy::Exclusive => predict(sj, jobs, kind, &model),
+        (Some(sj), Some(kind)) => predict(sj, jobs, kind, &model),
         _ => None,
     };
     let saved = match &opts.report {

@@ -201,7 +201,8 @@ pub struct Predicted {
     pub per_iteration: f64,
 }
 
-/// What the simulation says of every job of one co-run round: the profiles
+/// What the simulation says of every job of one round (under exclusive, each
+/// alone: its iterations are the profile's own): the profiles
 /// as jobs, each arriving when its real counterpart's first kernel launch
 /// says it began (less the time its profile took from its first host action
 /// to its first kernel), regions measured from each job's first kernel as
@@ -359,7 +360,10 @@ pub fn rows(
                 })
                 .flatten();
             let predicted = |r: usize| sims.get(r)?.as_ref()?.get(j).copied();
-            let sim_of = |r: usize| predicted(r).map(|p| p.slowdown);
+            // Alone, only the simulated iterations say something (the
+            // profile's own speed against the real run's alone).
+            let shared_policy = p != RunPolicy::Exclusive;
+            let sim_of = |r: usize| predicted(r).filter(|_| shared_policy).map(|p| p.slowdown);
             let sim = Spread::of(
                 &shared
                     .iter()
@@ -391,7 +395,11 @@ pub fn rows(
             let sim_per_iteration = Spread::of(
                 &shared
                     .iter()
-                    .filter_map(|&(r, _)| predicted(r).map(|p| p.per_iteration))
+                    .filter_map(|&(r, _)| {
+                        predicted(r)
+                            .filter(|_| shared_policy)
+                            .map(|p| p.per_iteration)
+                    })
                     .collect::<Vec<_>>(),
             );
             let (per_iteration_error, per_iteration_within) =
@@ -606,10 +614,10 @@ mod tests {
             mk(RunPolicy::Fikit, 1, (0, 60), (0, 1200)),
         ];
         let sims = vec![
-            None,
+            sim(&[1.0, 0.9]),
             sim(&[1.8, 1.05]),
             sim(&[1.2, 1.1]),
-            None,
+            sim(&[1.0, 0.7]),
             sim(&[2.4, 1.04]),
             sim(&[1.0, 1.3]),
         ];
@@ -656,6 +664,12 @@ mod tests {
             .unwrap();
         assert_eq!(excl.slowdown.unwrap().median, 1.0);
         assert_eq!(excl.overlap, None);
+        // Alone, the simulated iterations (0.9 and 0.7 ms) but no simulated slowdown.
+        assert_eq!(excl.sim_p50_ms, Some(0.8));
+        assert_eq!(
+            (excl.sim_slowdown, excl.error, excl.sim_per_iteration),
+            (None, None, None)
+        );
         assert_eq!(hi_fikit.launch_us, None, "no launch call timed");
         let text = table(&r);
         assert!(text.contains("1.15x [1.10-1.20]"), "{text}");
