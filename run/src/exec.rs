@@ -578,8 +578,9 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
 }
 
 /// Iterations from sync stamps: the spans between consecutive stamps after
-/// the first kernel launch, the first span (setup) left out, as the
-/// simulator leaves out a trace's first iteration.
+/// the first kernel launch, the first span (setup) left out: of the
+/// simulator's iterations of the same program, the first two
+/// (`report::predict` counts them so).
 pub fn iterations(first_launch: i64, stamps: &[i64]) -> Vec<i64> {
     let after: Vec<i64> = stamps
         .iter()

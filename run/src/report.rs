@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
-use fikit_sim::sim::simulate::{SimOptions, simulate};
+use fikit_sim::sim::simulate::{SimOptions, percentiles, run_isolated, simulate_with_isolated};
 use fikit_trace::gaps::nearest_rank;
 
 use crate::exec::{JobRun, Round};
@@ -201,12 +201,12 @@ pub struct Predicted {
     pub per_iteration: f64,
 }
 
-/// What the simulation says of every job of one round (under exclusive, each
-/// alone: its iterations are the profile's own): the profiles
-/// as jobs, each arriving when its real counterpart's first kernel launch
-/// says it began (less the time its profile took from its first host action
-/// to its first kernel), regions measured from each job's first kernel as
-/// the real ones.
+/// What the simulation says of every job of one round: the profiles as
+/// jobs, each arriving when its real counterpart's first kernel launch says
+/// it began (less the time its profile took from its first host action to
+/// its first kernel), regions measured from each job's first kernel as the
+/// real ones. Under exclusive each job alone (its iterations are the
+/// profile's own; its slowdown 1).
 pub fn predict(
     jobs: &[Job],
     round: &[JobRun],
@@ -222,6 +222,27 @@ pub fn predict(
                 .map_or(0, |o| o.recorded_start_ns)
         })
         .collect();
+    let alone = run_isolated(jobs, model).ok()?;
+    let alone_its: Vec<&[i64]> = alone
+        .iter()
+        .map(|r| as_gated(&r.jobs[0].iterations_ns))
+        .collect();
+    if policy == PolicyKind::Exclusive {
+        return Some(
+            alone_its
+                .iter()
+                .map(|its| {
+                    let (p50, p99) = percentiles(its);
+                    Predicted {
+                        slowdown: 1.0,
+                        p50_ms: ms(p50),
+                        p99_ms: ms(p99),
+                        per_iteration: 1.0,
+                    }
+                })
+                .collect(),
+        );
+    }
     let starts: Vec<i64> = round
         .iter()
         .zip(&pre)
@@ -229,32 +250,57 @@ pub fn predict(
         .collect::<Option<_>>()?;
     let t0 = *starts.iter().min()?;
     let arrivals: Vec<i64> = starts.iter().map(|s| s - t0).collect();
-    let report = simulate(
+    let report = simulate_with_isolated(
         jobs,
         &arrivals,
         &SimOptions {
-            policies: vec![PolicyKind::Exclusive, policy],
+            policies: vec![policy],
             model: model.clone(),
             record_segments: false,
         },
+        &alone,
     )
     .ok()?;
-    let of = |k: PolicyKind| report.jobs.iter().filter(move |r| r.policy == k);
     Some(
-        of(policy)
-            .zip(of(PolicyKind::Exclusive))
-            .zip(&pre)
-            // The simulator's measured iterations leave its setup out, as the
-            // gate's do (`Job::setup_iterations`).
-            .map(|((r, alone), p)| Predicted {
-                slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
-                p50_ms: ms(r.p50_ns),
-                p99_ms: ms(r.p99_ns),
-                per_iteration: mean_ratio(&r.iterations_ns, &alone.iterations_ns)
-                    .unwrap_or(f64::NAN),
+        report
+            .jobs
+            .iter()
+            .zip(jobs)
+            .zip(alone_its.iter().zip(&pre))
+            .map(|((r, j), (alone, p))| {
+                // The report's iterations are the simulator's measured ones
+                // (its set-up left out): counted as the gate counts.
+                let its = as_gated_measured(j, &r.iterations_ns);
+                let (p50, p99) = percentiles(its);
+                Predicted {
+                    slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
+                    p50_ms: ms(p50),
+                    p99_ms: ms(p99),
+                    per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
+                }
             })
             .collect(),
     )
+}
+
+/// The gate leaves out a job's spans up to its second stamped
+/// synchronization after its first kernel launch ([`crate::exec::iterations`]):
+/// of the simulator's iterations (the first ends at the first blocking wait
+/// after a kernel), the first two. `raw` are a job's simulated iterations
+/// from its start.
+fn as_gated(raw: &[i64]) -> &[i64] {
+    if raw.len() > 2 { &raw[2..] } else { raw }
+}
+
+/// [`as_gated`] of iterations the simulator already measured (its
+/// [`Job::setup_iterations`] left out, at most two).
+fn as_gated_measured<'a>(job: &Job, measured: &'a [i64]) -> &'a [i64] {
+    let more = 2usize.saturating_sub(job.setup_iterations);
+    if measured.len() > more {
+        &measured[more..]
+    } else {
+        measured
+    }
 }
 
 /// The mean of `a` over the mean of `b`; `None` when either is empty.
@@ -277,7 +323,7 @@ fn against(sim: Option<Spread>, real: Option<Spread>) -> (Option<f64>, Option<bo
 }
 
 /// The table rows: for each policy and job, the medians over `rounds`.
-/// `sims[r]` is the prediction for `rounds[r]` (co-run rounds only). A
+/// `sims[r]` is the prediction for `rounds[r]` (`None` without one). A
 /// repetition enters the slowdown, vs-timeslice and error columns of a
 /// sharing policy only where its round (and, for vs timeslice, that
 /// repetition's time-slicing round) was a co-run: [`co_run`] at least
@@ -372,8 +418,7 @@ pub fn rows(
             );
             let sim_pct = |f: fn(Predicted) -> f64| {
                 Spread::of(
-                    &shared
-                        .iter()
+                    &ok.iter()
                         .filter_map(|&(r, _)| predicted(r).map(f))
                         .collect::<Vec<_>>(),
                 )
@@ -677,6 +722,117 @@ mod tests {
             text.contains("2.00 (1.10)"),
             "real p50 beside simulated: {text}"
         );
+    }
+
+    /// A clock standing at one time.
+    struct At(i64);
+
+    impl fikit_gate::Clock for At {
+        fn now(&mut self) -> i64 {
+            self.0
+        }
+        fn pause(&mut self, _: i64) {
+            panic!("the gate waited")
+        }
+    }
+
+    /// A program alone as a trace and as the gate sees it: `kernels` as
+    /// (launch call, start, end), every wait a stream synchronization
+    /// (start, end). Returns the job and the iterations the gate measures.
+    fn traced_and_gated(kernels: &[(i64, i64, i64)], syncs: &[(i64, i64)]) -> (Job, Vec<i64>) {
+        use fikit_trace::fixture as fx;
+        use std::sync::atomic::Ordering::SeqCst;
+        let mut t = fx::empty("job", 0);
+        for (i, &(launch, start, end)) in kernels.iter().enumerate() {
+            let id = i as u32 + 1;
+            t.kernels.push(fx::kernel(
+                &format!("k{i}"),
+                1,
+                id,
+                Some(launch),
+                start,
+                end,
+            ));
+        }
+        for (i, &(start, end)) in syncs.iter().enumerate() {
+            t.syncs.push(fx::stream_sync(1, 100 + i as u32, start, end));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let b = fikit_gate::Block::create(&dir.path().join("c"), 1, fikit_gate::GatePolicy::Open)
+            .unwrap();
+        let g = fikit_gate::Gate::new(&b, 0, fikit_gate::Table::default());
+        let mut events: Vec<(i64, bool)> = kernels.iter().map(|k| (k.0, true)).collect();
+        events.extend(syncs.iter().map(|s| (s.1, false)));
+        events.sort_unstable();
+        // Launches at their calls' entry, stamps as waits return (on the
+        // monotonic clock, which is never 0).
+        for (at, launch) in events.into_iter().map(|(t, l)| (t + 1_000_000, l)) {
+            if launch {
+                g.before_launch(None, &mut At(at));
+            } else {
+                g.synced(at);
+            }
+        }
+        let slot = b.slot(0);
+        let n = slot.syncs.load(SeqCst) as usize;
+        let stamps: Vec<i64> = b.stamps(0)[..n].iter().map(|w| w.load(SeqCst)).collect();
+        let real = crate::exec::iterations(slot.first_launch_ns.load(SeqCst), &stamps);
+        (Job::from_trace(&t), real)
+    }
+
+    #[test]
+    fn simulated_iterations_count_as_the_gates() {
+        // Two weights copied and waited for (no kernel since: no iteration
+        // ends), a warm-up step and three steps; launch calls take 2 µs.
+        let steps = [
+            (40_000, 42_500, 50_000),
+            (60_000, 62_500, 65_000),
+            (70_000, 72_500, 76_000),
+            (80_000, 82_500, 84_000),
+        ];
+        let syncs = [
+            (10_000, 10_100),
+            (20_000, 20_100),
+            (30_000, 30_100),
+            (43_000, 50_100),
+            (63_000, 65_100),
+            (73_000, 76_100),
+            (83_000, 84_100),
+        ];
+        let model = GpuModel::default();
+        // A PyTorch program makes its input on the GPU first: the gate's
+        // stamps begin at the first weight's wait.
+        let input_first: Vec<_> = std::iter::once((0, 2_500, 3_000)).chain(steps).collect();
+        let (job, real) = traced_and_gated(&input_first, &syncs);
+        assert_eq!(real, [15_000, 11_000, 8_000]);
+        assert_eq!(job.setup_iterations, 2);
+        // The simulator's iterations, from the job's start: the first ends
+        // at the first weight's wait, the second holds the upload and the
+        // warm-up.
+        let alone = run_isolated(std::slice::from_ref(&job), &model).unwrap();
+        let raw = &alone[0].jobs[0].iterations_ns;
+        assert_eq!(raw, &[10_100, 40_000, 15_000, 11_000, 8_000]);
+        assert_eq!(as_gated(raw), real.as_slice());
+        let measured = fikit_sim::sim::simulate::measured_iterations(&job, raw);
+        assert_eq!(as_gated_measured(&job, measured), real.as_slice());
+        let p = predict(
+            std::slice::from_ref(&job),
+            &[JobRun::default()],
+            PolicyKind::Exclusive,
+            &model,
+        )
+        .unwrap();
+        assert_eq!(p[0].p50_ms, 0.011);
+        // Weights first: the first launch is the warm-up's, whose wait the
+        // gate stamps first, and it leaves the warm-up out.
+        let (job, real) = traced_and_gated(&steps, &syncs);
+        assert_eq!(real, [11_000, 8_000]);
+        assert_eq!(job.setup_iterations, 1);
+        let alone = run_isolated(std::slice::from_ref(&job), &model).unwrap();
+        let raw = &alone[0].jobs[0].iterations_ns;
+        assert_eq!(as_gated(raw), real.as_slice());
+        let measured = fikit_sim::sim::simulate::measured_iterations(&job, raw);
+        assert_eq!(as_gated_measured(&job, measured), real.as_slice());
     }
 
     #[test]

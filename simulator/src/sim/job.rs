@@ -198,13 +198,14 @@ pub struct Job {
     pub shapes: Arc<[OpShape]>,
 }
 
-/// How many of a traced program's first iterations are its setup: the first,
-/// and each one after it that holds a blocking wait ending no iteration (a
-/// synchronous copy with no kernel since the previous wait: a model's
-/// weights, uploaded one parameter at a time), up to the first that holds
-/// none. A PyTorch program that makes its input on the GPU before uploading
-/// its weights ends its first iteration at the first weight's copy; its
-/// second then holds the whole upload.
+/// How many of a traced program's first iterations are its setup: the
+/// first, and the second too when it holds a blocking wait ending no
+/// iteration (a synchronous copy with no kernel since the previous wait: a
+/// model's weights, uploaded one parameter at a time). A PyTorch program
+/// that makes its input on the GPU before uploading its weights ends its
+/// first iteration at the first weight's copy, and its second holds the
+/// whole upload. At most two: a program that waits for a copy in every
+/// iteration keeps the rest measured.
 pub fn setup_iterations(steps: &[HostStep]) -> usize {
     let mut copy_waits = vec![0usize];
     for s in steps {
@@ -216,7 +217,11 @@ pub fn setup_iterations(steps: &[HostStep]) -> usize {
             }
         }
     }
-    1 + copy_waits[1..].iter().take_while(|&&c| c > 0).count()
+    if copy_waits.get(1).is_some_and(|&c| c > 0) {
+        2
+    } else {
+        1
+    }
 }
 
 /// A host action in recorded time, before it becomes a [`HostStep`].
@@ -617,25 +622,28 @@ impl Job {
     }
 
     /// The job serving requests that arrive at `arrivals` (ns after the job's
-    /// arrival, ascending). The first recorded iteration (setup: weight
-    /// uploads, warm-up, autotuning) runs once before the first request (which
-    /// waits for it; it is no iteration of its own), and
-    /// request `k` replays recorded iteration `1 + k mod (n - 1)`, starting
-    /// when it has arrived and the previous request is done; its latency runs
-    /// from its arrival. The steps after the last recorded iteration run once
-    /// at the end. A job with one iteration or none serves each request with
-    /// its whole program.
+    /// arrival, ascending). The recorded setup iterations (the first `s` =
+    /// [`Job::setup_iterations`], at least one: weight uploads, warm-up,
+    /// autotuning) run once before the first request (which waits for them;
+    /// they are no iteration of their own), and request `k` replays recorded
+    /// iteration `s + k mod (n - s)`, starting when it has arrived and the
+    /// previous request is done; its latency runs from its arrival. The steps
+    /// after the last recorded iteration run once at the end. A job with no
+    /// iteration after its setup serves each request with its whole program.
     pub fn serving(&self, arrivals: &[i64]) -> Job {
         let (iters, tail) = self.iterations();
-        if iters.len() >= 2 {
+        let s = self.setup_iterations.max(1);
+        if iters.len() > s {
+            let setup_len: usize = iters[..s].iter().map(|i| i.len()).sum();
             let requests = arrivals
                 .iter()
                 .enumerate()
-                .map(|(k, &a)| (Some(a), iters[1 + k % (iters.len() - 1)]));
-            let parts: Vec<(Option<i64>, &[HostStep])> = std::iter::once((None, iters[0]))
-                .chain(requests)
-                .chain((!tail.is_empty()).then_some((None, tail)))
-                .collect();
+                .map(|(k, &a)| (Some(a), iters[s + k % (iters.len() - s)]));
+            let parts: Vec<(Option<i64>, &[HostStep])> =
+                std::iter::once((None, &self.steps[..setup_len]))
+                    .chain(requests)
+                    .chain((!tail.is_empty()).then_some((None, tail)))
+                    .collect();
             let mut job = self.rebuilt(&parts);
             job.setup_iterations = 0;
             // The setup is no request: its time counts in the first request's
@@ -877,5 +885,10 @@ mod tests {
             wait(true),
         ];
         assert_eq!(setup_iterations(&late), 1);
+        // A copy waited for in every iteration: the set-up stops at two.
+        let every: Vec<HostStep> = (0..5)
+            .flat_map(|_| [issue(), wait(false), issue(), wait(true)])
+            .collect();
+        assert_eq!(setup_iterations(&every), 2);
     }
 }
