@@ -321,6 +321,28 @@ pub struct Summary {
     /// different machines, a job's run alone reused from another call):
     /// their ratios compare machines as well as policies.
     pub mixed_machines: Vec<MixedMachines>,
+    /// Jobs whose profile's iterations, replayed alone, run over
+    /// [`SLOW_PROFILE`] times their real median alone: profiles recorded
+    /// while the host ran slower.
+    #[serde(default)]
+    pub slow_profiles: Vec<SlowProfile>,
+}
+
+/// A profile's median iteration alone over the job's real one above which
+/// the summary names it: the tracing's own cost at batch 1 is about
+/// 10-20% (traces/README.md), a slow host's 1.3-1.9x (the validation log,
+/// 2026-11-25).
+pub const SLOW_PROFILE: f64 = 1.3;
+
+/// A job whose profile ran slower than the job runs alone.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SlowProfile {
+    /// The job.
+    pub job: String,
+    /// Its profile's median iteration, replayed alone, ms.
+    pub profile_p50_ms: f64,
+    /// Its real median iteration alone, ms.
+    pub real_p50_ms: f64,
 }
 
 /// A pair whose runs came from more than one machine.
@@ -491,6 +513,20 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             }
         }
     }
+    let mut slow_profiles: Vec<SlowProfile> = Vec::new();
+    for x in rows.iter().filter(|x| x.row.policy == RunPolicy::Exclusive) {
+        if let (Some(sim), Some(real)) = (x.row.sim_p50_ms, x.row.p50_ms)
+            && real > 0.0
+            && sim / real > SLOW_PROFILE
+            && !slow_profiles.iter().any(|p| p.job == x.row.job)
+        {
+            slow_profiles.push(SlowProfile {
+                job: x.row.job.clone(),
+                profile_p50_ms: sim,
+                real_p50_ms: real,
+            });
+        }
+    }
     Ok(Summary {
         rows,
         fits,
@@ -500,6 +536,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         missing,
         incomplete,
         mixed_machines,
+        slow_profiles,
     })
 }
 
@@ -695,7 +732,27 @@ pub fn summary_text(s: &Summary) -> String {
             each.join("; ")
         ));
     }
+    if !s.slow_profiles.is_empty() {
+        out.push_str(&format!("{}\n", slow_profiles_line(&s.slow_profiles)));
+    }
     out
+}
+
+/// The summary's line naming slow profiles.
+fn slow_profiles_line(slow: &[SlowProfile]) -> String {
+    let each: Vec<String> = slow
+        .iter()
+        .map(|p| {
+            format!(
+                "{} ({:.2} against {:.2} ms)",
+                p.job, p.profile_p50_ms, p.real_p50_ms
+            )
+        })
+        .collect();
+    format!(
+        "profiles slower than their jobs alone (median iteration replayed alone over the real one above {SLOW_PROFILE}x: recorded while the host ran slower, so predictions from them are too; profile again): {}",
+        each.join(", ")
+    )
 }
 
 fn esc(s: &str) -> String {
@@ -824,6 +881,12 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
             "<p>Runs from more than one machine (ratios compare machines as well as policies): {} ({})</p>\n",
             esc(&m.pair),
             runs.join(", ")
+        ));
+    }
+    if !s.slow_profiles.is_empty() {
+        h.push_str(&format!(
+            "<p>{}</p>\n",
+            esc(&slow_profiles_line(&s.slow_profiles))
         ));
     }
     h.push_str("</body></html>\n");
@@ -977,6 +1040,17 @@ mod tests {
         use RunPolicy::{Mps, Timeslice};
         // In sample: timeslice hi real 2.0, sim 1.5 (-25%).
         write("p1", vec![row(Timeslice, "hi", 2.0, (1.8, 2.2), 1.5)]);
+        // p1's job alone: its profile replays at 6.6 ms an iteration, the
+        // real job at 4.0: a slow profile.
+        let mut alone = row(RunPolicy::Exclusive, "hi", 1.0, (1.0, 1.0), 1.0);
+        (alone.p50_ms, alone.sim_p50_ms) = (Some(4.0), Some(6.6));
+        let mut p1: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(d.path().join("p1/run.json")).unwrap()).unwrap();
+        p1["rows"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::to_value(&alone).unwrap());
+        std::fs::write(d.path().join("p1/run.json"), p1.to_string()).unwrap();
         // Out of sample: timeslice +10% (in range); mps -50%, but per
         // iteration -20%.
         let mut mps = row(Mps, "hi", 3.0, (2.5, 3.5), 1.5);
@@ -1013,7 +1087,7 @@ mod tests {
                 machines: vec![("a 1".into(), 2), ("b 2".into(), 1)],
             }]
         );
-        assert_eq!(sum.rows.len(), 4);
+        assert_eq!(sum.rows.len(), 5, "p1's two, p2's two, p4's one");
         let fit = |p: RunPolicy, sample: Sample| {
             sum.fits
                 .iter()
@@ -1038,6 +1112,18 @@ mod tests {
         assert!((f.worst_abs_error - 0.2).abs() < 1e-12);
         let text = summary_text(&sum);
         assert!(text.contains("the same per iteration"), "{text}");
+        assert_eq!(
+            sum.slow_profiles,
+            [SlowProfile {
+                job: "hi".into(),
+                profile_p50_ms: 6.6,
+                real_p50_ms: 4.0
+            }]
+        );
+        assert!(
+            text.contains("profile again): hi (6.60 against 4.00 ms)"),
+            "{text}"
+        );
         assert!(text.contains("not run yet: p3"), "{text}");
         assert!(
             text.contains("incomplete (rows shown, not counted above): p4"),
