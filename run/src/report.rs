@@ -191,13 +191,12 @@ pub struct Predicted {
     /// Its slowdown: region under the policy over region alone.
     pub slowdown: f64,
     /// Its median and 99th-percentile iteration under the policy, ms (the
-    /// simulator's iterations: spans between blocking synchronizations,
-    /// the set-up's first left out).
+    /// simulator's iterations, counted as the gate counts the real ones).
     pub p50_ms: f64,
     /// See `p50_ms`.
     pub p99_ms: f64,
-    /// Its mean iteration under the policy over its mean iteration alone
-    /// (the set-up before the first iteration left out of both).
+    /// Its mean iteration under the policy over its mean iteration alone,
+    /// both counted so.
     pub per_iteration: f64,
 }
 
