@@ -622,28 +622,29 @@ impl Job {
     }
 
     /// The job serving requests that arrive at `arrivals` (ns after the job's
-    /// arrival, ascending). The recorded setup iterations (the first `s` =
-    /// [`Job::setup_iterations`], at least one: weight uploads, warm-up,
-    /// autotuning) run once before the first request (which waits for them;
-    /// they are no iteration of their own), and request `k` replays recorded
-    /// iteration `s + k mod (n - s)`, starting when it has arrived and the
-    /// previous request is done; its latency runs from its arrival. The steps
-    /// after the last recorded iteration run once at the end. A job with no
-    /// iteration after its setup serves each request with its whole program.
+    /// arrival, ascending). The first recorded iteration (setup: weight
+    /// uploads, warm-up, autotuning) runs once before the first request (which
+    /// waits for it; it is no iteration of its own), and
+    /// request `k` replays recorded iteration `1 + k mod (n - 1)`, starting
+    /// when it has arrived and the previous request is done; its latency runs
+    /// from its arrival. The steps after the last recorded iteration run once
+    /// at the end. A job with one iteration or none serves each request with
+    /// its whole program. (Of a program that makes its input on the GPU
+    /// before uploading its weights, whose second iteration is the upload
+    /// ([`Job::setup_iterations`]), that upload is one of the requests
+    /// replayed: kept so, as the saved live replays of serving scenarios
+    /// ran it so.)
     pub fn serving(&self, arrivals: &[i64]) -> Job {
         let (iters, tail) = self.iterations();
-        let s = self.setup_iterations.max(1);
-        if iters.len() > s {
-            let setup_len: usize = iters[..s].iter().map(|i| i.len()).sum();
+        if iters.len() >= 2 {
             let requests = arrivals
                 .iter()
                 .enumerate()
-                .map(|(k, &a)| (Some(a), iters[s + k % (iters.len() - s)]));
-            let parts: Vec<(Option<i64>, &[HostStep])> =
-                std::iter::once((None, &self.steps[..setup_len]))
-                    .chain(requests)
-                    .chain((!tail.is_empty()).then_some((None, tail)))
-                    .collect();
+                .map(|(k, &a)| (Some(a), iters[1 + k % (iters.len() - 1)]));
+            let parts: Vec<(Option<i64>, &[HostStep])> = std::iter::once((None, iters[0]))
+                .chain(requests)
+                .chain((!tail.is_empty()).then_some((None, tail)))
+                .collect();
             let mut job = self.rebuilt(&parts);
             job.setup_iterations = 0;
             // The setup is no request: its time counts in the first request's
