@@ -369,6 +369,76 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
 }
 
 #[test]
+fn the_prediction_can_take_the_host_speed_of_the_runs_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/h200");
+    // The batch-1 job alone iterated at 3.0 ms (its shipped profile, replayed
+    // alone, at about 3.8 ms), its partner at 18 ms.
+    let alone = |job: &str, it: i64| {
+        let mut r = job_run(job, 1_000_000, 1_000_000 + 100 * it);
+        r["iterations_ns"] = serde_json::json!(vec![it; 100]);
+        r
+    };
+    let run = serde_json::json!({
+        "complete": true,
+        "rounds": [
+            {"policy": "exclusive", "repetition": 0,
+             "jobs": [alone("b1", 3_000_000), alone("b128", 18_000_000)]},
+            {"policy": "timeslice", "repetition": 0,
+             "jobs": [job_run("b1", 1_000_000, 600_000_000), job_run("b128", 1_000_000, 900_000_000)]}
+        ]
+    });
+    let saved = d.path().join("run.json");
+    std::fs::write(&saved, run.to_string()).unwrap();
+    let profile = |name: &str, file: &str| {
+        format!(
+            "{name}:{}:{}=true",
+            if name == "b1" { 0 } else { 9 },
+            traces.join(file).display()
+        )
+    };
+    let jobs = [
+        "--job".to_string(),
+        profile("b1", "resnet50-bs1-eval-659.parquet"),
+        "--job".to_string(),
+        profile("b128", "resnet50-bs128-eval-1010.parquet"),
+    ];
+    let out = d.path().join("out");
+    cmd("fikit-run")
+        .args(&jobs)
+        .args([
+            "--policy",
+            "exclusive,timeslice",
+            "--host-speed-from-alone",
+            "--report",
+        ])
+        .arg(&saved)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0);
+    let table = std::fs::read_to_string(out.join("table.txt")).unwrap();
+    let line = table
+        .lines()
+        .find(|l| l.starts_with("prediction on the host speed of the runs alone"))
+        .unwrap_or_else(|| panic!("no host-speed line:\n{table}"));
+    // The batch-1 profile's host sped up to 3.0 ms an iteration alone: its
+    // exclusive row's simulated p50 is the real one.
+    let factor: f64 = line
+        .split("b1 ")
+        .nth(1)
+        .and_then(|x| x.split('x').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(factor > 0.5 && factor < 0.95, "{line}");
+    let excl = table
+        .lines()
+        .find(|l| l.contains("exclusive") && l.contains(" b1 "))
+        .unwrap();
+    assert!(excl.contains("3.00 (3.0"), "{excl}");
+}
+
+#[test]
 fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
     let d = tempfile::tempdir().unwrap();
     // The jobs bring their profiles, so nothing is profiled.

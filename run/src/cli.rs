@@ -12,7 +12,7 @@ use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
-use crate::report::{Predicted, Row, predict, rows, table};
+use crate::report::{Predicted, Row, host_factor, predict, rows, table};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::{Set, summarize, summary_html, summary_text};
 
@@ -75,6 +75,13 @@ pub struct Args {
     /// neighbours'. One job only; give it a run of many phases.
     #[arg(long, value_name = "MS", conflicts_with_all = ["set", "report"])]
     pub gate_ab: Option<u64>,
+    /// Predict with each job's profile on the host speed of its real runs
+    /// alone: its host delays scaled so that, replayed alone, it iterates at
+    /// its real median iteration under exclusive (a profile recorded while
+    /// the host ran at another speed than the runs). The factors are
+    /// printed; without exclusive rounds nothing changes.
+    #[arg(long, conflicts_with = "set")]
+    pub host_speed_from_alone: bool,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
     /// only where its rounds were co-runs: the shortest job's region at
     /// least this share overlapped by the others' (0 to 1).
@@ -133,6 +140,8 @@ pub struct RunOptions {
     pub min_overlap: f64,
     /// Rebuild the report from this run.json instead of running.
     pub report: Option<PathBuf>,
+    /// Predict with the profiles on the host speed of the runs alone.
+    pub host_speed_from_alone: bool,
 }
 
 /// A job from `--job NAME[:PRIORITY[:PROFILE]]=COMMAND`.
@@ -273,6 +282,7 @@ impl Args {
             model: self.model,
             min_overlap: self.min_overlap,
             report: self.report,
+            host_speed_from_alone: self.host_speed_from_alone,
         })
     }
 }
@@ -459,6 +469,30 @@ impl AloneRuns {
             }
         }
     }
+}
+
+/// Per job, the host-speed factor ([`host_factor`]) that brings its profile,
+/// replayed alone, to its real median iteration alone: the median over its
+/// exclusive rounds that exited 0 of each round's median iteration. `None`
+/// for a job without such a round.
+fn host_factors(jobs: &[Job], rounds: &[Round], model: &GpuModel) -> Vec<Option<f64>> {
+    (0..jobs.len())
+        .map(|j| {
+            let p50s: Vec<f64> = rounds
+                .iter()
+                .filter(|r| r.policy == RunPolicy::Exclusive)
+                .filter_map(|r| r.jobs.get(j).filter(|x| x.ok()))
+                .filter_map(|x| {
+                    let mut it = x.iterations_ns.clone();
+                    it.sort_unstable();
+                    fikit_trace::gaps::nearest_rank(&it, 0.5)
+                })
+                .map(|ns| ns as f64 / 1e6)
+                .collect();
+            let real = crate::report::Spread::of(&p50s)?.median;
+            host_factor(&jobs[j], real, model)
+        })
+        .collect()
 }
 
 /// Runs the rounds (or reads them, `--report`); returns the exit code.
@@ -650,7 +684,38 @@ fn run_with(
         let p = s.policies.iter().position(|&p| p == r.policy);
         (r.repetition, p)
     });
-    let (rounds, sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
+    let (rounds, mut sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
+    let mut host_line = None;
+    if let (true, Some(sj)) = (opts.host_speed_from_alone, &sim_jobs) {
+        let factors = host_factors(sj, &rounds, &model);
+        let each: Vec<String> = s
+            .jobs
+            .iter()
+            .zip(&factors)
+            .map(|(j, f)| match f {
+                Some(f) => format!("{} {f:.2}x", j.name),
+                None => format!("{} as profiled (no run alone to compare)", j.name),
+            })
+            .collect();
+        let line = format!(
+            "prediction on the host speed of the runs alone (--host-speed-from-alone), the profiles' host time times: {}",
+            each.join(", ")
+        );
+        eprintln!("fikit-run: {line}");
+        host_line = Some(line);
+        let scaled: Vec<Job> = sj
+            .iter()
+            .zip(&factors)
+            .map(|(j, f)| j.with_host_speed(f.unwrap_or(1.0)))
+            .collect();
+        sims = rounds
+            .iter()
+            .map(|r| {
+                PolicyKind::from_name(r.policy.name())
+                    .and_then(|kind| predict(&scaled, &r.jobs, kind, &model))
+            })
+            .collect();
+    }
     let names: Vec<(String, u8)> = s
         .jobs
         .iter()
@@ -658,6 +723,9 @@ fn run_with(
         .collect();
     let r = rows(&names, &s.policies, &rounds, &sims, opts.min_overlap);
     let mut text = table(&r);
+    if let Some(line) = &host_line {
+        text.push_str(&format!("\n{line}"));
+    }
     for round in &rounds {
         for j in &round.jobs {
             if let Some(ab) = &j.gate_ab {
@@ -763,6 +831,7 @@ impl SetOptions {
             model: self.model.clone(),
             min_overlap: self.min_overlap,
             report,
+            host_speed_from_alone: false,
         }
     }
 }

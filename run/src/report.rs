@@ -302,6 +302,29 @@ fn as_gated_measured<'a>(job: &Job, measured: &'a [i64]) -> &'a [i64] {
     }
 }
 
+/// How much slower (above 1) or faster the host must run than in `job`'s
+/// profile for the profile, replayed alone, to iterate at `real_p50_ms`
+/// (its median iteration in the real runs alone): the factor
+/// [`Job::with_host_speed`] takes, by a few fixed-point steps (a
+/// launch-bound job's iteration is nearly all host time; the rest does not
+/// scale). `None` without iterations to compare.
+pub fn host_factor(job: &Job, real_p50_ms: f64, model: &GpuModel) -> Option<f64> {
+    let p50_with = |f: f64| -> Option<f64> {
+        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
+        let its = as_gated(&alone[0].jobs[0].iterations_ns);
+        (!its.is_empty()).then(|| ms(percentiles(its).0))
+    };
+    let mut f = 1.0;
+    for _ in 0..4 {
+        let p = p50_with(f)?;
+        if p <= 0.0 {
+            return None;
+        }
+        f *= real_p50_ms / p;
+    }
+    Some(f)
+}
+
 /// The mean of `a` over the mean of `b`; `None` when either is empty.
 pub fn mean_ratio(a: &[i64], b: &[i64]) -> Option<f64> {
     let mean = |v: &[i64]| (!v.is_empty()).then(|| v.iter().sum::<i64>() as f64 / v.len() as f64);
@@ -832,6 +855,30 @@ mod tests {
         assert_eq!(as_gated(raw), real.as_slice());
         let measured = fikit_sim::sim::simulate::measured_iterations(&job, raw);
         assert_eq!(as_gated_measured(&job, measured), real.as_slice());
+    }
+
+    #[test]
+    fn host_factor_brings_the_profile_to_the_real_speed_alone() {
+        // A launch-bound serving job of the fixtures: asked for 0.8 of its
+        // own median iteration alone, the factor speeds its host up so
+        // that its replay alone gives that.
+        let job = Job::from_trace(&fikit_trace::fixture::serving("j", 0, 40));
+        let model = GpuModel::default();
+        let p50 = |j: &Job| {
+            let alone = run_isolated(std::slice::from_ref(j), &model).unwrap();
+            ms(percentiles(as_gated(&alone[0].jobs[0].iterations_ns)).0)
+        };
+        let base = p50(&job);
+        assert!(base > 0.0);
+        assert!((host_factor(&job, base, &model).unwrap() - 1.0).abs() < 1e-9);
+        let f = host_factor(&job, 0.8 * base, &model).unwrap();
+        assert!(f < 1.0, "{f}");
+        let got = p50(&job.with_host_speed(f));
+        assert!(
+            (got - 0.8 * base).abs() / base < 0.02,
+            "{got} against {}",
+            0.8 * base
+        );
     }
 
     #[test]

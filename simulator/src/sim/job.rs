@@ -591,6 +591,43 @@ impl Job {
         }
     }
 
+    /// The job on a host `factor` times as slow (below 1: faster): every
+    /// host delay between its steps scaled, its GPU operations, the driver's
+    /// wake-up after a wait and its profiled gaps (what a gate predicts
+    /// with) as recorded. For a profile recorded while the host ran at
+    /// another speed than the job's runs ([`Job::setup_iterations`] aside,
+    /// a launch-bound job's iterations are its host delays).
+    pub fn with_host_speed(&self, factor: f64) -> Job {
+        let scale = |d: i64| (d as f64 * factor).round() as i64;
+        let steps: Vec<HostStep> = self
+            .steps
+            .iter()
+            .map(|s| match *s {
+                HostStep::Issue { delay_ns, op } => HostStep::Issue {
+                    delay_ns: scale(delay_ns),
+                    op,
+                },
+                HostStep::Wait {
+                    delay_ns,
+                    op,
+                    wake_ns,
+                    ends_iteration,
+                } => HostStep::Wait {
+                    delay_ns: scale(delay_ns),
+                    op,
+                    wake_ns,
+                    ends_iteration,
+                },
+                arrive @ HostStep::Arrive { .. } => arrive,
+            })
+            .collect();
+        Job {
+            steps: steps.into(),
+            tail_ns: scale(self.tail_ns),
+            ..self.clone()
+        }
+    }
+
     /// Number of kernels.
     pub fn kernel_count(&self) -> usize {
         self.ops.iter().filter(|o| o.is_kernel()).count()
@@ -891,5 +928,35 @@ mod tests {
             .flat_map(|_| [issue(), wait(false), issue(), wait(true)])
             .collect();
         assert_eq!(setup_iterations(&every), 2);
+    }
+
+    #[test]
+    fn a_faster_host_shortens_its_delays_only() {
+        let job = Job::from_trace(&fikit_trace::fixture::serving("j", 0, 3));
+        let fast = job.with_host_speed(0.5);
+        assert_eq!(fast.ops.len(), job.ops.len());
+        let delays = |j: &Job| -> Vec<(i64, i64)> {
+            j.steps
+                .iter()
+                .filter_map(|s| match *s {
+                    HostStep::Issue { delay_ns, .. } => Some((delay_ns, 0)),
+                    HostStep::Wait {
+                        delay_ns, wake_ns, ..
+                    } => Some((delay_ns, wake_ns)),
+                    HostStep::Arrive { .. } => None,
+                })
+                .collect()
+        };
+        let (before, after) = (delays(&job), delays(&fast));
+        assert!(
+            before.iter().any(|&(d, _)| d > 1),
+            "the fixture has host delays"
+        );
+        for ((d, w), (d2, w2)) in before.iter().zip(&after) {
+            assert_eq!(*d2, (*d as f64 * 0.5).round() as i64);
+            assert_eq!(w, w2, "the driver's wake-up stays");
+        }
+        assert_eq!(fast.gap_after_kernel_ns, job.gap_after_kernel_ns);
+        assert_eq!(job.with_host_speed(1.0).steps.len(), job.steps.len());
     }
 }
