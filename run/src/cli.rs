@@ -79,8 +79,9 @@ pub struct Args {
     /// alone: its host delays scaled so that, replayed alone, it iterates at
     /// its real median iteration under exclusive (a profile recorded while
     /// the host ran at another speed than the runs). The factors are
-    /// printed; without exclusive rounds nothing changes.
-    #[arg(long, conflicts_with = "set")]
+    /// printed; without exclusive rounds nothing changes. With --set, for
+    /// every pair.
+    #[arg(long)]
     pub host_speed_from_alone: bool,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
     /// only where its rounds were co-runs: the shortest job's region at
@@ -802,6 +803,8 @@ pub struct SetOptions {
     pub round_timeout_s: u64,
     /// The least co-run share for a repetition to count.
     pub min_overlap: f64,
+    /// Predict with the profiles on the host speed of the runs alone.
+    pub host_speed_from_alone: bool,
 }
 
 impl SetOptions {
@@ -831,7 +834,7 @@ impl SetOptions {
             model: self.model.clone(),
             min_overlap: self.min_overlap,
             report,
-            host_speed_from_alone: false,
+            host_speed_from_alone: self.host_speed_from_alone,
         }
     }
 }
@@ -894,6 +897,7 @@ impl Args {
             gate_nap_us: self.gate_nap_us,
             round_timeout_s: self.round_timeout_s,
             min_overlap: self.min_overlap,
+            host_speed_from_alone: self.host_speed_from_alone,
         })
     }
 }
