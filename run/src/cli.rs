@@ -12,7 +12,7 @@ use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
-use crate::report::{Predicted, Row, host_factor, predict, rows, table};
+use crate::report::{Predicted, Row, host_factor, iteration_quantile_ms, predict, rows, table};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::{Set, summarize, summary_html, summary_text};
 
@@ -479,19 +479,11 @@ impl AloneRuns {
 fn host_factors(jobs: &[Job], rounds: &[Round], model: &GpuModel) -> Vec<Option<f64>> {
     (0..jobs.len())
         .map(|j| {
-            let p50s: Vec<f64> = rounds
+            let alone = rounds
                 .iter()
                 .filter(|r| r.policy == RunPolicy::Exclusive)
-                .filter_map(|r| r.jobs.get(j).filter(|x| x.ok()))
-                .filter_map(|x| {
-                    let mut it = x.iterations_ns.clone();
-                    it.sort_unstable();
-                    fikit_trace::gaps::nearest_rank(&it, 0.5)
-                })
-                .map(|ns| ns as f64 / 1e6)
-                .collect();
-            let real = crate::report::Spread::of(&p50s)?.median;
-            host_factor(&jobs[j], real, model)
+                .filter_map(|r| r.jobs.get(j).filter(|x| x.ok()));
+            host_factor(&jobs[j], iteration_quantile_ms(alone, 0.5)?, model)
         })
         .collect()
 }
@@ -514,12 +506,13 @@ fn run_with(
     let profiles = read_profiles(s)?;
     let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
     let sim_jobs: Option<Vec<Job>> = profiles.jobs.iter().cloned().collect();
-    let predict_round = |policy: RunPolicy, jobs: &[crate::exec::JobRun]| match (
-        &sim_jobs,
-        PolicyKind::from_name(policy.name()),
-    ) {
-        (Some(sj), Some(kind)) => predict(sj, jobs, kind, &model),
-        _ => None,
+    let predict_with = |sj: &[Job], policy: RunPolicy, jobs: &[crate::exec::JobRun]| {
+        PolicyKind::from_name(policy.name()).and_then(|kind| predict(sj, jobs, kind, &model))
+    };
+    let predict_round = |policy: RunPolicy, jobs: &[crate::exec::JobRun]| {
+        sim_jobs
+            .as_deref()
+            .and_then(|sj| predict_with(sj, policy, jobs))
     };
     let saved = match &opts.report {
         Some(p) => Some(read_saved(p, s.jobs.len())?),
@@ -711,10 +704,7 @@ fn run_with(
             .collect();
         sims = rounds
             .iter()
-            .map(|r| {
-                PolicyKind::from_name(r.policy.name())
-                    .and_then(|kind| predict(&scaled, &r.jobs, kind, &model))
-            })
+            .map(|r| predict_with(&scaled, r.policy, &r.jobs))
             .collect();
     }
     let names: Vec<(String, u8)> = s

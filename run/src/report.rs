@@ -332,6 +332,23 @@ pub fn mean_ratio(a: &[i64], b: &[i64]) -> Option<f64> {
     (y > 0.0).then(|| x / y)
 }
 
+/// Over `runs`, the median of each run's `q`-quantile iteration (nearest
+/// rank), ms; `None` without iterations.
+pub fn iteration_quantile_ms<'a>(
+    runs: impl IntoIterator<Item = &'a JobRun>,
+    q: f64,
+) -> Option<f64> {
+    let v: Vec<f64> = runs
+        .into_iter()
+        .filter_map(|x| {
+            let mut it = x.iterations_ns.clone();
+            it.sort_unstable();
+            nearest_rank(&it, q).map(ms)
+        })
+        .collect();
+    Spread::of(&v).map(|s| s.median)
+}
+
 /// A prediction against the real spread: `(sim − real) / real` of the
 /// medians, and whether the simulated median lies inside the real range.
 fn against(sim: Option<Spread>, real: Option<Spread>) -> (Option<f64>, Option<bool>) {
@@ -409,17 +426,7 @@ pub fn rows(
             }));
             let slowdown = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| ratio(r, b)));
             let vs_ts = Spread::of(&per_rep(RunPolicy::Timeslice, &|b, r| ratio(b, r)));
-            let pct = |q: f64| -> Option<f64> {
-                let v: Vec<f64> = ok
-                    .iter()
-                    .filter_map(|(_, x)| {
-                        let mut it = x.iterations_ns.clone();
-                        it.sort_unstable();
-                        nearest_rank(&it, q).map(ms)
-                    })
-                    .collect();
-                Spread::of(&v).map(|s| s.median)
-            };
+            let pct = |q: f64| iteration_quantile_ms(ok.iter().map(|&(_, x)| x), q);
             let overlap = (p != RunPolicy::Exclusive && names.len() > 1)
                 .then(|| {
                     ok.iter()
