@@ -3,8 +3,9 @@
 //!
 //! Layout (little-endian; the header and each job's slot take whole cache
 //! lines, so the word the GPU writes never shares a line with host words):
-//! the [`Header`] (256 bytes), then [`MAX_JOBS`] [`Slot`]s of 256 bytes, then
-//! per job [`STAMPS`] sync stamps (8 bytes each). Who writes what:
+//! the [`Header`] (256 bytes), then [`MAX_JOBS`] [`Slot`]s of 320 bytes, then
+//! per job [`STAMPS`] sync stamps (8 bytes each), then [`FLIPS`] flip times
+//! of the gate's A/B (8 bytes each). Who writes what:
 //! - the parent: the header, each slot's `state`, `priority`, `table` facts;
 //! - the job's gated process: `launched`, `last_gap_ns`, the stamps and its counters;
 //! - the GPU: `done`, through a stream memory write queued behind a marked launch;
@@ -19,13 +20,17 @@ pub const MAX_JOBS: usize = 8;
 /// Sync stamps kept per job (later synchronizations are counted, not stamped).
 pub const STAMPS: usize = 1 << 16;
 const HEADER: usize = 256;
-const SLOT: usize = 256;
+const SLOT: usize = 320;
 const STAMPS_AT: usize = GPU_REGION;
 /// The header and the slots: one page.
 const GPU_REGION: usize = 4096;
+/// Flip times kept for the gate's A/B ([`Block::flips`]).
+pub const FLIPS: usize = 4096;
+const FLIPS_AT: usize = STAMPS_AT + MAX_JOBS * STAMPS * 8;
 /// Size of the control file.
-pub const SIZE: usize = STAMPS_AT + MAX_JOBS * STAMPS * 8;
-const MAGIC: u64 = 0x6669_6b69_7472_756e; // "fikitrun"
+pub const SIZE: usize = FLIPS_AT + FLIPS * 8;
+// "fikitru2": the second layout (320-byte slots); a gate of another layout refuses the file.
+const MAGIC: u64 = 0x6669_6b69_7472_7532;
 
 /// The policy a run's gates apply, as stored in [`Header::policy`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,9 +163,13 @@ pub struct Slot {
     pub launch_call_ns: AtomicU64,
     /// Launch calls timed in `launch_call_ns`.
     pub launch_calls: AtomicU64,
-    /// Under the A/B: the latest any flip came after its phase's start, ns
-    /// (phases are told apart by the schedule, with a margin).
-    pub ab_late_ns: AtomicI64,
+    /// The gate's own host time at launch entry, ns, over `gate_calls`
+    /// launches: from its callback's start to letting the launch go, less
+    /// any wait (the kernel's identity and key, the stream's capture check,
+    /// the rules, the block's atomics; not CUPTI's dispatch to it).
+    pub gate_ns: AtomicU64,
+    /// Launches timed in `gate_ns`.
+    pub gate_calls: AtomicU64,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and
@@ -341,6 +350,21 @@ impl Block {
 
     /// Job `j`'s sync stamps (the first `min(syncs, STAMPS)` are written).
     pub fn stamps(&self, j: usize) -> &[AtomicI64] {
+        self.stamps_of(j)
+    }
+
+    /// Under the gate's A/B ([`Header::ab_period_ms`]), written by the job's
+    /// gate: entry `k`, when phase `k`'s flip was done (every launch
+    /// callback set; monotonic ns); 0 where it was not (yet). A flip can
+    /// take long (CUPTI's enable call has been seen to take seconds beside
+    /// a program launching without pause), so a phase counts from its flip
+    /// being done, not from its schedule.
+    pub fn flips(&self) -> &[AtomicI64] {
+        // SAFETY: FLIPS i64 follow the stamps inside the mapping; 8-byte aligned.
+        unsafe { std::slice::from_raw_parts(self.base.add(FLIPS_AT).cast::<AtomicI64>(), FLIPS) }
+    }
+
+    fn stamps_of(&self, j: usize) -> &[AtomicI64] {
         assert!(j < self.jobs, "job {j} of {}", self.jobs);
         // SAFETY: MAX_JOBS arrays of STAMPS i64 follow the slots inside the mapping; 8-byte aligned.
         unsafe {

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
-use crate::block::{Block, GatePolicy, state};
+use crate::block::{Block, GatePolicy, MAX_JOBS, state};
 use crate::rules::{self, JobView};
 use crate::table::Table;
 
@@ -86,7 +86,19 @@ pub struct Launch {
     /// When the gate let it go (monotonic ns): the launch call's own work
     /// starts here ([`Gate::after_launch`]).
     pub went_ns: i64,
+    /// How long it waited at the gate, ns (0: it went at once).
+    pub waited_ns: i64,
 }
+
+/// A slot of [`Gate::views_in`]'s buffer before it is filled.
+const EMPTY_VIEW: JobView = JobView {
+    index: 0,
+    priority: 0,
+    active: false,
+    in_flight: 0,
+    done: 0,
+    last_done: 0,
+};
 
 /// The longest a job's first launch waits for its partners at the start
 /// barrier ([`Header::align`]), ns: longer than any model load seen
@@ -118,9 +130,16 @@ impl<'a> Gate<'a> {
     /// a blocking synchronization returned since (a job is never away in its
     /// own view: it is launching); in flight = launches not yet seen done.
     pub fn views(&self, now: i64) -> Vec<JobView> {
+        let mut buf = [EMPTY_VIEW; MAX_JOBS];
+        self.views_in(now, &mut buf).to_vec()
+    }
+
+    /// [`Gate::views`] into `buf`, without allocating (a launch's path).
+    fn views_in<'b>(&self, now: i64, buf: &'b mut [JobView; MAX_JOBS]) -> &'b [JobView] {
         let fikit = self.block.policy() == GatePolicy::Fikit;
-        (0..self.block.jobs())
-            .map(|j| {
+        let n = self.block.jobs();
+        for (j, v) in buf.iter_mut().enumerate().take(n) {
+            *v = {
                 let s = self.block.slot(j);
                 let launched = s.launched.load(SeqCst) as u32;
                 let done = s.done.load(SeqCst);
@@ -141,8 +160,9 @@ impl<'a> Gate<'a> {
                     done: u64::from(done),
                     last_done: 0,
                 }
-            })
-            .collect()
+            };
+        }
+        &buf[..n]
     }
 
     /// When job `t`'s current idle gap is predicted to end: when its latest
@@ -249,11 +269,15 @@ impl<'a> Gate<'a> {
         let (mut last_progress, mut since) = (self.progress(), start);
         let mut now = start;
         let mut timed_out = false;
+        let mut buf = [EMPTY_VIEW; MAX_JOBS];
         let mark = loop {
             if b.header().abort.load(Relaxed) != 0 {
                 break policy != GatePolicy::Open;
             }
-            let v = self.views(now);
+            if policy == GatePolicy::Open {
+                break false;
+            }
+            let v = self.views_in(now, &mut buf);
             match policy {
                 GatePolicy::Open => break false,
                 GatePolicy::Preemptive => {
@@ -316,6 +340,19 @@ impl<'a> Gate<'a> {
             mark,
             timed_out,
             went_ns: now,
+            waited_ns: now - start,
+        }
+    }
+
+    /// Counts the gate's own host time for launch `l`, whose callback began
+    /// at `entered_ns`: up to letting it go, less its wait
+    /// ([`crate::block::Slot::gate_ns`]).
+    pub fn gate_work(&self, entered_ns: i64, l: &Launch) {
+        let own = l.went_ns - entered_ns - l.waited_ns;
+        if own >= 0 {
+            let s = self.block.slot(self.me);
+            s.gate_ns.fetch_add(own as u64, Relaxed);
+            s.gate_calls.fetch_add(1, Relaxed);
         }
     }
 
@@ -677,6 +714,7 @@ mod tests {
         });
         let l = g.before_launch(None, &mut c);
         assert_eq!((c.t, l.mark), (7_000, true));
+        assert_eq!((l.went_ns, l.waited_ns), (7_000, 7_000));
     }
 
     #[test]
@@ -753,6 +791,16 @@ mod tests {
         assert_eq!(b.slot(0).first_launch_ns.load(SeqCst), 3_001);
     }
 
+    fn g_launch(went_ns: i64, waited_ns: i64) -> Launch {
+        Launch {
+            seq: 1,
+            mark: false,
+            timed_out: false,
+            went_ns,
+            waited_ns,
+        }
+    }
+
     #[test]
     fn open_runs_count_and_stamp_only() {
         let (_d, b) = block(GatePolicy::Open, &[0, 0]);
@@ -766,8 +814,17 @@ mod tests {
                 mark: false,
                 timed_out: false,
                 went_ns: 10,
+                waited_ns: 0,
             }
         );
+        // Its callback began 4 ns before the gate let it go, and it did not wait.
+        g.gate_work(6, &g_launch(10, 0));
+        assert_eq!(b.slot(0).gate_ns.load(SeqCst), 4);
+        assert_eq!(b.slot(0).gate_calls.load(SeqCst), 1);
+        // A launch that waited 30 ns of the 33 since its callback began: 3 its own.
+        g.gate_work(7, &g_launch(40, 30));
+        assert_eq!(b.slot(0).gate_ns.load(SeqCst), 7);
+        assert_eq!(b.slot(0).gate_calls.load(SeqCst), 2);
         // The call returns 7 ns after the gate let it go.
         g.after_launch(10, 17);
         assert_eq!(b.slot(0).last_launch_ns.load(SeqCst), 17);

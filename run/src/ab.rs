@@ -37,9 +37,15 @@ pub struct GateAb {
     pub iterations: (usize, usize),
     /// Median iteration over every counted off and on iteration, ns.
     pub median_ns: (f64, f64),
-    /// The latest any flip came after its phase's start, ns.
+    /// The longest any flip took to be done after its phase's scheduled
+    /// start, ns (runs before the flip log: the latest a flip began).
     #[serde(default)]
     pub late_ns: i64,
+    /// Phases up to the last iteration whose flip was never done (CUPTI's
+    /// enable call did not return in the phase): left out, with every
+    /// later one.
+    #[serde(default)]
+    pub unflipped: usize,
 }
 
 impl GateAb {
@@ -80,9 +86,14 @@ impl GateAb {
         }
         if self.late_ns > MARGIN_NS {
             line.push_str(&format!(
-                " (suspect: a flip came {:.1} ms late, past the {:.0} ms margin)",
-                self.late_ns as f64 / 1e6,
-                MARGIN_NS as f64 / 1e6
+                "; flips done up to {:.1} ms into their phase (each phase counted from its flip)",
+                self.late_ns as f64 / 1e6
+            ));
+        }
+        if self.unflipped > 0 {
+            line.push_str(&format!(
+                "; {} phase(s) left out from the first whose flip was never done",
+                self.unflipped
             ));
         }
         line
@@ -94,19 +105,35 @@ fn median_of(v: &[f64]) -> f64 {
 }
 
 /// The A/B figures from a job's sync stamps (monotonic ns, in order), its
-/// first phase's start, the phase length and the latest flip's lateness.
-/// An iteration counts in a phase when it lies wholly inside it,
-/// [`MARGIN_NS`] clear of both ends.
-pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64, late_ns: i64) -> GateAb {
+/// first phase's start, the phase length and the flip log
+/// ([`fikit_gate::Block::flips`]: when each phase's flip was done, 0 where
+/// it was not). An iteration counts in a phase when it lies wholly inside
+/// it, [`MARGIN_NS`] clear of the phase's end and of its start or, later,
+/// its flip being done; from the first phase whose flip was never done, none.
+pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64, flips: &[i64]) -> GateAb {
     let period = period_ms as i64 * 1_000_000;
+    let flip = |k: u64| flips.get(k as usize).copied().unwrap_or(0);
+    let first_undone = (0u64..).find(|&k| flip(k) == 0).unwrap_or(u64::MAX);
+    let late_ns = (0..first_undone)
+        .map(|k| flip(k) - (start_ns + k as i64 * period))
+        .max()
+        .unwrap_or(0)
+        .max(0);
+    let last_phase = stamps
+        .last()
+        .and_then(|&t| fikit_gate::ab::phase_at(start_ns, period, t));
+    let unflipped = last_phase.map_or(0, |l| (l + 1).saturating_sub(first_undone) as usize);
     let mut by_phase: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
     for w in stamps.windows(2) {
         let (a, b) = (w[0], w[1]);
         let Some(k) = fikit_gate::ab::phase_at(start_ns, period, a) else {
             continue;
         };
+        if k >= first_undone {
+            continue;
+        }
         let lo = start_ns + k as i64 * period;
-        if a >= lo + MARGIN_NS && b <= lo + period - MARGIN_NS {
+        if a >= lo.max(flip(k)) + MARGIN_NS && b <= lo + period - MARGIN_NS {
             by_phase.entry(k).or_default().push((b - a) as f64);
         }
     }
@@ -135,6 +162,7 @@ pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64, late_ns: i64) -> G
         iterations: (off.len(), on.len()),
         median_ns: (median_of(&off), median_of(&on)),
         late_ns,
+        unflipped,
     }
 }
 
@@ -162,7 +190,12 @@ mod tests {
         s.extend(every(1_200 * ms, 1_300 * ms, 6 * ms));
         s.extend(every(1_300 * ms, 1_400 * ms, 6_600_000));
         s.extend(every(1_400 * ms, 1_500 * ms, 6 * ms));
-        let ab = figures(&s, 1_000 * ms, 100, 200_000);
+        let ab = figures(
+            &s,
+            1_000 * ms,
+            100,
+            &flips(1_000 * ms, 100 * ms, 5, 200_000),
+        );
         // On phase 1: 5 against (4 + 6) / 2 = 5: 1.0; on phase 3: 6.6 / 6 = 1.1.
         assert_eq!(ab.phases.len(), 2);
         assert_eq!(ab.phases[0], (1, 5e6, 5e6));
@@ -181,6 +214,34 @@ mod tests {
         // 1290-1296, and 1406-1412 to 1490-1496 (15 each).
         assert_eq!(ab.iterations.0, 23 + 15 + 15);
         assert!(!ab.line().contains("suspect"), "{}", ab.line());
+        assert!(!ab.line().contains("flips done"), "{}", ab.line());
+        assert_eq!((ab.late_ns, ab.unflipped), (200_000, 0));
+    }
+
+    /// A flip log: `n` phases of `period` from `start`, each flip done `late` ns in.
+    fn flips(start: i64, period: i64, n: i64, late: i64) -> Vec<i64> {
+        (0..n).map(|k| start + k * period + late).collect()
+    }
+
+    #[test]
+    fn a_phase_counts_from_its_flip_and_not_after_a_flip_never_done() {
+        let ms = 1_000_000;
+        // Iterations of 4 ms from 1 s through 1.5 s; phases of 100 ms. Phase
+        // 1's flip was done 30 ms in, phase 3's never.
+        let s = every(1_000 * ms, 1_500 * ms, 4 * ms);
+        let mut f = flips(1_000 * ms, 100 * ms, 5, 100_000);
+        f[1] = 1_130 * ms;
+        f[3] = 0;
+        let ab = figures(&s, 1_000 * ms, 100, &f);
+        // Phase 0: spans 1004-1008 to 1092-1096 (23). Phase 1 from its flip:
+        // 1132-1136 to 1192-1196 (16). Phase 2: 1204-1208 to 1292-1296 (23).
+        // Phases 3 and 4 not at all.
+        assert_eq!(ab.iterations, (23 + 23, 16));
+        assert_eq!(ab.phases.len(), 1);
+        assert_eq!((ab.late_ns, ab.unflipped), (30 * ms, 2));
+        let line = ab.line();
+        assert!(line.contains("flips done up to 30.0 ms"), "{line}");
+        assert!(line.contains("2 phase(s) left out"), "{line}");
     }
 
     #[test]
@@ -192,11 +253,16 @@ mod tests {
         let mut s = every(1_000 * ms, 1_100 * ms, 2 * ms);
         s.extend(every(1_100 * ms, 1_200 * ms, 4 * ms));
         s.extend(every(1_200 * ms, 1_300 * ms, 2 * ms));
-        let ab = figures(&s, 1_000 * ms, 100, 1_500_000);
+        let ab = figures(
+            &s,
+            1_000 * ms,
+            100,
+            &flips(1_000 * ms, 100 * ms, 3, 1_500_000),
+        );
         assert_eq!(ab.ratios(), vec![2.0]);
         let line = ab.line();
         assert!(line.contains("differ by over 1.5x"), "{line}");
-        assert!(line.contains("a flip came 1.5 ms late"), "{line}");
+        assert!(line.contains("flips done up to 1.5 ms"), "{line}");
     }
 
     #[test]
@@ -207,7 +273,7 @@ mod tests {
         let mut s = every(500 * ms, 1_000 * ms, 4 * ms);
         s.extend([1_010 * ms, 1_060 * ms, 1_095 * ms]);
         s.extend(every(1_100 * ms, 1_200 * ms, 4 * ms));
-        let ab = figures(&s, 1_000 * ms, 100, 0);
+        let ab = figures(&s, 1_000 * ms, 100, &flips(1_000 * ms, 100 * ms, 2, 0));
         assert!(ab.phases.is_empty());
         assert_eq!(ab.iterations.0, 0, "two iterations are too few for a phase");
         assert!(ab.ratio().is_none());

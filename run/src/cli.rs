@@ -720,8 +720,12 @@ fn run_with(
     for round in &rounds {
         for j in &round.jobs {
             if let Some(ab) = &j.gate_ab {
+                let own = j
+                    .gate_us()
+                    .map(|us| format!("; the gate's own work {us:.3} µs a launch"))
+                    .unwrap_or_default();
                 text.push_str(&format!(
-                    "\ngate A/B, {} repetition {}, {}: {}",
+                    "\ngate A/B, {} repetition {}, {}: {}{own}",
                     round.policy.name(),
                     round.repetition + 1,
                     j.job,

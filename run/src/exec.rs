@@ -76,6 +76,14 @@ pub struct JobRun {
     /// Launch calls timed in `launch_call_ns`.
     #[serde(default)]
     pub launch_calls: u64,
+    /// The gate's own host time at launch entry, ns, over `gate_calls`
+    /// launches (its work before letting a launch go, waits left out; 0 in
+    /// runs from before it was kept).
+    #[serde(default)]
+    pub gate_ns: u64,
+    /// Launches timed in `gate_ns`.
+    #[serde(default)]
+    pub gate_calls: u64,
     /// In a set: the pair whose exclusive round measured this run, where a
     /// later pair reuses it (a job alone is the same run whichever pair it
     /// is in); `None` where it ran in this round.
@@ -242,6 +250,11 @@ impl JobRun {
     /// True when it exited with 0.
     pub fn ok(&self) -> bool {
         self.exit_code == Some(0)
+    }
+
+    /// Mean own time of the gate at a launch, µs; `None` with none timed.
+    pub fn gate_us(&self) -> Option<f64> {
+        (self.gate_calls > 0).then(|| self.gate_ns as f64 / self.gate_calls as f64 / 1e3)
     }
 
     /// Mean host time of a launch call, µs; `None` with none timed.
@@ -563,8 +576,8 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     let ab_period = block.header().ab_period_ms.load(SeqCst);
     let ab_start = s.ab_start_ns.load(SeqCst);
     if ab_period > 0 && ab_start != 0 {
-        let late = s.ab_late_ns.load(SeqCst);
-        o.gate_ab = Some(crate::ab::figures(&stamps, ab_start, ab_period, late));
+        let flips: Vec<i64> = block.flips().iter().map(|w| w.load(SeqCst)).collect();
+        o.gate_ab = Some(crate::ab::figures(&stamps, ab_start, ab_period, &flips));
     }
     o.launches = s.launched.load(SeqCst);
     o.waits = s.waits.load(SeqCst);
@@ -575,6 +588,8 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     o.unknown = s.unknown.load(SeqCst);
     o.launch_call_ns = s.launch_call_ns.load(SeqCst);
     o.launch_calls = s.launch_calls.load(SeqCst);
+    o.gate_ns = s.gate_ns.load(SeqCst);
+    o.gate_calls = s.gate_calls.load(SeqCst);
 }
 
 /// Iterations from sync stamps: the spans between consecutive stamps after

@@ -13,7 +13,11 @@
 # `--iters`, which workload.py and launch_probe.py take), each on phase
 # against its two off neighbours (run/README.md).
 #
-#   [AB_MS=250] [AB_ITERS=3000] scripts/validate/gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...
+#   [AB_MS=250] [AB_ITERS=3000] [PAIRED=ROUNDS] [AB_REPS=ROUNDS] \
+#     scripts/validate/gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...
+#
+# PAIRED and AB_REPS set the paired rounds and the A/B's repetitions apart
+# (0 leaves that part out), e.g. to set two builds' A/B side by side.
 #
 # BIN_DIR holds fikit-run and libfikit_collector.so (or NAME.gz); SET is the
 # validation set whose jobs' commands run (scripts/validate/real-set.json); a
@@ -29,6 +33,8 @@ OUT=${4:?output folder}
 ROUNDS=${5:?rounds}
 AB_MS=${AB_MS:-250}
 AB_ITERS=${AB_ITERS:-3000}
+PAIRED=${PAIRED:-$ROUNDS}
+AB_REPS=${AB_REPS:-$ROUNDS}
 shift 5
 for f in fikit-run fikit-profile libfikit_collector.so; do
   if [ ! -f "$BIN/$f" ] && [ -f "$BIN/$f.gz" ]; then gunzip -c "$BIN/$f.gz" >"$BIN/$f"; fi
@@ -53,7 +59,7 @@ for spec in "$@"; do
     mv "${traces[0]}" "$PROF/$j.parquet"
     rm -rf "$tmp"
   fi
-  for r in $(seq 1 "$ROUNDS"); do
+  for r in $(seq 1 "$PAIRED"); do
     plain() { bash -c "$cmd" >"$OUT/$j-plain-$r.log" 2>&1; }
     gated() {
       "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd" --policy fikit -r 1 -o "$OUT/$j-gated-$r" >/dev/null 2>&1
@@ -64,6 +70,7 @@ for spec in "$@"; do
     e=$(med "$OUT/$j-gated-$r/logs/exclusive-1-$j.log")
     echo "$j round $r: median iteration plain $p ms, under fikit-run fikit $g ms (ratio $(python3 -c "print(f'{$g/$p:.3f}')" 2>/dev/null)), fikit-run exclusive (gate open) $e ms (ratio $(python3 -c "print(f'{$e/$p:.3f}')" 2>/dev/null))" | tee -a "$OUT/gate-cost.txt"
   done
-  "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$ROUNDS" \
+  [ "$AB_REPS" -gt 0 ] || continue
+  "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$AB_REPS" \
     --gate-ab "$AB_MS" -o "$OUT/$j-ab" 2>"$OUT/$j-ab.log" | grep '^gate A/B' | tee -a "$OUT/gate-cost.txt"
 done

@@ -16,7 +16,8 @@
 //! `cuLaunchCooperativeKernel` and `cuGraphLaunch` (and their per-thread
 //! stream forms), the driver calls the runtime's launches end in. A graph
 //! launch is one unit whose kernel is unknown to the table. Launches into a
-//! stream that is capturing a graph do not run now and are not gated. The
+//! stream that is capturing a graph do not run now and are not gated (the
+//! driver is asked once the program has begun a capture, not before). The
 //! blocking synchronizations (`cuCtxSynchronize`, `cuStreamSynchronize`,
 //! `cuEventSynchronize`, `cuMemcpyDtoH`, each in every version the driver
 //! has, e.g. CUDA 13's `cuCtxSynchronize_v2`) are stamped when they return.
@@ -58,6 +59,9 @@ enum Call {
     Graph { ptsz: bool },
     /// A blocking synchronization.
     Sync,
+    /// `cuStreamBeginCapture` (any form, `…ToGraph` too): from the first,
+    /// launches are checked for a capturing stream.
+    BeginCapture,
 }
 
 /// The gate's call for a driver function name: the name without its
@@ -81,6 +85,7 @@ fn call_of(name: &str) -> Option<Call> {
         "cuCtxSynchronize" | "cuStreamSynchronize" | "cuEventSynchronize" | "cuMemcpyDtoH" => {
             Some(Call::Sync)
         }
+        "cuStreamBeginCapture" | "cuStreamBeginCaptureToGraph" => Some(Call::BeginCapture),
         _ => None,
     }
 }
@@ -195,7 +200,12 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     if block.header().ab_period_ms.load(Ordering::SeqCst) > 0 {
         let launches: Vec<u32> = ids
             .into_iter()
-            .filter(|&i| GATED.get().and_then(|g| g.calls[i as usize]) != Some(Call::Sync))
+            .filter(|&i| {
+                !matches!(
+                    GATED.get().and_then(|g| g.calls[i as usize]),
+                    Some(Call::Sync | Call::BeginCapture) | None
+                )
+            })
             .collect();
         let h = handle as usize;
         // SAFETY: registers a handler that only stores to a static atomic.
@@ -249,7 +259,6 @@ fn ab_loop(handle: usize, launches: &[u32]) {
         if AB_STOP.load(Ordering::SeqCst) {
             return;
         }
-        slot.ab_late_ns.fetch_max(now_ns() - at, Ordering::SeqCst);
         AB_FLIPS.fetch_add(1, Ordering::Relaxed);
         let on = fikit_gate::ab::is_on(phase) || aborted();
         for &cbid in launches {
@@ -261,6 +270,9 @@ fn ab_loop(handle: usize, launches: &[u32]) {
                 warn(&format!("gate: A/B stopped: {e}"));
                 return;
             }
+        }
+        if let Some(f) = g.block.flips().get(phase as usize) {
+            f.store(now_ns(), Ordering::SeqCst);
         }
         if aborted() {
             return;
@@ -339,7 +351,7 @@ unsafe fn launch_of(g: &Gated, call: Call, params: *const c_void) -> (ds::CUstre
             let p = unsafe { &*params.cast::<sys::cuGraphLaunch_params>() };
             (p.hStream.cast::<ds::CUstream_st>(), None, ptsz)
         }
-        Call::Sync => (std::ptr::null_mut(), None, false),
+        Call::Sync | Call::BeginCapture => (std::ptr::null_mut(), None, false),
     };
     // In a per-thread-stream call the null stream is the thread's own stream.
     let stream = if ptsz && stream.is_null() {
@@ -357,15 +369,25 @@ const CU_STREAM_PER_THREAD: usize = 0x2;
 const GATED_CALL: u64 = 1 << 40;
 const MARK: u64 = 1 << 41;
 
+/// Set once the program began a stream capture: until then no stream can be
+/// capturing (a stream joins a capture only through one begun elsewhere),
+/// so a launch skips asking the driver (a call into it on every launch).
+static CAPTURE_SEEN: AtomicBool = AtomicBool::new(false);
+
 fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
+    let entered = now_ns();
     // SAFETY: CUPTI passes this call's parameter struct.
     let (stream, key) = unsafe { launch_of(g, call, d.functionParams) };
-    // SAFETY: the stream this launch call received, in its (current) context.
-    if g.block.policy() != GatePolicy::Open && unsafe { cupti::is_capturing(stream) } {
+    if g.block.policy() != GatePolicy::Open
+        && CAPTURE_SEEN.load(Ordering::Relaxed)
+        // SAFETY: the stream this launch call received, in its (current) context.
+        && unsafe { cupti::is_capturing(stream) }
+    {
         return 0;
     }
     let mut clock = g.clock;
     let l = g.gate.before_launch(key, &mut clock);
+    g.gate.gate_work(entered, &l);
     if l.timed_out && !g.warned_timeout.swap(true, Ordering::Relaxed) {
         warn(&format!(
             "gate: job {} waited {} ms with no job's launches or completions moving; \
@@ -456,11 +478,22 @@ unsafe extern "C" fn gate_callback(
         let d = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
         // SAFETY: the enum-typed site read as its raw u32 (0: entry).
         let site = unsafe { std::ptr::addr_of!(d.callbackSite).cast::<u32>().read() };
-        if call == Call::Sync {
-            if site != 0 {
-                g.gate.synced(now_ns());
+        match call {
+            Call::Sync => {
+                if site != 0 {
+                    g.gate.synced(now_ns());
+                }
+                return;
             }
-            return;
+            Call::BeginCapture => {
+                // At entry: a launch into the stream may follow on another
+                // thread as soon as the call returns.
+                if site == 0 {
+                    CAPTURE_SEEN.store(true, Ordering::SeqCst);
+                }
+                return;
+            }
+            _ => {}
         }
         let scratch = d.correlationData;
         if scratch.is_null() {
@@ -509,6 +542,16 @@ mod tests {
         assert_eq!(call_of("cuMemcpyDtoH_v2_ptds"), Some(Call::Sync));
         assert_eq!(call_of("cuCtxSynchronize_v2"), Some(Call::Sync));
         assert_eq!(call_of("cuCtxSynchronize"), Some(Call::Sync));
+        assert_eq!(call_of("cuStreamBeginCapture_v2"), Some(Call::BeginCapture));
+        assert_eq!(
+            call_of("cuStreamBeginCapture_v2_ptsz"),
+            Some(Call::BeginCapture)
+        );
+        assert_eq!(
+            call_of("cuStreamBeginCaptureToGraph"),
+            Some(Call::BeginCapture)
+        );
+        assert_eq!(call_of("cuStreamEndCapture"), None);
         assert_eq!(call_of("cuMemcpyDtoHAsync_v2"), None);
         assert_eq!(call_of("cuCtxSynchronize_vx"), None);
         assert_eq!(call_of("cuGraphLaunchWithArguments"), None);
