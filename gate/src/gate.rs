@@ -281,14 +281,14 @@ impl<'a> Gate<'a> {
             match policy {
                 GatePolicy::Open => break false,
                 GatePolicy::Preemptive => {
-                    if rules::preemptive(self.me, &v) {
+                    if rules::preemptive(self.me, v) {
                         break true;
                     }
                 }
-                GatePolicy::Fikit => match rules::top(&v) {
+                GatePolicy::Fikit => match rules::top(v) {
                     Some(t) if t.index != self.me => {
                         let end = self.gap_end(t.index, now);
-                        if rules::fikit(self.me, &v, predicted, now, end) && self.take_fill(seq) {
+                        if rules::fikit(self.me, v, predicted, now, end) && self.take_fill(seq) {
                             s.fills.fetch_add(1, Relaxed);
                             break true;
                         }
