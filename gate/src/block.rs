@@ -24,6 +24,10 @@ const SLOT: usize = 320;
 const STAMPS_AT: usize = GPU_REGION;
 /// The header and the slots: one page.
 const GPU_REGION: usize = 4096;
+/// The collector times every this many launches of a thread (the launch
+/// call, the gate's own work): a clock read is a good part of the gate's
+/// cost per launch, so the common launch reads the clock once.
+pub const TIMED_EVERY: u32 = 8;
 /// Flip times kept for the gate's A/B ([`Block::flips`]).
 pub const FLIPS: usize = 4096;
 const FLIPS_AT: usize = STAMPS_AT + MAX_JOBS * STAMPS * 8;
@@ -107,7 +111,7 @@ pub struct Slot {
     pub last_gap_ns: AtomicI64,
     /// When the first gated launch was made (monotonic clock, ns); 0: none yet.
     pub first_launch_ns: AtomicI64,
-    /// When the latest gated launch returned, ns.
+    /// When the gate let the latest launch go, ns.
     pub last_launch_ns: AtomicI64,
     /// When the latest blocking synchronization returned, ns.
     pub last_sync_ns: AtomicI64,
@@ -157,14 +161,15 @@ pub struct Slot {
     /// Under the A/B ([`Header::ab_period_ms`]), written by the job's gate:
     /// when its first phase (off) began, ns; 0: not yet.
     pub ab_start_ns: AtomicI64,
-    /// Time its launch calls took from the gate letting them go to their
-    /// return (the driver's host work and CUPTI's), ns: with
-    /// `launch_calls`, the host's speed in the round.
+    /// Time its timed launch calls (every [`TIMED_EVERY`]-th) took from the
+    /// gate letting them go to their return (the driver's host work and
+    /// CUPTI's), ns: with `launch_calls`, the host's speed in the round.
     pub launch_call_ns: AtomicU64,
     /// Launch calls timed in `launch_call_ns`.
     pub launch_calls: AtomicU64,
     /// The gate's own host time at launch entry, ns, over `gate_calls`
-    /// launches: from its callback's start to letting the launch go, less
+    /// timed launches (every [`TIMED_EVERY`]-th): from its callback's start
+    /// to letting the launch go, less
     /// any wait (the kernel's identity and key, the stream's capture check,
     /// the rules, the block's atomics; not CUPTI's dispatch to it).
     pub gate_ns: AtomicU64,

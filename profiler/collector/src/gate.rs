@@ -35,6 +35,7 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::cupti::sys;
 use cudarc::driver::sys as ds;
+use fikit_gate::block::TIMED_EVERY;
 use fikit_gate::{Block, Gate, GatePolicy, RealClock, Table, now_ns};
 
 use crate::{cupti, env_var, warn};
@@ -368,6 +369,7 @@ const CU_STREAM_PER_THREAD: usize = 0x2;
 /// Scratch word flags (kept in CUPTI's per-call scratch from entry to exit).
 const GATED_CALL: u64 = 1 << 40;
 const MARK: u64 = 1 << 41;
+const TIMED: u64 = 1 << 42;
 
 /// Set once the program began a stream capture: until then no stream can be
 /// capturing (a stream joins a capture only through one begun elsewhere),
@@ -375,7 +377,13 @@ const MARK: u64 = 1 << 41;
 static CAPTURE_SEEN: AtomicBool = AtomicBool::new(false);
 
 fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
-    let entered = now_ns();
+    // Every TIMED_EVERY-th launch of the thread is timed (two more clock reads).
+    let timed = TICK.with(|t| {
+        let n = t.get().wrapping_add(1);
+        t.set(n);
+        n % TIMED_EVERY == 0
+    });
+    let entered = if timed { now_ns() } else { 0 };
     // SAFETY: CUPTI passes this call's parameter struct.
     let (stream, key) = unsafe { launch_of(g, call, d.functionParams) };
     if g.block.policy() != GatePolicy::Open
@@ -387,7 +395,9 @@ fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
     }
     let mut clock = g.clock;
     let l = g.gate.before_launch(key, &mut clock);
-    g.gate.gate_work(entered, &l);
+    if timed {
+        g.gate.gate_work(entered, &l);
+    }
     if l.timed_out && !g.warned_timeout.swap(true, Ordering::Relaxed) {
         warn(&format!(
             "gate: job {} waited {} ms with no job's launches or completions moving; \
@@ -397,13 +407,15 @@ fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
         ));
     }
     WENT.set((l.went_ns, AB_FLIPS.load(Ordering::Relaxed)));
-    GATED_CALL | if l.mark { MARK } else { 0 } | u64::from(l.seq)
+    GATED_CALL | if l.mark { MARK } else { 0 } | if timed { TIMED } else { 0 } | u64::from(l.seq)
 }
 
 thread_local! {
     /// When the gate let this thread's current launch call go, ns, and
     /// [`AB_FLIPS`] then (a call's entry and exit callbacks run on its thread).
     static WENT: std::cell::Cell<(i64, u64)> = const { std::cell::Cell::new((0, 0)) };
+    /// The thread's launches so far, for choosing the timed ones.
+    static TICK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Flips of the A/B so far: an exit whose entry was seen before a flip may
@@ -417,8 +429,8 @@ extern "C" fn stop_ab() {
 }
 
 fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
-    // The call's own time ends here, before any marker is queued.
-    let now = now_ns();
+    // A timed call's own time ends here, before any marker is queued.
+    let now = if scratch & TIMED != 0 { now_ns() } else { 0 };
     // No entry seen for this call on this thread since the last flip of the
     // A/B (it turned the callbacks on between the two): its scratch word is
     // not ours.
@@ -431,7 +443,9 @@ fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
         let (stream, _) = unsafe { launch_of(g, call, d.functionParams) };
         mark(g, stream, scratch as u32);
     }
-    g.gate.after_launch(went, now);
+    if now != 0 {
+        g.gate.after_launch(went, now);
+    }
 }
 
 /// Queues the write of `seq` to this job's `done` behind the launch; if that
