@@ -62,6 +62,12 @@ fn bad_input_exits_2_naming_the_file_and_field() {
         .stderr(predicates::str::contains(
             "--gate-ab 5: phases of 20 to 60000 ms",
         ));
+    // The floor is a kind of A/B.
+    cmd("fikit-run")
+        .args(["--job", "a=true", "--policy", "fikit", "--gate-ab-floor"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--gate-ab <MS>"));
 }
 
 #[test]

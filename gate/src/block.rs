@@ -87,6 +87,10 @@ pub struct Header {
     /// a job alone: its launch callbacks go off and on in phases this long,
     /// ms. 0: off (the gate stays on).
     pub ab_period_ms: AtomicU64,
+    /// Under the A/B, set by the parent: in on phases the launch callback
+    /// only counts the launch (CUPTI's dispatch to a near-empty handler,
+    /// the floor of any CUPTI-callback gate), not the gate. 0: the gate.
+    pub ab_floor: AtomicU32,
 }
 
 /// Job states in [`Slot::state`], set by the parent.

@@ -345,6 +345,12 @@ impl<'a> Gate<'a> {
         }
     }
 
+    /// Counts a launch and nothing else (the A/B's floor,
+    /// [`crate::block::Header::ab_floor`]): what stamps its iterations.
+    pub fn count_launch(&self) {
+        self.block.slot(self.me).launched.fetch_add(1, Relaxed);
+    }
+
     /// Counts the gate's own host time for launch `l`, whose callback began
     /// at `entered_ns`: up to letting it go, less its wait
     /// ([`crate::block::Slot::gate_ns`]).

@@ -46,6 +46,10 @@ pub struct GateAb {
     /// later one.
     #[serde(default)]
     pub unflipped: usize,
+    /// On phases ran CUPTI's dispatch to a near-empty handler, not the gate
+    /// (`--gate-ab-floor`).
+    #[serde(default)]
+    pub floor: bool,
 }
 
 impl GateAb {
@@ -62,13 +66,18 @@ impl GateAb {
     /// One line for the job's round.
     pub fn line(&self) -> String {
         let (off, on) = self.iterations;
+        let with = if self.floor {
+            "CUPTI's launch callbacks to a near-empty handler (the floor, not the gate)"
+        } else {
+            "the gate"
+        };
         let mut line = match self.ratio() {
             None => format!(
                 "no on phase with two counted off neighbours ({off} iterations off, {on} on, phases of {} ms): run the job longer",
                 self.period_ms
             ),
             Some(r) => format!(
-                "with the gate over without, {:.3}x [{:.3}-{:.3}] over {} on phases of {} ms, each against its two off neighbours; {off} iterations off, {on} on, medians {:.3} / {:.3} ms",
+                "with {with} over without, {:.3}x [{:.3}-{:.3}] over {} on phases of {} ms, each against its two off neighbours; {off} iterations off, {on} on, medians {:.3} / {:.3} ms",
                 r.median,
                 r.min,
                 r.max,
@@ -163,6 +172,7 @@ pub fn figures(stamps: &[i64], start_ns: i64, period_ms: u64, flips: &[i64]) -> 
         median_ns: (median_of(&off), median_of(&on)),
         late_ns,
         unflipped,
+        floor: false,
     }
 }
 
@@ -263,6 +273,21 @@ mod tests {
         let line = ab.line();
         assert!(line.contains("differ by over 1.5x"), "{line}");
         assert!(line.contains("flips done up to 1.5 ms"), "{line}");
+    }
+
+    #[test]
+    fn the_floor_says_what_its_on_phases_ran() {
+        let ms = 1_000_000;
+        let s = every(1_000 * ms, 1_300 * ms, 4 * ms);
+        let mut ab = figures(&s, 1_000 * ms, 100, &flips(1_000 * ms, 100 * ms, 3, 0));
+        assert!(ab.line().starts_with("with the gate over without, 1.000x"));
+        ab.floor = true;
+        assert!(
+            ab.line()
+                .starts_with("with CUPTI's launch callbacks to a near-empty handler (the floor, not the gate) over without, 1.000x"),
+            "{}",
+            ab.line()
+        );
     }
 
     #[test]

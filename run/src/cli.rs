@@ -75,6 +75,11 @@ pub struct Args {
     /// neighbours'. One job only; give it a run of many phases.
     #[arg(long, value_name = "MS", conflicts_with_all = ["set", "report"])]
     pub gate_ab: Option<u64>,
+    /// With --gate-ab: in on phases the launch callback only counts the
+    /// launch, so the A/B measures CUPTI's dispatch to a near-empty handler
+    /// (the floor under any gate built on CUPTI callbacks), not the gate.
+    #[arg(long, requires = "gate_ab")]
+    pub gate_ab_floor: bool,
     /// Predict with each job's profile on the host speed of its real runs
     /// alone: its host delays scaled so that, replayed alone, it iterates at
     /// its real median iteration under exclusive (a profile recorded while
@@ -279,6 +284,7 @@ impl Args {
                 gate_nap_us: self.gate_nap_us,
                 round_timeout_s: self.round_timeout_s,
                 gate_ab_ms: self.gate_ab.unwrap_or(0),
+                gate_ab_floor: self.gate_ab_floor,
             },
             model: self.model,
             min_overlap: self.min_overlap,
@@ -824,6 +830,7 @@ impl SetOptions {
                 gate_nap_us: self.gate_nap_us,
                 round_timeout_s: self.round_timeout_s,
                 gate_ab_ms: 0,
+                gate_ab_floor: false,
             },
             model: self.model.clone(),
             min_overlap: self.min_overlap,

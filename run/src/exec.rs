@@ -33,6 +33,9 @@ pub struct ExecOptions {
     /// The gate's A/B ([`crate::ab`]): its launch callbacks off and on in
     /// phases this long, ms; 0: off.
     pub gate_ab_ms: u64,
+    /// The A/B's on phases run CUPTI's dispatch to a near-empty handler,
+    /// not the gate ([`fikit_gate::block::Header::ab_floor`]).
+    pub gate_ab_floor: bool,
 }
 
 /// One job's measurements in one round.
@@ -378,6 +381,10 @@ pub fn run_round(
         block.header().align.store(1, SeqCst);
     }
     block.header().ab_period_ms.store(opts.gate_ab_ms, SeqCst);
+    block
+        .header()
+        .ab_floor
+        .store(u32::from(opts.gate_ab_floor), SeqCst);
     for (k, s) in specs.iter().enumerate() {
         block.slot(k).priority.store(u32::from(s.priority), SeqCst);
     }
@@ -577,7 +584,9 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     let ab_start = s.ab_start_ns.load(SeqCst);
     if ab_period > 0 && ab_start != 0 {
         let flips: Vec<i64> = block.flips().iter().map(|w| w.load(SeqCst)).collect();
-        o.gate_ab = Some(crate::ab::figures(&stamps, ab_start, ab_period, &flips));
+        let mut ab = crate::ab::figures(&stamps, ab_start, ab_period, &flips);
+        ab.floor = block.header().ab_floor.load(SeqCst) != 0;
+        o.gate_ab = Some(ab);
     }
     o.launches = s.launched.load(SeqCst);
     o.waits = s.waits.load(SeqCst);

@@ -17,7 +17,10 @@
 #     scripts/validate/gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...
 #
 # PAIRED and AB_REPS set the paired rounds and the A/B's repetitions apart
-# (0 leaves that part out), e.g. to set two builds' A/B side by side.
+# (0 leaves that part out), e.g. to set two builds' A/B side by side. With
+# AB_FLOOR=1 each job also runs AB_REPS rounds of the A/B's floor
+# (`--gate-ab-floor`: CUPTI's dispatch to a near-empty handler, the part of
+# the cost that no change to the gate's own work can remove).
 #
 # BIN_DIR holds fikit-run and libfikit_collector.so (or NAME.gz); SET is the
 # validation set whose jobs' commands run (scripts/validate/real-set.json); a
@@ -34,6 +37,7 @@ ROUNDS=${5:?rounds}
 AB_MS=${AB_MS:-250}
 AB_ITERS=${AB_ITERS:-3000}
 PAIRED=${PAIRED:-$ROUNDS}
+AB_FLOOR=${AB_FLOOR:-0}
 AB_REPS=${AB_REPS:-$ROUNDS}
 shift 5
 for f in fikit-run fikit-profile libfikit_collector.so; do
@@ -73,4 +77,7 @@ for spec in "$@"; do
   [ "$AB_REPS" -gt 0 ] || continue
   "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$AB_REPS" \
     --gate-ab "$AB_MS" -o "$OUT/$j-ab" 2>"$OUT/$j-ab.log" | grep '^gate A/B' | tee -a "$OUT/gate-cost.txt"
+  [ "$AB_FLOOR" = 1 ] || continue
+  "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$AB_REPS" \
+    --gate-ab "$AB_MS" --gate-ab-floor -o "$OUT/$j-floor" 2>"$OUT/$j-floor.log" | grep '^gate A/B' | sed 's/^gate A\/B/gate A\/B floor/' | tee -a "$OUT/gate-cost.txt"
 done

@@ -488,6 +488,28 @@ unsafe extern "C" fn gate_callback(
         let Some(&Some(call)) = g.calls.get(cbid as usize) else {
             return;
         };
+        // (From the A/B's start: the first launches pass the gate, which
+        // starts the A/B.)
+        if g.block.header().ab_floor.load(Ordering::Relaxed) != 0
+            && g.block.slot(g.me).ab_start_ns.load(Ordering::Relaxed) != 0
+            && matches!(
+                call,
+                Call::Kernel { .. } | Call::KernelEx { .. } | Call::Graph { .. }
+            )
+        {
+            // The A/B's floor: count the launch (its iterations are stamped
+            // by it), nothing else, at entry only.
+            // SAFETY: the enum-typed site read as its raw u32 (0: entry).
+            let site = unsafe {
+                std::ptr::addr_of!((*cbdata.cast::<sys::CUpti_CallbackData>()).callbackSite)
+                    .cast::<u32>()
+                    .read()
+            };
+            if site == 0 {
+                g.gate.count_launch();
+            }
+            return;
+        }
         // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid for the call.
         let d = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
         // SAFETY: the enum-typed site read as its raw u32 (0: entry).
