@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""How much MPS slows each kernel of a job beside a busy one, by kernel key:
+the job's trace under MPS beside the busy job against its trace under MPS
+alone (traces/h200-corun/*-mps-* and *-mps-alone-*), median duration per
+key, time-weighted over the launches, grouped by the kernel's duration alone
+and by its blocks. A slowdown that followed size would be a rule on the
+trace's launch shapes; one that does not needs what the kernel does to
+memory (issue 15's per-kernel interference).
+
+    python3 -m venv /tmp/hs && /tmp/hs/bin/pip install polars
+    /tmp/hs/bin/python scripts/analysis/mps-kernel-slowdown.py ALONE.parquet BESIDE.parquet
+"""
+import sys
+
+import polars as pl
+
+GROUPS = [
+    ("µs alone", "alone", [0, 3e3, 6e3, 12e3, 25e3, 50e3, 1e12], 1e3),
+    ("blocks", "blocks", [0, 8, 33, 133, 529, 2113, 1e12], 1),
+]
+
+
+def kernels(path):
+    return (
+        pl.read_parquet(path)
+        .filter(pl.col("kind") == "kernel")
+        .with_columns(
+            (pl.col("end_ns") - pl.col("start_ns")).alias("dur"),
+            (pl.col("grid_x") * pl.col("grid_y") * pl.col("grid_z")).alias("blocks"),
+        )
+    )
+
+
+def weighted(df):
+    return (df["beside"] * df["n"]).sum() / (df["alone"] * df["n"]).sum()
+
+
+def main(argv):
+    if len(argv) != 3:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    alone = kernels(argv[1]).group_by("kernel_key").agg(
+        pl.col("dur").median().alias("alone"), pl.col("blocks").first(), pl.len().alias("n")
+    )
+    beside = kernels(argv[2]).group_by("kernel_key").agg(pl.col("dur").median().alias("beside"))
+    g = alone.join(beside, on="kernel_key").with_columns((pl.col("beside") / pl.col("alone")).alias("slow"))
+    print(
+        f"{argv[2]}: {g.height} kernel keys, {g['n'].sum()} launches; time-weighted slowdown {weighted(g):.2f}x; "
+        f"per key {g['slow'].min():.2f}-{g['slow'].max():.2f}x"
+    )
+    for label, col, edges, unit in GROUPS:
+        parts = []
+        for lo, hi in zip(edges, edges[1:]):
+            s = g.filter((pl.col(col) >= lo) & (pl.col(col) < hi))
+            if s.height:
+                parts.append(f"[{lo / unit:g}, {hi / unit:g}) {s.height} keys {weighted(s):.2f}x")
+        print(f"  by {label}: " + "; ".join(parts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
