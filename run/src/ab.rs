@@ -23,6 +23,11 @@ pub const MIN_ITERATIONS: usize = 3;
 /// once an iteration (every synchronization is an iteration's end in an off
 /// phase, only one after a launch in an on phase) than the gate's cost.
 pub const SUSPECT_FACTOR: f64 = 1.5;
+/// An on phase whose median iteration is more than this factor off its
+/// neighbours' (either way) is flagged: no gate cost is that large, but a
+/// program that synchronizes several times an iteration has spans of mixed
+/// lengths in both kinds of phase, and their medians jump between them.
+pub const WILD_FACTOR: f64 = 2.0;
 
 /// One round's A/B figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,6 +96,16 @@ impl GateAb {
         if a > 0.0 && b > 0.0 && (a / b).max(b / a) > SUSPECT_FACTOR {
             line.push_str(&format!(
                 " (suspect: off and on iterations differ by over {SUSPECT_FACTOR}x; does the program synchronize more than once an iteration?)"
+            ));
+        }
+        let wild = self
+            .ratios()
+            .iter()
+            .filter(|&&r| r > WILD_FACTOR || r < 1.0 / WILD_FACTOR)
+            .count();
+        if wild > 0 {
+            line.push_str(&format!(
+                " (suspect: {wild} on phase(s) more than {WILD_FACTOR}x off their neighbours; spans of mixed lengths: does the program synchronize more than once an iteration?)"
             ));
         }
         if self.late_ns > MARGIN_NS {
@@ -272,7 +287,27 @@ mod tests {
         assert_eq!(ab.ratios(), vec![2.0]);
         let line = ab.line();
         assert!(line.contains("differ by over 1.5x"), "{line}");
+        assert!(!line.contains("more than 2x off"), "{line}");
         assert!(line.contains("flips done up to 1.5 ms"), "{line}");
+    }
+
+    #[test]
+    fn phases_far_off_their_neighbours_are_flagged() {
+        let ms = 1_000_000;
+        // Off phases of 4 ms spans, an on phase of 1 ms ones and one of 4:
+        // medians 4x apart (bert-base's inner synchronizations looked so).
+        let mut s = every(1_000 * ms, 1_100 * ms, 4 * ms);
+        s.extend(every(1_100 * ms, 1_200 * ms, ms));
+        s.extend(every(1_200 * ms, 1_300 * ms, 4 * ms));
+        s.extend(every(1_300 * ms, 1_400 * ms, 4 * ms));
+        s.extend(every(1_400 * ms, 1_500 * ms, 4 * ms));
+        let ab = figures(&s, 1_000 * ms, 100, &flips(1_000 * ms, 100 * ms, 5, 0));
+        assert_eq!(ab.ratios(), vec![0.25, 1.0]);
+        let line = ab.line();
+        assert!(
+            line.contains("suspect: 1 on phase(s) more than 2x off"),
+            "{line}"
+        );
     }
 
     #[test]
