@@ -101,7 +101,7 @@ impl GateAb {
         let wild = self
             .ratios()
             .iter()
-            .filter(|&&r| r > WILD_FACTOR || r < 1.0 / WILD_FACTOR)
+            .filter(|&&r| !(1.0 / WILD_FACTOR..=WILD_FACTOR).contains(&r))
             .count();
         if wild > 0 {
             line.push_str(&format!(
