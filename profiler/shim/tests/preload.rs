@@ -33,10 +33,18 @@ fn launches_looked_up_as_the_runtime_and_triton_do_are_wrapped_and_hooked() {
     let fake = d.path().join("libfake_cuda.so");
     let driver = d.path().join("driver");
     cc(
-        &["-shared", "-fPIC", "-O1", src.join("fake_cuda.c").to_str().unwrap()],
+        &[
+            "-shared",
+            "-fPIC",
+            "-O1",
+            src.join("fake_cuda.c").to_str().unwrap(),
+        ],
         &fake,
     );
-    cc(&["-O1", src.join("driver.c").to_str().unwrap(), "-ldl"], &driver);
+    cc(
+        &["-O1", src.join("driver.c").to_str().unwrap(), "-ldl"],
+        &driver,
+    );
     let out = Command::new(&driver)
         .arg(&fake)
         .env("LD_PRELOAD", shim())
