@@ -179,6 +179,9 @@ pub struct Slot {
     pub gate_ns: AtomicU64,
     /// Launches timed in `gate_ns`.
     pub gate_calls: AtomicU64,
+    /// Which way the gate sees launches, written by the job's gate: 1
+    /// CUPTI's callbacks, 2 the preloaded shim; 0 not yet.
+    pub launch_path: AtomicU32,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and

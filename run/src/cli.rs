@@ -65,6 +65,13 @@ pub struct Args {
     /// gap opening is seen at once but a core stays busy the whole wait).
     #[arg(long, default_value_t = 0, value_name = "US")]
     pub gate_nap_us: u64,
+    /// How the gate sees each kernel launch: `cupti`, CUPTI's launch
+    /// callbacks; `preload`, the wrappers of the preloaded shim
+    /// (libfikit_shim.so beside the collector, set in LD_PRELOAD), which
+    /// cost a launch an indirect call instead of CUPTI's dispatch. Not yet
+    /// checked on a GPU: run.json's `launch_path` says which one each job used.
+    #[arg(long, value_enum, default_value_t = LaunchHook::Cupti)]
+    pub launch_hook: LaunchHook,
     /// A round still running after this long is stopped, s.
     #[arg(long, default_value_t = 1_800)]
     pub round_timeout_s: u64,
@@ -191,6 +198,30 @@ fn check_min_overlap(v: f64) -> Result<()> {
     }
 }
 
+/// How the gate sees launches (`--launch-hook`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LaunchHook {
+    /// CUPTI's launch callbacks.
+    Cupti,
+    /// The preloaded shim's wrappers (libfikit_shim.so).
+    Preload,
+}
+
+/// The shim to preload for `hook`: libfikit_shim.so beside `collector`.
+fn shim_for(hook: LaunchHook, collector: &Path) -> Result<Option<PathBuf>> {
+    if hook == LaunchHook::Cupti {
+        return Ok(None);
+    }
+    let shim = collector.with_file_name("libfikit_shim.so");
+    if !shim.is_file() {
+        return Err(bad(format!(
+            "--launch-hook preload needs libfikit_shim.so beside the collector: {} is missing",
+            shim.display()
+        )));
+    }
+    Ok(Some(shim))
+}
+
 /// fikit-profile beside this program: `Ok(path)`, or `Err(path)` where it
 /// is missing.
 fn profiler_beside() -> Result<std::result::Result<PathBuf, PathBuf>> {
@@ -264,6 +295,10 @@ impl Args {
             Some(_) => PathBuf::new(),
             None => fikit_profile::run::find_collector().map_err(bad)?,
         };
+        let shim = match &self.report {
+            Some(_) => None,
+            None => shim_for(self.launch_hook, &collector)?,
+        };
         let profiler = match &self.trace {
             None => None,
             Some(_) => Some(profiler_beside()?.map_err(|p| {
@@ -285,6 +320,7 @@ impl Args {
                 round_timeout_s: self.round_timeout_s,
                 gate_ab_ms: self.gate_ab.unwrap_or(0),
                 gate_ab_floor: self.gate_ab_floor,
+                shim,
             },
             model: self.model,
             min_overlap: self.min_overlap,
@@ -799,6 +835,8 @@ pub struct SetOptions {
     pub gate_timeout_ms: u64,
     /// A long wait's sleep between looks, µs (0: yield).
     pub gate_nap_us: u64,
+    /// The preloaded shim (`--launch-hook preload`).
+    pub shim: Option<PathBuf>,
     /// A round's time limit, s.
     pub round_timeout_s: u64,
     /// The least co-run share for a repetition to count.
@@ -831,6 +869,7 @@ impl SetOptions {
                 round_timeout_s: self.round_timeout_s,
                 gate_ab_ms: 0,
                 gate_ab_floor: false,
+                shim: self.shim.clone(),
             },
             model: self.model.clone(),
             min_overlap: self.min_overlap,
@@ -885,6 +924,10 @@ impl Args {
             Some(fikit_profile::run::find_collector().map_err(bad)?)
         };
         let profiler = profiler_beside()?.ok();
+        let shim = match &collector {
+            Some(c) => shim_for(self.launch_hook, c)?,
+            None => None,
+        };
         Ok(SetOptions {
             set,
             out: self.out,
@@ -896,6 +939,7 @@ impl Args {
             model: self.model,
             gate_timeout_ms: self.gate_timeout_ms,
             gate_nap_us: self.gate_nap_us,
+            shim,
             round_timeout_s: self.round_timeout_s,
             min_overlap: self.min_overlap,
             host_speed_from_alone: self.host_speed_from_alone,
@@ -1167,5 +1211,23 @@ mod tests {
         assert_eq!((j.priority, j.profile.is_none()), (9, true));
         assert!(parse_job("x:11=y").unwrap_err().contains("priority"));
         assert!(parse_job("nocommand").unwrap_err().contains("NAME"));
+    }
+
+    #[test]
+    fn the_preload_hook_needs_the_shim_beside_the_collector() {
+        let d = tempfile::tempdir().unwrap();
+        let collector = d.path().join("libfikit_collector.so");
+        assert_eq!(shim_for(LaunchHook::Cupti, &collector).unwrap(), None);
+        let e = shim_for(LaunchHook::Preload, &collector).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("needs libfikit_shim.so beside the collector"),
+            "{e:#}"
+        );
+        let shim = d.path().join("libfikit_shim.so");
+        std::fs::write(&shim, b"").unwrap();
+        assert_eq!(
+            shim_for(LaunchHook::Preload, &collector).unwrap(),
+            Some(shim)
+        );
     }
 }

@@ -36,6 +36,9 @@ pub struct ExecOptions {
     /// The A/B's on phases run CUPTI's dispatch to a near-empty handler,
     /// not the gate ([`fikit_gate::block::Header::ab_floor`]).
     pub gate_ab_floor: bool,
+    /// The shim preloaded into every job (`LD_PRELOAD`, before any the
+    /// environment has), through which the gate sees launches; `None`: CUPTI.
+    pub shim: Option<PathBuf>,
 }
 
 /// One job's measurements in one round.
@@ -87,6 +90,11 @@ pub struct JobRun {
     /// Launches timed in `gate_ns`.
     #[serde(default)]
     pub gate_calls: u64,
+    /// How its gate saw launches: `cupti` (CUPTI's callbacks) or `preload`
+    /// (the preloaded shim); `None` where no gate reported (or before it
+    /// was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_path: Option<String>,
     /// In a set: the pair whose exclusive round measured this run, where a
     /// later pair reuses it (a job alone is the same run whichever pair it
     /// is in); `None` where it ran in this round.
@@ -496,6 +504,14 @@ pub fn run_round(
                 .env("FIKIT_GATE", control.path())
                 .env("FIKIT_GATE_JOB", k.to_string())
                 .env("FIKIT_GATE_NAP_US", opts.gate_nap_us.to_string());
+            if let Some(shim) = &opts.shim {
+                let mut preload = shim.as_os_str().to_owned();
+                if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+                    preload.push(":");
+                    preload.push(old);
+                }
+                cmd.env("LD_PRELOAD", preload);
+            }
             if let Some(t) = &table_paths[k] {
                 cmd.env("FIKIT_GATE_TABLE", t);
             }
@@ -597,6 +613,11 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     o.unknown = s.unknown.load(SeqCst);
     o.launch_call_ns = s.launch_call_ns.load(SeqCst);
     o.launch_calls = s.launch_calls.load(SeqCst);
+    o.launch_path = match s.launch_path.load(SeqCst) {
+        1 => Some("cupti".into()),
+        2 => Some("preload".into()),
+        _ => None,
+    };
     o.gate_ns = s.gate_ns.load(SeqCst);
     o.gate_calls = s.gate_calls.load(SeqCst);
 }

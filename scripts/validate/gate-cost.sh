@@ -20,7 +20,10 @@
 # (0 leaves that part out), e.g. to set two builds' A/B side by side. With
 # AB_FLOOR=1 each job also runs AB_REPS rounds of the A/B's floor
 # (`--gate-ab-floor`: CUPTI's dispatch to a near-empty handler, the part of
-# the cost that no change to the gate's own work can remove).
+# the cost that no change to the gate's own work can remove). LAUNCH_HOOK
+# (cupti, the default, or preload) is passed to every fikit-run as
+# `--launch-hook`: with preload the gate sees launches through the shim
+# (BIN_DIR must hold libfikit_shim.so too).
 #
 # BIN_DIR holds fikit-run and libfikit_collector.so (or NAME.gz); SET is the
 # validation set whose jobs' commands run (scripts/validate/real-set.json); a
@@ -38,9 +41,10 @@ AB_MS=${AB_MS:-250}
 AB_ITERS=${AB_ITERS:-3000}
 PAIRED=${PAIRED:-$ROUNDS}
 AB_FLOOR=${AB_FLOOR:-0}
+HOOK=(--launch-hook "${LAUNCH_HOOK:-cupti}")
 AB_REPS=${AB_REPS:-$ROUNDS}
 shift 5
-for f in fikit-run fikit-profile libfikit_collector.so; do
+for f in fikit-run fikit-profile libfikit_collector.so libfikit_shim.so; do
   if [ ! -f "$BIN/$f" ] && [ -f "$BIN/$f.gz" ]; then gunzip -c "$BIN/$f.gz" >"$BIN/$f"; fi
 done
 chmod +x "$BIN/fikit-run" "$BIN/fikit-profile" 2>/dev/null
@@ -66,7 +70,7 @@ for spec in "$@"; do
   for r in $(seq 1 "$PAIRED"); do
     plain() { bash -c "$cmd" >"$OUT/$j-plain-$r.log" 2>&1; }
     gated() {
-      "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd" --policy fikit -r 1 -o "$OUT/$j-gated-$r" >/dev/null 2>&1
+      "$BIN/fikit-run" "${HOOK[@]}" --job "$j:0:$PROF/$j.parquet=$cmd" --policy fikit -r 1 -o "$OUT/$j-gated-$r" >/dev/null 2>&1
     }
     if [ $((r % 2)) -eq 1 ]; then plain; gated; else gated; plain; fi
     p=$(med "$OUT/$j-plain-$r.log")
@@ -75,9 +79,9 @@ for spec in "$@"; do
     echo "$j round $r: median iteration plain $p ms, under fikit-run fikit $g ms (ratio $(python3 -c "print(f'{$g/$p:.3f}')" 2>/dev/null)), fikit-run exclusive (gate open) $e ms (ratio $(python3 -c "print(f'{$e/$p:.3f}')" 2>/dev/null))" | tee -a "$OUT/gate-cost.txt"
   done
   [ "$AB_REPS" -gt 0 ] || continue
-  "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$AB_REPS" \
+  "$BIN/fikit-run" "${HOOK[@]}" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$AB_REPS" \
     --gate-ab "$AB_MS" -o "$OUT/$j-ab" 2>"$OUT/$j-ab.log" | grep '^gate A/B' | tee -a "$OUT/gate-cost.txt"
   [ "$AB_FLOOR" = 1 ] || continue
-  "$BIN/fikit-run" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$AB_REPS" \
+  "$BIN/fikit-run" "${HOOK[@]}" --job "$j:0:$PROF/$j.parquet=$cmd --iters $AB_ITERS" --policy fikit -r "$AB_REPS" \
     --gate-ab "$AB_MS" --gate-ab-floor -o "$OUT/$j-floor" 2>"$OUT/$j-floor.log" | grep '^gate A/B' | sed 's/^gate A\/B/gate A\/B floor/' | tee -a "$OUT/gate-cost.txt"
 done

@@ -23,7 +23,7 @@ PACK=${4:?pack file prefix}
 DEADLINE=${5:-540}
 PAIRS=${6:-}
 SECONDS=0
-for f in fikit-run fikit-profile libfikit_collector.so; do
+for f in fikit-run fikit-profile libfikit_collector.so libfikit_shim.so; do
   if [ ! -f "$BIN/$f" ] && [ -f "$BIN/$f.gz" ]; then gunzip -c "$BIN/$f.gz" >"$BIN/$f"; fi
 done
 chmod +x "$BIN/fikit-run" "$BIN/fikit-profile"

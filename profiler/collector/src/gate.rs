@@ -12,6 +12,13 @@
 //! the control block's `ab_period_ms` set (`fikit-run --gate-ab`), a thread
 //! turns the launch callbacks off and on in phases ([`fikit_gate::ab`]).
 //!
+//! Two ways to see launches. With the preloaded shim in the process
+//! (`libfikit_shim.so`, `fikit-run --launch-hook preload`) the gate
+//! registers hooks that the shim's wrappers of the driver's launch entry
+//! points call, and CUPTI's launch callbacks stay off; otherwise those
+//! callbacks call it. Either way the synchronizations come through CUPTI.
+//! The slot's `launch_path` says which.
+//!
 //! Which launches are gated: `cuLaunchKernel`, `cuLaunchKernelEx`,
 //! `cuLaunchCooperativeKernel` and `cuGraphLaunch` (and their per-thread
 //! stream forms), the driver calls the runtime's launches end in. A graph
@@ -28,7 +35,7 @@
 //! `pthread_atfork` flag, not a `getpid` per call.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -193,28 +200,49 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     if GATED.set(gated).is_err() {
         return Err("gate started twice".into());
     }
+    // Launches through the preloaded shim when the program has it
+    // (`fikit-run --launch-hook preload`), else through CUPTI's callbacks.
+    let shim = shim_registration();
+    let is_launch = |i: u32| {
+        !matches!(
+            GATED.get().and_then(|g| g.calls[i as usize]),
+            Some(Call::Sync | Call::BeginCapture) | None
+        )
+    };
     for &cbid in &ids {
+        if shim.is_some() && is_launch(cbid) {
+            continue;
+        }
         // SAFETY: the handle `subscribe_with` just returned.
         unsafe { cupti::enable_callback(handle, false, cbid, true) }
             .map_err(|e| format!("gate: {e}"))?;
     }
+    let path = match shim {
+        Some(set) => {
+            // SAFETY: SHIM_HOOKS is a static whose functions catch every panic.
+            if unsafe { set(&SHIM_HOOKS) } != SHIM_HOOKS_VERSION {
+                return Err("gate: the preloaded fikit shim is of another version".into());
+            }
+            notes.push("gate: launches through the preloaded shim".into());
+            LAUNCH_PATH_SHIM
+        }
+        None => LAUNCH_PATH_CUPTI,
+    };
+    block.slot(me).launch_path.store(path, Ordering::SeqCst);
     if block.header().ab_period_ms.load(Ordering::SeqCst) > 0 {
-        let launches: Vec<u32> = ids
-            .into_iter()
-            .filter(|&i| {
-                !matches!(
-                    GATED.get().and_then(|g| g.calls[i as usize]),
-                    Some(Call::Sync | Call::BeginCapture) | None
-                )
-            })
-            .collect();
-        let h = handle as usize;
+        let flip = match shim {
+            Some(set) => Flip::Shim(set),
+            None => Flip::Cupti(
+                handle as usize,
+                ids.into_iter().filter(|&i| is_launch(i)).collect(),
+            ),
+        };
         // SAFETY: registers a handler that only stores to a static atomic.
         unsafe { libc::atexit(stop_ab) };
         std::thread::Builder::new()
             .name("fikit-gate-ab".into())
             .spawn(move || {
-                let _ = std::panic::catch_unwind(|| ab_loop(h, &launches));
+                let _ = std::panic::catch_unwind(|| ab_loop(&flip));
             })
             .map_err(|e| format!("gate: cannot start the A/B thread: {e}"))?;
         notes.push(format!(
@@ -225,13 +253,21 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     Ok(Some(handle))
 }
 
+/// How the A/B turns the gate's launch path off and on.
+enum Flip {
+    /// CUPTI's launch callbacks `.1` of subscription `.0`.
+    Cupti(usize, Vec<u32>),
+    /// The preloaded shim's hooks.
+    Shim(ShimSetHooks),
+}
+
 /// The gate's A/B ([`fikit_gate::ab`]): once the job's first launch has
 /// gone and one more phase has passed with the gate on, turns the launch
-/// callbacks `launches` of subscription `handle` off and on in alternate
-/// phases, until the run aborts. A launch in flight across a flip may miss
-/// its exit callback (harmless for the job alone that an A/B runs), or its
-/// entry, and then its exit is ignored.
-fn ab_loop(handle: usize, launches: &[u32]) {
+/// path `flip` off and on in alternate phases, until the run aborts. A
+/// launch in flight across a flip may miss its exit callback (harmless for
+/// the job alone that an A/B runs), or its entry, and then its exit is
+/// ignored.
+fn ab_loop(flip: &Flip) {
     let Some(g) = GATED.get() else { return };
     let header = g.block.header();
     let slot = g.block.slot(g.me);
@@ -262,14 +298,28 @@ fn ab_loop(handle: usize, launches: &[u32]) {
         }
         AB_FLIPS.fetch_add(1, Ordering::Relaxed);
         let on = fikit_gate::ab::is_on(phase) || aborted();
-        for &cbid in launches {
-            // SAFETY: the live subscription the gate made; CUPTI allows
-            // enabling and disabling callbacks from any thread.
-            if let Err(e) = unsafe {
-                cupti::enable_callback(handle as sys::CUpti_SubscriberHandle, false, cbid, on)
-            } {
-                warn(&format!("gate: A/B stopped: {e}"));
-                return;
+        match flip {
+            Flip::Cupti(handle, launches) => {
+                for &cbid in launches {
+                    // SAFETY: the live subscription the gate made; CUPTI allows
+                    // enabling and disabling callbacks from any thread.
+                    if let Err(e) = unsafe {
+                        cupti::enable_callback(
+                            *handle as sys::CUpti_SubscriberHandle,
+                            false,
+                            cbid,
+                            on,
+                        )
+                    } {
+                        warn(&format!("gate: A/B stopped: {e}"));
+                        return;
+                    }
+                }
+            }
+            Flip::Shim(set) => {
+                let hooks: *const ShimHooks = if on { &SHIM_HOOKS } else { std::ptr::null() };
+                // SAFETY: the shim's registration; SHIM_HOOKS is a static.
+                unsafe { set(hooks) };
             }
         }
         if let Some(f) = g.block.flips().get(phase as usize) {
@@ -377,15 +427,27 @@ const TIMED: u64 = 1 << 42;
 static CAPTURE_SEEN: AtomicBool = AtomicBool::new(false);
 
 fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
-    // Every TIMED_EVERY-th launch of the thread is timed (two more clock reads).
+    let (timed, entered) = tick();
+    // SAFETY: CUPTI passes this call's parameter struct.
+    let (stream, key) = unsafe { launch_of(g, call, d.functionParams) };
+    gate_enter(g, timed, entered, stream, key)
+}
+
+/// Whether this launch of the thread is timed (every TIMED_EVERY-th: two
+/// more clock reads), and when it entered the gate if so.
+fn tick() -> (bool, i64) {
     let timed = TICK.with(|t| {
         let n = t.get().wrapping_add(1);
         t.set(n);
         n % TIMED_EVERY == 0
     });
-    let entered = if timed { now_ns() } else { 0 };
-    // SAFETY: CUPTI passes this call's parameter struct.
-    let (stream, key) = unsafe { launch_of(g, call, d.functionParams) };
+    (timed, if timed { now_ns() } else { 0 })
+}
+
+/// A launch into `stream` of kernel `key` at its entry, by either path:
+/// the gate's decision (this may wait), returned as the scratch word its
+/// exit reads.
+fn gate_enter(g: &Gated, timed: bool, entered: i64, stream: ds::CUstream, key: Option<u64>) -> u64 {
     if g.block.policy() != GatePolicy::Open
         && CAPTURE_SEEN.load(Ordering::Relaxed)
         // SAFETY: the stream this launch call received, in its (current) context.
@@ -429,6 +491,15 @@ extern "C" fn stop_ab() {
 }
 
 fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
+    gate_exit(g, scratch, || {
+        // SAFETY: as at entry.
+        unsafe { launch_of(g, call, d.functionParams) }.0
+    });
+}
+
+/// A launch's exit, by either path, with its entry's scratch word; the
+/// launch's stream (for a marker) from `stream`.
+fn gate_exit(g: &Gated, scratch: u64, stream: impl FnOnce() -> ds::CUstream) {
     // A timed call's own time ends here, before any marker is queued.
     let now = if scratch & TIMED != 0 { now_ns() } else { 0 };
     // No entry seen for this call on this thread since the last flip of the
@@ -439,13 +510,115 @@ fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
         return;
     }
     if scratch & MARK != 0 {
-        // SAFETY: as at entry.
-        let (stream, _) = unsafe { launch_of(g, call, d.functionParams) };
-        mark(g, stream, scratch as u32);
+        mark(g, stream(), scratch as u32);
     }
     if now != 0 {
         g.gate.after_launch(went, now);
     }
+}
+
+/// The A/B's floor is on ([`fikit_gate::block::Header::ab_floor`]), from the
+/// A/B's start: the first launches pass the gate, which starts the A/B.
+fn floor_on(g: &Gated) -> bool {
+    g.block.header().ab_floor.load(Ordering::Relaxed) != 0
+        && g.block.slot(g.me).ab_start_ns.load(Ordering::Relaxed) != 0
+}
+
+/// The preloaded shim's `fikit_shim_set_hooks`.
+type ShimSetHooks = unsafe extern "C" fn(*const ShimHooks) -> u32;
+
+/// `fikit_shim::LaunchInfo` (C layout; a test holds the two alike).
+#[repr(C)]
+struct ShimLaunch {
+    kind: u32,
+    ptsz: u32,
+    function: *mut c_void,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    stream: *mut c_void,
+}
+
+/// `fikit_shim::Hooks` (C layout).
+#[repr(C)]
+struct ShimHooks {
+    version: u32,
+    enter: unsafe extern "C" fn(*const ShimLaunch) -> u64,
+    exit: unsafe extern "C" fn(u64, c_int),
+}
+
+/// `fikit_shim::HOOKS_VERSION`.
+const SHIM_HOOKS_VERSION: u32 = 1;
+/// `fikit_shim::kind::GRAPH`.
+const SHIM_GRAPH: u32 = 3;
+/// Values of the slot's `launch_path`.
+const LAUNCH_PATH_CUPTI: u32 = 1;
+const LAUNCH_PATH_SHIM: u32 = 2;
+
+static SHIM_HOOKS: ShimHooks = ShimHooks {
+    version: SHIM_HOOKS_VERSION,
+    enter: shim_enter,
+    exit: shim_exit,
+};
+
+thread_local! {
+    /// The stream of the thread's launch in progress through the shim.
+    static SHIM_STREAM: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The preloaded shim's registration, when the process has the shim.
+fn shim_registration() -> Option<ShimSetHooks> {
+    // SAFETY: a lookup in the global scope by a constant name.
+    let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"fikit_shim_set_hooks".as_ptr()) };
+    // SAFETY: the shim exports this name with this signature.
+    (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, ShimSetHooks>(p) })
+}
+
+/// The shim's hook at a launch's entry.
+unsafe extern "C" fn shim_enter(info: *const ShimLaunch) -> u64 {
+    std::panic::catch_unwind(|| {
+        let Some(g) = GATED.get() else { return 0 };
+        if info.is_null() || FORKED.load(Ordering::Relaxed) {
+            return 0;
+        }
+        if floor_on(g) {
+            g.gate.count_launch();
+            return 0;
+        }
+        // SAFETY: the shim passes its launch's description, live for the call.
+        let i = unsafe { &*info };
+        let (timed, entered) = tick();
+        let stream = if i.ptsz != 0 && i.stream.is_null() {
+            CU_STREAM_PER_THREAD as ds::CUstream
+        } else {
+            i.stream.cast::<ds::CUstream_st>()
+        };
+        let key = (i.kind != SHIM_GRAPH)
+            .then(|| {
+                key_of(
+                    g,
+                    i.function.cast::<ds::CUfunc_st>(),
+                    i.grid,
+                    i.block,
+                    i.shared_bytes,
+                )
+            })
+            .flatten();
+        SHIM_STREAM.set(stream as usize);
+        gate_enter(g, timed, entered, stream, key)
+    })
+    .unwrap_or(0)
+}
+
+/// The shim's hook at a launch's exit.
+unsafe extern "C" fn shim_exit(token: u64, _result: c_int) {
+    let _ = std::panic::catch_unwind(|| {
+        let Some(g) = GATED.get() else { return };
+        if FORKED.load(Ordering::Relaxed) {
+            return;
+        }
+        gate_exit(g, token, || SHIM_STREAM.get() as ds::CUstream);
+    });
 }
 
 /// Queues the write of `seq` to this job's `done` behind the launch; if that
@@ -488,10 +661,7 @@ unsafe extern "C" fn gate_callback(
         let Some(&Some(call)) = g.calls.get(cbid as usize) else {
             return;
         };
-        // (From the A/B's start: the first launches pass the gate, which
-        // starts the A/B.)
-        if g.block.header().ab_floor.load(Ordering::Relaxed) != 0
-            && g.block.slot(g.me).ab_start_ns.load(Ordering::Relaxed) != 0
+        if floor_on(g)
             && matches!(
                 call,
                 Call::Kernel { .. } | Call::KernelEx { .. } | Call::Graph { .. }
@@ -550,6 +720,31 @@ unsafe extern "C" fn gate_callback(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shims_layout_is_the_collectors() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<ShimLaunch>(), size_of::<fikit_shim::LaunchInfo>());
+        assert_eq!(
+            offset_of!(ShimLaunch, stream),
+            offset_of!(fikit_shim::LaunchInfo, stream)
+        );
+        assert_eq!(
+            offset_of!(ShimLaunch, shared_bytes),
+            offset_of!(fikit_shim::LaunchInfo, shared_bytes)
+        );
+        assert_eq!(
+            offset_of!(ShimLaunch, function),
+            offset_of!(fikit_shim::LaunchInfo, function)
+        );
+        assert_eq!(size_of::<ShimHooks>(), size_of::<fikit_shim::Hooks>());
+        assert_eq!(
+            offset_of!(ShimHooks, exit),
+            offset_of!(fikit_shim::Hooks, exit)
+        );
+        assert_eq!(SHIM_HOOKS_VERSION, fikit_shim::HOOKS_VERSION);
+        assert_eq!(SHIM_GRAPH, fikit_shim::kind::GRAPH);
+    }
 
     #[test]
     fn gated_calls() {

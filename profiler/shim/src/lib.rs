@@ -23,6 +23,11 @@
 //! can panic on a launch: atomics, one indirect call, no allocation. Binding
 //! a wrapper (once per entry point and variant) takes a lock.
 //!
+//! A limit of any `dlsym` interposer: a call `dlsym(RTLD_NEXT, name)` from
+//! another library is answered as if made from the shim (the next object
+//! after the shim, not after the caller). The CUDA stack does not make such
+//! calls; another interposer in the same process might.
+//!
 //! Each wrapper is one of [`SLOTS`] per signature, bound to one driver
 //! pointer and knowing whether that pointer is a per-thread-stream variant
 //! (from the driver's own name for it, `dladdr`, or the lookup's flags). A
