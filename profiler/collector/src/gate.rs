@@ -201,8 +201,15 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
         return Err("gate started twice".into());
     }
     // Launches through the preloaded shim when the program has it
-    // (`fikit-run --launch-hook preload`), else through CUPTI's callbacks.
-    let shim = shim_registration();
+    // (`fikit-run --launch-hook preload`) and it takes the gate's hooks,
+    // else through CUPTI's callbacks.
+    // SAFETY: SHIM_HOOKS is a static whose functions catch every panic.
+    let shim = shim_registration().filter(|set| unsafe { set(&SHIM_HOOKS) } == SHIM_HOOKS_VERSION);
+    if shim.is_none() && shim_registration().is_some() {
+        let n = "gate: the preloaded fikit shim is of another version; launches through CUPTI";
+        warn(n);
+        notes.push(n.into());
+    }
     let is_launch = |i: u32| {
         !matches!(
             GATED.get().and_then(|g| g.calls[i as usize]),
@@ -218,11 +225,7 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
             .map_err(|e| format!("gate: {e}"))?;
     }
     let path = match shim {
-        Some(set) => {
-            // SAFETY: SHIM_HOOKS is a static whose functions catch every panic.
-            if unsafe { set(&SHIM_HOOKS) } != SHIM_HOOKS_VERSION {
-                return Err("gate: the preloaded fikit shim is of another version".into());
-            }
+        Some(_) => {
             notes.push("gate: launches through the preloaded shim".into());
             LAUNCH_PATH_SHIM
         }
