@@ -7,13 +7,21 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The shim library cargo built beside this test's binary.
+/// The shim library cargo built for this test: beside its binary (in
+/// `deps/`, where a test's build leaves it) or in the profile's folder.
 fn shim() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let lib = dir.join("libfikit_shim.so");
-    assert!(lib.is_file(), "{} is missing", lib.display());
-    lib
+    let deps = exe.parent().unwrap();
+    [deps, deps.parent().unwrap()]
+        .iter()
+        .map(|d| d.join("libfikit_shim.so"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "libfikit_shim.so is in neither {} nor its parent",
+                deps.display()
+            )
+        })
 }
 
 fn cc(args: &[&str], out: &Path) {
