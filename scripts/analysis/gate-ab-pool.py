@@ -3,8 +3,11 @@
 per policy, the median of every counted on phase's ratio (its median
 iteration over the mean of its two off neighbours') with a bootstrap 95%
 interval of that median, and the gate's own work per launch (`gate_ns` over
-`gate_calls`, where kept). One process's phases are not independent of its
-host speed, so the interval is a guide, not a test.
+`gate_calls`, where kept), the launch path its gates used (`launch_path`:
+CUPTI's callbacks or the preloaded shim) and the launches they saw per
+round (against a run of the same job and iterations by the other path,
+whether the shim sees every launch). One process's phases are not
+independent of its host speed, so the interval is a guide, not a test.
 
     scripts/analysis/gate-ab-pool.py RUN_JSON...
 """
@@ -32,7 +35,9 @@ def main(argv):
                 if not ab:
                     continue
                 kind = rd["policy"] + (" floor" if ab.get("floor") else "")
-                p = pools.setdefault((job["job"], kind), {"ratios": [], "runs": 0, "gate_us": []})
+                kind += " via " + job.get("launch_path", "cupti")
+                p = pools.setdefault((job["job"], kind), {"ratios": [], "runs": 0, "gate_us": [], "launches": []})
+                p["launches"].append(job.get("launches", 0))
                 p["runs"] += 1
                 p["ratios"] += [on / off for _, on, off in ab["phases"]]
                 if job.get("gate_calls"):
@@ -49,7 +54,7 @@ def main(argv):
             own = f"; the gate's own work {statistics.median(p['gate_us']):.3f} µs a launch (median of {len(p['gate_us'])} runs)"
         print(
             f"{job} {kind}: {statistics.median(v):.3f}x [95% interval {boots[100]:.3f}-{boots[3899]:.3f}] "
-            f"over {len(v)} on phases of {p['runs']} runs{own}"
+            f"over {len(v)} on phases of {p['runs']} runs{own}; launches seen per run {p['launches']}"
         )
     return 0
 
