@@ -23,10 +23,13 @@
 //! can panic on a launch: atomics, one indirect call, no allocation. Binding
 //! a wrapper (once per entry point and variant) takes a lock.
 //!
-//! A limit of any `dlsym` interposer: a call `dlsym(RTLD_NEXT, name)` from
-//! another library is answered as if made from the shim (the next object
-//! after the shim, not after the caller). The CUDA stack does not make such
-//! calls; another interposer in the same process might.
+//! A limit of any `dlsym` interposer: a lookup it answers by calling the C
+//! library's `dlsym` is made from the shim, so `RTLD_DEFAULT` and
+//! `RTLD_NEXT` would be answered in the shim's scope, not the caller's. On
+//! x86_64 the shim jumps straight into the C library's `dlsym` for every
+//! name not starting "cu", so only "cu…" lookups by those handles are
+//! answered from the shim's scope (the CUDA stack looks the driver up by
+//! its handle).
 //!
 //! Each wrapper is one of [`SLOTS`] per signature, bound to one driver
 //! pointer and knowing whether that pointer is a per-thread-stream variant
@@ -241,9 +244,20 @@ static REAL_GPA2: AtomicUsize = AtomicUsize::new(0);
 static BIND: Mutex<()> = Mutex::new(());
 
 fn real_dlsym() -> Option<DlsymFn> {
+    // SAFETY: the resolved pointer is the C library's dlsym (or 0).
+    let p = resolve_dlsym();
+    // SAFETY: a non-zero value is the C library's dlsym.
+    (p != 0).then(|| unsafe { std::mem::transmute::<usize, DlsymFn>(p) })
+}
+
+/// The C library's `dlsym`, found once by version (glibc 2.34 on, and the
+/// first version on x86_64 and on aarch64); a process without it cannot
+/// look anything up, so the shim says so and aborts rather than answer
+/// every lookup with nothing.
+extern "C" fn resolve_dlsym() -> usize {
     let mut p = REAL_DLSYM.load(Acquire);
     if p == 0 {
-        for version in [c"GLIBC_2.34", c"GLIBC_2.2.5"] {
+        for version in [c"GLIBC_2.34", c"GLIBC_2.2.5", c"GLIBC_2.17"] {
             // SAFETY: dlvsym with constant C strings; it is not interposed.
             p = unsafe { libc::dlvsym(libc::RTLD_NEXT, c"dlsym".as_ptr(), version.as_ptr()) }
                 as usize;
@@ -251,10 +265,17 @@ fn real_dlsym() -> Option<DlsymFn> {
                 break;
             }
         }
+        if p == 0 {
+            let m = b"fikit shim: the C library's dlsym not found; take libfikit_shim.so out of LD_PRELOAD\n";
+            // SAFETY: writes a constant message to standard error, then aborts.
+            unsafe {
+                libc::write(2, m.as_ptr().cast(), m.len());
+                libc::abort();
+            }
+        }
         REAL_DLSYM.store(p, Release);
     }
-    // SAFETY: a non-zero value is the C library's dlsym.
-    (p != 0).then(|| unsafe { std::mem::transmute::<usize, DlsymFn>(p) })
+    p
 }
 
 /// The exported name of the function at `p`, when `p` is one's start.
@@ -271,13 +292,42 @@ fn name_at(p: *mut c_void) -> Option<&'static [u8]> {
     Some(unsafe { CStr::from_ptr(info.dli_sname) }.to_bytes())
 }
 
-/// What to hand the program for driver pointer `p`, found under `asked`
-/// (`ptsz_hint`: the lookup asked for the per-thread-stream variant).
-fn substitute(asked: &[u8], p: *mut c_void, ptsz_hint: bool) -> *mut c_void {
+/// How a lookup asked: for the per-thread-stream variant (its flags), and
+/// at which CUDA version (`cuGetProcAddress`'s; `None` through `dlsym`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Asked {
+    ptsz: bool,
+    version: Option<c_int>,
+}
+
+/// The entry point the driver's pointer `p` for a lookup of `asked` is: by
+/// the driver's own exported name for `p` when it has one, else by the
+/// name asked and how (`cuGetProcAddress` at CUDA 12.0 or later is the
+/// `_v2` signature; the lookup's flags tell the stream variant).
+fn entry_of(asked: &[u8], how: Asked, p: *mut c_void) -> Option<Entry> {
+    // Most lookups are of other functions: no loader call for them.
+    let by_name = classify(asked)?;
+    if let Some(e) = name_at(p).and_then(classify) {
+        return Some(e);
+    }
+    Some(match by_name {
+        Entry::GetProcAddress { v2 } => Entry::GetProcAddress {
+            v2: v2 || how.version.is_some_and(|v| v >= 12_000),
+        },
+        Entry::Launch { kind, ptsz } => Entry::Launch {
+            kind,
+            ptsz: ptsz || how.ptsz,
+        },
+    })
+}
+
+/// What to hand the program for driver pointer `p`, found by a lookup of
+/// `asked` ([`entry_of`]).
+fn substitute(asked: &[u8], p: *mut c_void, how: Asked) -> *mut c_void {
     if p.is_null() {
         return p;
     }
-    let Some(entry) = name_at(p).and_then(classify).or_else(|| classify(asked)) else {
+    let Some(entry) = entry_of(asked, how, p) else {
         return p;
     };
     match entry {
@@ -290,7 +340,6 @@ fn substitute(asked: &[u8], p: *mut c_void, ptsz_hint: bool) -> *mut c_void {
             shim_gpa1 as Gpa1Fn as *mut c_void
         }
         Entry::Launch { kind, ptsz } => {
-            let ptsz = ptsz || ptsz_hint;
             let bound = match kind {
                 kind::KERNEL => bind(&KERNEL_REAL, &KERNEL_PTSZ, p, ptsz)
                     .map(|i| KERNEL_WRAPPERS[i] as *mut c_void),
@@ -330,11 +379,69 @@ fn bind(
 
 /// `dlsym`, interposed: the C library's, except that the driver's
 /// `cuGetProcAddress` and launch entry points come back as the shim's.
+/// A lookup of a name not starting with "cu" jumps straight into the C
+/// library's `dlsym`, so that it still sees its caller (`RTLD_DEFAULT` and
+/// `RTLD_NEXT` are answered in the caller's scope, which a call from the
+/// shim would change); a "cu…" name goes through [`dlsym_cu`].
 ///
 /// # Safety
 /// As the C library's `dlsym`.
+#[cfg(target_arch = "x86_64")]
+#[unsafe(naked)]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
+    // rdi: handle, rsi: symbol. A non-null symbol starting "cu" goes to
+    // dlsym_cu; anything else to the C library's dlsym, by a jump (its
+    // return address stays the caller's), resolved first if need be
+    // (saving the arguments, the stack kept 16-byte aligned for the call).
+    core::arch::naked_asm!(
+        "test rsi, rsi",
+        "jz 2f",
+        "cmp byte ptr [rsi], 0x63", // 'c'
+        "jne 2f",
+        "cmp byte ptr [rsi + 1], 0x75", // 'u'
+        "jne 2f",
+        "jmp {cu}",
+        "2:",
+        "mov rax, qword ptr [rip + {real}]",
+        "test rax, rax",
+        "jz 3f",
+        "jmp rax",
+        "3:",
+        "push rdi",
+        "push rsi",
+        "sub rsp, 8",
+        "call {resolve}",
+        "add rsp, 8",
+        "pop rsi",
+        "pop rdi",
+        "jmp rax",
+        cu = sym dlsym_cu,
+        real = sym REAL_DLSYM,
+        resolve = sym resolve_dlsym,
+    )
+}
+
+/// `dlsym`, interposed (see the x86_64 form; here every lookup goes
+/// through [`dlsym_cu`], so a library's `RTLD_DEFAULT` or `RTLD_NEXT`
+/// lookup is answered in the shim's scope).
+///
+/// # Safety
+/// As the C library's `dlsym`.
+#[cfg(not(target_arch = "x86_64"))]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
+    // SAFETY: forwarded as received.
+    unsafe { dlsym_cu(handle, symbol) }
+}
+
+/// A `dlsym` of a name starting "cu" (from [`dlsym`]): the C library's
+/// answer, the driver's `cuGetProcAddress` and launch entry points
+/// replaced by the shim's.
+///
+/// # Safety
+/// As the C library's `dlsym`.
+unsafe extern "C" fn dlsym_cu(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
     let Some(real) = real_dlsym() else {
         return std::ptr::null_mut();
     };
@@ -348,7 +455,7 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *m
     if !name.starts_with(b"cu") {
         return p;
     }
-    substitute(name, p, false)
+    substitute(name, p, Asked::default())
 }
 
 /// `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` of cuda.h.
@@ -358,13 +465,23 @@ const PER_THREAD_DEFAULT_STREAM: u64 = 2;
 ///
 /// # Safety
 /// `symbol` a C string, `pfn` valid, as the lookup received them.
-unsafe fn after_lookup(symbol: *const c_char, pfn: *mut *mut c_void, flags: u64, rc: c_int) {
+unsafe fn after_lookup(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+    rc: c_int,
+) {
     if rc != 0 || symbol.is_null() || pfn.is_null() {
         return;
     }
     // SAFETY: the caller's promise.
     let (name, p) = unsafe { (CStr::from_ptr(symbol).to_bytes(), *pfn) };
-    let s = substitute(name, p, flags & PER_THREAD_DEFAULT_STREAM != 0);
+    let how = Asked {
+        ptsz: flags & PER_THREAD_DEFAULT_STREAM != 0,
+        version: Some(version),
+    };
+    let s = substitute(name, p, how);
     if s != p {
         // SAFETY: the caller's promise.
         unsafe { *pfn = s };
@@ -386,7 +503,7 @@ unsafe extern "C" fn shim_gpa1(
     // SAFETY: forwarded as received.
     let rc = unsafe { real(symbol, pfn, version, flags) };
     // SAFETY: as the lookup received them.
-    unsafe { after_lookup(symbol, pfn, flags, rc) };
+    unsafe { after_lookup(symbol, pfn, version, flags, rc) };
     rc
 }
 
@@ -406,7 +523,7 @@ unsafe extern "C" fn shim_gpa2(
     // SAFETY: forwarded as received.
     let rc = unsafe { real(symbol, pfn, version, flags, status) };
     // SAFETY: as the lookup received them.
-    unsafe { after_lookup(symbol, pfn, flags, rc) };
+    unsafe { after_lookup(symbol, pfn, version, flags, rc) };
     rc
 }
 

@@ -40,6 +40,17 @@ fn launches_looked_up_as_the_runtime_and_triton_do_are_wrapped_and_hooked() {
     let d = tempfile::tempdir().unwrap();
     let fake = d.path().join("libfake_cuda.so");
     let driver = d.path().join("driver");
+    let group = d.path().join("libgroup.so");
+    cc(
+        &[
+            "-shared",
+            "-fPIC",
+            "-O1",
+            src.join("group.c").to_str().unwrap(),
+            "-ldl",
+        ],
+        &group,
+    );
     cc(
         &[
             "-shared",
@@ -55,6 +66,7 @@ fn launches_looked_up_as_the_runtime_and_triton_do_are_wrapped_and_hooked() {
     );
     let out = Command::new(&driver)
         .arg(&fake)
+        .arg(&group)
         .env("LD_PRELOAD", shim())
         .output()
         .unwrap();
@@ -66,6 +78,10 @@ fn launches_looked_up_as_the_runtime_and_triton_do_are_wrapped_and_hooked() {
     );
     // Without the shim the same program sees the fake's own functions and
     // fails its first check: the test depends on the preload.
-    let out = Command::new(&driver).arg(&fake).output().unwrap();
+    let out = Command::new(&driver)
+        .arg(&fake)
+        .arg(&group)
+        .output()
+        .unwrap();
     assert!(!out.status.success());
 }

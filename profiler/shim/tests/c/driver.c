@@ -103,6 +103,24 @@ int main(int argc, char **argv) {
     /* Asked for itself, the lookup is the shim's again. */
     CHECK(gpa("cuGetProcAddress", &p, 13000, 0, &st) == 0 && p == (void *)gpa);
 
+    /* A pointer the driver does not export: the variant from the lookup. */
+    CHECK(gpa("cuLaunchKernel", &p, 12000, 2, &st) == 0 && p);
+    CHECK(dladdr(p, &d) && !strstr(d.dli_fname, "fake"));
+    CHECK(((lk_t)p)((void *)0x6, 11, 1, 1, 1, 1, 1, 0, 0, 0, 0) == 0);
+    CHECK(*last_kind == 4 && seen.ptsz == 1 && seen.grid[0] == 11);
+    /* cuGetProcAddress asked for itself at CUDA 12.0, unexported: the
+     * five-argument form, so the shim's _v2, which still looks up. */
+    void *self = 0;
+    CHECK(gpa("cuGetProcAddress", &self, 12000, 0, &st) == 0 && self == (void *)gpa);
+    CHECK(((gpa2_t)self)("cuMemAlloc", &p, 13000, 0, &st) == 0 && p == dlsym(lib, "cuMemAlloc_v2"));
+
+    /* A library opened on its own (RTLD_LOCAL) finds its own symbol by
+     * RTLD_DEFAULT: the lookup is answered in its scope, not the shim's. */
+    void *group = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+    CHECK(group);
+    void *(*lookup)(void) = (void *(*)(void))dlsym(group, "group_lookup");
+    CHECK(lookup && lookup() == dlsym(group, "group_private"));
+
     /* Triton's way: dlsym of a launch function by name. */
     lk_t direct = (lk_t)dlsym(lib, "cuLaunchKernel");
     CHECK(direct && dladdr((void *)direct, &d) && !strstr(d.dli_fname, "fake"));
@@ -119,7 +137,7 @@ int main(int argc, char **argv) {
     hooks_t old = {99, enter_hook, exit_hook};
     CHECK(set_hooks(&old) == 0);
     uint64_t (*count)(void) = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "fikit_shim_launches");
-    CHECK(count && count() == 6);
+    CHECK(count && count() == 7);
     printf("ok\n");
     return 0;
 }

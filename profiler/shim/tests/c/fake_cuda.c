@@ -44,10 +44,30 @@ int cuGraphLaunch(void *exec, void *stream) {
 
 int cuMemAlloc_v2(void) { return 0; }
 
+/* Not exported: what a driver may hand back for a lookup (the shim then
+ * tells the variant from the lookup's name, version and flags). */
+static int launch_hidden(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                         unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+    fake_launches++;
+    fake_last_kind = 4;
+    fake_last_grid_x = gx;
+    return 0;
+}
+
+int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status);
+
+static int gpa_hidden(const char *symbol, void **pfn, int version, uint64_t flags, int *status) {
+    return cuGetProcAddress_v2(symbol, pfn, version + 1000, flags, status);
+}
+
 int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags, int *status) {
     int ptsz = (flags & 2) != 0;
     *pfn = 0;
-    if (!strcmp(symbol, "cuLaunchKernel"))
+    if (version == 12000 && !strcmp(symbol, "cuLaunchKernel"))
+        *pfn = (void *)launch_hidden;
+    else if (version == 12000 && !strcmp(symbol, "cuGetProcAddress"))
+        *pfn = (void *)gpa_hidden;
+    else if (!strcmp(symbol, "cuLaunchKernel"))
         *pfn = ptsz ? (void *)cuLaunchKernel_ptsz : (void *)cuLaunchKernel;
     else if (!strcmp(symbol, "cuLaunchKernelEx"))
         *pfn = (void *)cuLaunchKernelEx;
