@@ -182,6 +182,10 @@ pub struct Slot {
     /// Which way the gate sees launches, written by the job's gate: 1
     /// CUPTI's callbacks, 2 the preloaded shim; 0 not yet.
     pub launch_path: AtomicU32,
+    _path_pad: u32,
+    /// Through the shim: lookups of a launch entry point it could not wrap
+    /// (their launches went ungated), written at the process's exit.
+    pub shim_unwrapped: AtomicU64,
 }
 
 /// Where a control file lives that the GPU's stream writes must reach, and

@@ -41,6 +41,11 @@ pub struct ExecOptions {
     pub shim: Option<PathBuf>,
 }
 
+/// Serde's test for a count left out of run.json when 0.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One job's measurements in one round.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct JobRun {
@@ -95,6 +100,10 @@ pub struct JobRun {
     /// was kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_path: Option<String>,
+    /// Through the shim: launch entry points it could not wrap, whose
+    /// launches the gate never saw (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shim_unwrapped: u64,
     /// In a set: the pair whose exclusive round measured this run, where a
     /// later pair reuses it (a job alone is the same run whichever pair it
     /// is in); `None` where it ran in this round.
@@ -618,6 +627,7 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
         2 => Some("preload".into()),
         _ => None,
     };
+    o.shim_unwrapped = s.shim_unwrapped.load(SeqCst);
     o.gate_ns = s.gate_ns.load(SeqCst);
     o.gate_calls = s.gate_calls.load(SeqCst);
 }

@@ -227,6 +227,9 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     let path = match shim {
         Some(_) => {
             notes.push("gate: launches through the preloaded shim".into());
+            // SAFETY: registers a handler that reads the shim's counter and
+            // stores it in the block, mapped for the process's life.
+            unsafe { libc::atexit(count_unwrapped) };
             LAUNCH_PATH_SHIM
         }
         None => LAUNCH_PATH_CUPTI,
@@ -494,22 +497,26 @@ extern "C" fn stop_ab() {
 }
 
 fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
-    gate_exit(g, scratch, || {
+    gate_exit(g, scratch, true, || {
         // SAFETY: as at entry.
         unsafe { launch_of(g, call, d.functionParams) }.0
     });
 }
 
 /// A launch's exit, by either path, with its entry's scratch word; the
-/// launch's stream (for a marker) from `stream`.
-fn gate_exit(g: &Gated, scratch: u64, stream: impl FnOnce() -> ds::CUstream) {
+/// launch's stream (for a marker) from `stream`. `flipped_apart`: an exit
+/// can come without its entry (CUPTI's callbacks turned on between them),
+/// so one after an A/B flip since the entry is ignored; the shim always
+/// pairs them.
+fn gate_exit(g: &Gated, scratch: u64, flipped_apart: bool, stream: impl FnOnce() -> ds::CUstream) {
     // A timed call's own time ends here, before any marker is queued.
     let now = if scratch & TIMED != 0 { now_ns() } else { 0 };
     // No entry seen for this call on this thread since the last flip of the
     // A/B (it turned the callbacks on between the two): its scratch word is
     // not ours.
     let (went, flips) = WENT.replace((0, 0));
-    if went == 0 || flips != AB_FLIPS.load(Ordering::Relaxed) || scratch & GATED_CALL == 0 {
+    let stale = flipped_apart && flips != AB_FLIPS.load(Ordering::Relaxed);
+    if went == 0 || stale || scratch & GATED_CALL == 0 {
         return;
     }
     if scratch & MARK != 0 {
@@ -577,6 +584,28 @@ fn shim_registration() -> Option<ShimSetHooks> {
     (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, ShimSetHooks>(p) })
 }
 
+/// At exit: lookups the shim could not wrap (every slot of a signature
+/// taken), whose launches the gate never saw; kept in the slot and said.
+extern "C" fn count_unwrapped() {
+    let _ = std::panic::catch_unwind(|| {
+        let Some(g) = GATED.get() else { return };
+        // SAFETY: a lookup in the global scope by a constant name.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"fikit_shim_unwrapped".as_ptr()) };
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: the shim exports this name with this signature.
+        let f = unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> u64>(p) };
+        let n = f();
+        g.block.slot(g.me).shim_unwrapped.store(n, Ordering::SeqCst);
+        if n > 0 {
+            warn(&format!(
+                "gate: {n} launch entry point(s) the preloaded shim could not wrap; their launches went ungated"
+            ));
+        }
+    });
+}
+
 /// The shim's hook at a launch's entry.
 unsafe extern "C" fn shim_enter(info: *const ShimLaunch) -> u64 {
     std::panic::catch_unwind(|| {
@@ -620,7 +649,7 @@ unsafe extern "C" fn shim_exit(token: u64, _result: c_int) {
         if FORKED.load(Ordering::Relaxed) {
             return;
         }
-        gate_exit(g, token, || SHIM_STREAM.get() as ds::CUstream);
+        gate_exit(g, token, false, || SHIM_STREAM.get() as ds::CUstream);
     });
 }
 
