@@ -93,6 +93,14 @@ pub struct Header {
     pub ab_floor: AtomicU32,
 }
 
+/// Values of [`Slot::launch_path`].
+pub mod launch_path {
+    /// CUPTI's launch callbacks.
+    pub const CUPTI: u32 = 1;
+    /// The preloaded shim's wrappers.
+    pub const SHIM: u32 = 2;
+}
+
 /// Job states in [`Slot::state`], set by the parent.
 pub mod state {
     /// Not started yet.
@@ -179,8 +187,8 @@ pub struct Slot {
     pub gate_ns: AtomicU64,
     /// Launches timed in `gate_ns`.
     pub gate_calls: AtomicU64,
-    /// Which way the gate sees launches, written by the job's gate: 1
-    /// CUPTI's callbacks, 2 the preloaded shim; 0 not yet.
+    /// Which way the gate sees launches ([`launch_path`]), written by the
+    /// job's gate; 0 not yet.
     pub launch_path: AtomicU32,
     _path_pad: u32,
     /// Through the shim: lookups of a launch entry point it could not wrap

@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::sync::atomic::{AtomicBool, AtomicI32};
 use std::time::Duration;
 
-use fikit_gate::block::{ControlFile, STAMPS, state};
+use fikit_gate::block::{ControlFile, STAMPS, launch_path, state};
 use fikit_gate::{Block, GatePolicy, Table, now_ns};
 use serde::Serialize;
 
@@ -623,8 +623,8 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     o.launch_call_ns = s.launch_call_ns.load(SeqCst);
     o.launch_calls = s.launch_calls.load(SeqCst);
     o.launch_path = match s.launch_path.load(SeqCst) {
-        1 => Some("cupti".into()),
-        2 => Some("preload".into()),
+        launch_path::CUPTI => Some("cupti".into()),
+        launch_path::SHIM => Some("preload".into()),
         _ => None,
     };
     o.shim_unwrapped = s.shim_unwrapped.load(SeqCst);

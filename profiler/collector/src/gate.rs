@@ -42,7 +42,7 @@ use std::sync::{Mutex, OnceLock};
 
 use cudarc::cupti::sys;
 use cudarc::driver::sys as ds;
-use fikit_gate::block::TIMED_EVERY;
+use fikit_gate::block::{TIMED_EVERY, launch_path};
 use fikit_gate::{Block, Gate, GatePolicy, RealClock, Table, now_ns};
 
 use crate::{cupti, env_var, warn};
@@ -203,9 +203,10 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     // Launches through the preloaded shim when the program has it
     // (`fikit-run --launch-hook preload`) and it takes the gate's hooks,
     // else through CUPTI's callbacks.
+    let found = shim_registration();
     // SAFETY: SHIM_HOOKS is a static whose functions catch every panic.
-    let shim = shim_registration().filter(|set| unsafe { set(&SHIM_HOOKS) } == SHIM_HOOKS_VERSION);
-    if shim.is_none() && shim_registration().is_some() {
+    let shim = found.filter(|set| unsafe { set(&SHIM_HOOKS) } == SHIM_HOOKS_VERSION);
+    if shim.is_none() && found.is_some() {
         let n = "gate: the preloaded fikit shim is of another version; launches through CUPTI";
         warn(n);
         notes.push(n.into());
@@ -230,9 +231,9 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
             // SAFETY: registers a handler that reads the shim's counter and
             // stores it in the block, mapped for the process's life.
             unsafe { libc::atexit(count_unwrapped) };
-            LAUNCH_PATH_SHIM
+            launch_path::SHIM
         }
-        None => LAUNCH_PATH_CUPTI,
+        None => launch_path::CUPTI,
     };
     block.slot(me).launch_path.store(path, Ordering::SeqCst);
     if block.header().ab_period_ms.load(Ordering::SeqCst) > 0 {
@@ -561,9 +562,6 @@ struct ShimHooks {
 const SHIM_HOOKS_VERSION: u32 = 1;
 /// `fikit_shim::kind::GRAPH`.
 const SHIM_GRAPH: u32 = 3;
-/// Values of the slot's `launch_path`.
-const LAUNCH_PATH_CUPTI: u32 = 1;
-const LAUNCH_PATH_SHIM: u32 = 2;
 
 static SHIM_HOOKS: ShimHooks = ShimHooks {
     version: SHIM_HOOKS_VERSION,
@@ -693,25 +691,6 @@ unsafe extern "C" fn gate_callback(
         let Some(&Some(call)) = g.calls.get(cbid as usize) else {
             return;
         };
-        if floor_on(g)
-            && matches!(
-                call,
-                Call::Kernel { .. } | Call::KernelEx { .. } | Call::Graph { .. }
-            )
-        {
-            // The A/B's floor: count the launch (its iterations are stamped
-            // by it), nothing else, at entry only.
-            // SAFETY: the enum-typed site read as its raw u32 (0: entry).
-            let site = unsafe {
-                std::ptr::addr_of!((*cbdata.cast::<sys::CUpti_CallbackData>()).callbackSite)
-                    .cast::<u32>()
-                    .read()
-            };
-            if site == 0 {
-                g.gate.count_launch();
-            }
-            return;
-        }
         // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid for the call.
         let d = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
         // SAFETY: the enum-typed site read as its raw u32 (0: entry).
@@ -732,6 +711,14 @@ unsafe extern "C" fn gate_callback(
                 return;
             }
             _ => {}
+        }
+        if floor_on(g) {
+            // The A/B's floor: count the launch (its iterations are stamped
+            // by it), nothing else, at entry only.
+            if site == 0 {
+                g.gate.count_launch();
+            }
+            return;
         }
         let scratch = d.correlationData;
         if scratch.is_null() {

@@ -243,11 +243,10 @@ static REAL_GPA2: AtomicUsize = AtomicUsize::new(0);
 /// Binding wrappers to driver pointers.
 static BIND: Mutex<()> = Mutex::new(());
 
-fn real_dlsym() -> Option<DlsymFn> {
-    // SAFETY: the resolved pointer is the C library's dlsym (or 0).
-    let p = resolve_dlsym();
-    // SAFETY: a non-zero value is the C library's dlsym.
-    (p != 0).then(|| unsafe { std::mem::transmute::<usize, DlsymFn>(p) })
+fn real_dlsym() -> DlsymFn {
+    // SAFETY: resolve_dlsym returns the C library's dlsym (it aborts
+    // rather than return 0).
+    unsafe { std::mem::transmute::<usize, DlsymFn>(resolve_dlsym()) }
 }
 
 /// The C library's `dlsym`, found once by version (glibc 2.34 on, and the
@@ -442,9 +441,7 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *m
 /// # Safety
 /// As the C library's `dlsym`.
 unsafe extern "C" fn dlsym_cu(handle: *mut c_void, symbol: *const c_char) -> *mut c_void {
-    let Some(real) = real_dlsym() else {
-        return std::ptr::null_mut();
-    };
+    let real = real_dlsym();
     // SAFETY: forwarded as received.
     let p = unsafe { real(handle, symbol) };
     if p.is_null() || symbol.is_null() {
@@ -631,18 +628,6 @@ fn ex_info(config: *const LaunchConfig, f: *mut c_void, ptsz: u32) -> LaunchInfo
         shared_bytes: c.map_or(0, |c| c.shared_bytes),
         stream: c.map_or(std::ptr::null_mut(), |c| c.stream),
     }
-}
-
-/// Slots bound so far per signature: `cuLaunchKernel`, `cuLaunchKernelEx`,
-/// `cuLaunchCooperativeKernel`, `cuGraphLaunch`.
-pub fn slots_in_use() -> [usize; 4] {
-    let n = |r: &[AtomicUsize; SLOTS]| r.iter().filter(|s| s.load(Acquire) != 0).count();
-    [
-        n(&KERNEL_REAL),
-        n(&KERNEL_EX_REAL),
-        n(&COOPERATIVE_REAL),
-        n(&GRAPH_REAL),
-    ]
 }
 
 // The shim's claim to keep CUDA's struct layout: CUlaunchConfig's stream
