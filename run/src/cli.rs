@@ -65,12 +65,13 @@ pub struct Args {
     /// gap opening is seen at once but a core stays busy the whole wait).
     #[arg(long, default_value_t = 0, value_name = "US")]
     pub gate_nap_us: u64,
-    /// How the gate sees each kernel launch: `cupti`, CUPTI's launch
-    /// callbacks; `preload`, the wrappers of the preloaded shim
-    /// (libfikit_shim.so beside the collector, set in LD_PRELOAD), which
-    /// cost a launch an indirect call instead of CUPTI's dispatch. Not yet
-    /// checked on a GPU: run.json's `launch_path` says which one each job used.
-    #[arg(long, value_enum, default_value_t = LaunchHook::Cupti)]
+    /// How the gate sees each kernel launch: `preload`, the wrappers of the
+    /// preloaded shim (libfikit_shim.so beside the collector, set in
+    /// LD_PRELOAD), which cost a launch an indirect call; `cupti`, CUPTI's
+    /// launch callbacks (about twice the preload path's cost on an H100);
+    /// `auto`, preload where the shim is beside the collector, else cupti.
+    /// run.json's `launch_path` says which one each job's gate used.
+    #[arg(long, value_enum, default_value_t = LaunchHook::Auto)]
     pub launch_hook: LaunchHook,
     /// A round still running after this long is stopped, s.
     #[arg(long, default_value_t = 1_800)]
@@ -82,9 +83,10 @@ pub struct Args {
     /// neighbours'. One job only; give it a run of many phases.
     #[arg(long, value_name = "MS", conflicts_with_all = ["set", "report"])]
     pub gate_ab: Option<u64>,
-    /// With --gate-ab: in on phases the launch callback only counts the
-    /// launch, so the A/B measures CUPTI's dispatch to a near-empty handler
-    /// (the floor under any gate built on CUPTI callbacks), not the gate.
+    /// With --gate-ab: in on phases the launch hook only counts the launch,
+    /// so the A/B measures the hook's dispatch to a near-empty handler
+    /// (CUPTI's callbacks or the shim's wrappers: the floor under any gate
+    /// on that path), not the gate.
     #[arg(long, requires = "gate_ab")]
     pub gate_ab_floor: bool,
     /// Predict with each job's profile on the host speed of its real runs
@@ -201,18 +203,24 @@ fn check_min_overlap(v: f64) -> Result<()> {
 /// How the gate sees launches (`--launch-hook`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LaunchHook {
+    /// The preloaded shim where it is beside the collector, else CUPTI.
+    Auto,
     /// CUPTI's launch callbacks.
     Cupti,
     /// The preloaded shim's wrappers (libfikit_shim.so).
     Preload,
 }
 
-/// The shim to preload for `hook`: libfikit_shim.so beside `collector`.
+/// The shim to preload for `hook`: libfikit_shim.so beside `collector`
+/// (`auto`: where it is there; `preload`: it must be).
 fn shim_for(hook: LaunchHook, collector: &Path) -> Result<Option<PathBuf>> {
     if hook == LaunchHook::Cupti {
         return Ok(None);
     }
     let shim = collector.with_file_name("libfikit_shim.so");
+    if hook == LaunchHook::Auto {
+        return Ok(shim.is_file().then_some(shim));
+    }
     if !shim.is_file() {
         return Err(bad(format!(
             "--launch-hook preload needs libfikit_shim.so beside the collector: {} is missing",
@@ -1218,6 +1226,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let collector = d.path().join("libfikit_collector.so");
         assert_eq!(shim_for(LaunchHook::Cupti, &collector).unwrap(), None);
+        assert_eq!(shim_for(LaunchHook::Auto, &collector).unwrap(), None);
         let e = shim_for(LaunchHook::Preload, &collector).unwrap_err();
         assert!(
             format!("{e:#}").contains("needs libfikit_shim.so beside the collector"),
@@ -1227,7 +1236,9 @@ mod tests {
         std::fs::write(&shim, b"").unwrap();
         assert_eq!(
             shim_for(LaunchHook::Preload, &collector).unwrap(),
-            Some(shim)
+            Some(shim.clone())
         );
+        assert_eq!(shim_for(LaunchHook::Auto, &collector).unwrap(), Some(shim));
+        assert_eq!(shim_for(LaunchHook::Cupti, &collector).unwrap(), None);
     }
 }

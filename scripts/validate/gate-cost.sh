@@ -21,9 +21,9 @@
 # AB_FLOOR=1 each job also runs AB_REPS rounds of the A/B's floor
 # (`--gate-ab-floor`: CUPTI's dispatch to a near-empty handler, the part of
 # the cost that no change to the gate's own work can remove). LAUNCH_HOOK
-# (cupti, the default, or preload) is passed to every fikit-run as
-# `--launch-hook`: with preload the gate sees launches through the shim
-# (BIN_DIR must hold libfikit_shim.so too).
+# (auto, the default, cupti or preload) is passed to every fikit-run as
+# `--launch-hook`: with preload, or auto where BIN_DIR holds
+# libfikit_shim.so, the gate sees launches through the shim.
 #
 # BIN_DIR holds fikit-run and libfikit_collector.so (or NAME.gz); SET is the
 # validation set whose jobs' commands run (scripts/validate/real-set.json); a
@@ -41,7 +41,7 @@ AB_MS=${AB_MS:-250}
 AB_ITERS=${AB_ITERS:-3000}
 PAIRED=${PAIRED:-$ROUNDS}
 AB_FLOOR=${AB_FLOOR:-0}
-HOOK=(--launch-hook "${LAUNCH_HOOK:-cupti}")
+HOOK=(--launch-hook "${LAUNCH_HOOK:-auto}")
 AB_REPS=${AB_REPS:-$ROUNDS}
 shift 5
 for f in fikit-run fikit-profile libfikit_collector.so libfikit_shim.so; do

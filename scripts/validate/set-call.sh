@@ -13,8 +13,10 @@
 #   scripts/validate/set-call.sh BIN_DIR SET OUT_DIR PACK [DEADLINE_S [PAIRS]]
 #
 # BIN_DIR holds fikit-run, fikit-profile and libfikit_collector.so (or the
-# three gzipped, NAME.gz). Default DEADLINE_S: 540. PAIRS: comma-separated
-# pair names to run (default: all).
+# three gzipped, NAME.gz; libfikit_shim.so too for `--launch-hook preload`).
+# Default DEADLINE_S: 540. PAIRS: comma-separated pair names to run (default:
+# all). RUN_ARGS (environment): more options for fikit-run, split at spaces,
+# e.g. RUN_ARGS='--policy exclusive,timeslice,fikit --launch-hook preload'.
 set -uo pipefail
 BIN=${1:?usage: set-call.sh BIN_DIR SET OUT_DIR PACK [DEADLINE_S [PAIRS]]}
 SET=${2:?set file}
@@ -33,8 +35,10 @@ touch "$STAMP"
 sleep 1
 only=()
 [ -n "$PAIRS" ] && only=(--pair "$PAIRS")
+# shellcheck disable=SC2206 # options split at spaces, as documented
+more=(${RUN_ARGS:-})
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" --set "$SET" "${only[@]}" -o "$DIR" 2>&1 | tee -a "$DIR/set.log"
+timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" --set "$SET" "${only[@]}" "${more[@]}" -o "$DIR" 2>&1 | tee -a "$DIR/set.log"
 echo "== fikit-run exited ${PIPESTATUS[0]} after ${SECONDS}s"
 parent=$(dirname "$DIR")
 base=$(basename "$DIR")
