@@ -285,6 +285,7 @@ fn write_job(
         memops: Vec::new(),
         api_calls: Vec::new(),
         syncs: Vec::new(),
+        kernel_metrics: Default::default(),
     };
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (j + 1));
     let mut file = Some(File::create(path).map_err(|e| format!("{}: {e}", path.display()))?);

@@ -40,6 +40,7 @@ pub fn empty(job: &str, priority: u8) -> Trace {
         memops: vec![],
         api_calls: vec![],
         syncs: vec![],
+        kernel_metrics: Default::default(),
     }
 }
 
@@ -173,6 +174,7 @@ pub fn every_column(job: &str) -> Trace {
             thread_id: None,
             correlation_id: 5,
         }],
+        kernel_metrics: Default::default(),
     }
 }
 

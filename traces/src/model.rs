@@ -4,6 +4,8 @@
 //! clock, which puts GPU and host records on one time base). Adding
 //! [`Metadata::clock_offset_ns`] to a time gives nanoseconds since the Unix epoch.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// The trace format version this crate writes and reads.
@@ -428,6 +430,21 @@ pub struct Metadata {
     pub producer: String,
 }
 
+/// What a metrics pass (`fikit-profile --metrics`) measured of one kernel
+/// key: one launch of it, run alone and serialized by the profiler, so its
+/// figures describe the kernel, not its neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelMetrics {
+    /// Bytes read from DRAM (`dram__bytes_read.sum`).
+    pub dram_read_bytes: u64,
+    /// Bytes written to DRAM (`dram__bytes_write.sum`).
+    pub dram_write_bytes: u64,
+    /// SM throughput in hundredths of a percent of the peak sustained over
+    /// the kernel's time (`sm__throughput.avg.pct_of_peak_sustained_elapsed`
+    /// times 100, rounded), 0 to 10,000.
+    pub sm_throughput_bp: u32,
+}
+
 /// A whole job: metadata and its events, each list in the order of its start times.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Trace {
@@ -441,6 +458,9 @@ pub struct Trace {
     pub api_calls: Vec<ApiCall>,
     /// Host synchronizations.
     pub syncs: Vec<Sync>,
+    /// Per kernel key, what a metrics pass measured (empty without one).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kernel_metrics: BTreeMap<u64, KernelMetrics>,
 }
 
 impl Trace {

@@ -1,6 +1,6 @@
 //! Reading and validating a trace.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Cursor;
 use std::panic::AssertUnwindSafe;
 use std::path::Path;
@@ -12,7 +12,7 @@ use polars::prelude::*;
 use crate::error::{Problem, TraceError};
 use crate::model::{
     ApiCall, ApiDomain, ApiRecording, CopyKind, DeviceInfo, FORMAT_VERSION, HostCall, Kernel,
-    MemOp, Metadata, Placement, Sync, SyncKind, Trace, VersionSource,
+    KernelMetrics, MemOp, Metadata, Placement, Sync, SyncKind, Trace, VersionSource,
 };
 use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
 
@@ -91,12 +91,14 @@ pub fn parse_trace(bytes: &[u8]) -> Result<Trace, Problem> {
             .map_err(|e| Problem::Truncated(e.to_string()))
     })?;
     let (kernels, memops, api_calls, syncs) = events(&df)?;
+    let kernel_metrics = kernel_metrics(&df)?;
     let mut trace = Trace {
         meta,
         kernels,
         memops,
         api_calls,
         syncs,
+        kernel_metrics,
     };
     check_streams(&df, &trace)?;
     trace.sort();
@@ -698,6 +700,108 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
 
 /// No kernel may start before the previous kernel on its stream ended: kernels
 /// of one stream run one after another.
+/// The metrics pass's figures per kernel key, from the optional
+/// [`schema::METRIC_COLUMNS`] (none: an empty map): all three columns or
+/// none, of their types, set only on kernel rows, all three set or all null
+/// on a row, the same on every row of a key, SM throughput at most 100%.
+fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Problem> {
+    let present: Vec<&schema::Column> = schema::METRIC_COLUMNS
+        .iter()
+        .filter(|c| df.column(c.name).is_ok())
+        .collect();
+    if present.is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    if let Some(c) = schema::METRIC_COLUMNS
+        .iter()
+        .find(|c| df.column(c.name).is_err())
+    {
+        return Err(Problem::column(
+            c.name,
+            format!(
+                "missing beside {}: the metrics columns come all three or not at all",
+                present[0].name
+            ),
+        ));
+    }
+    for c in schema::METRIC_COLUMNS {
+        let expected = match c.ty {
+            ColumnType::U32 => DataType::UInt32,
+            _ => DataType::UInt64,
+        };
+        let dtype = df.column(c.name).expect("checked above").dtype();
+        if dtype != &expected {
+            return Err(Problem::column(
+                c.name,
+                format!("expected type {}, found {dtype}", c.ty.polars_name()),
+            ));
+        }
+    }
+    let cells = |name: &str| df.column(name).expect("checked above");
+    let kinds = cells("kind").str().expect("checked").iter();
+    let keys = cells("kernel_key").u64().expect("checked").iter();
+    let read = cells("metric_dram_read_bytes")
+        .u64()
+        .expect("checked")
+        .iter();
+    let write = cells("metric_dram_write_bytes")
+        .u64()
+        .expect("checked")
+        .iter();
+    let sm = cells("metric_sm_throughput_bp")
+        .u32()
+        .expect("checked")
+        .iter();
+    let mut out: BTreeMap<u64, KernelMetrics> = BTreeMap::new();
+    for (row, ((((kind, key), r), w), s)) in
+        kinds.zip(keys).zip(read).zip(write).zip(sm).enumerate()
+    {
+        let m = match (r, w, s) {
+            (None, None, None) => continue,
+            (Some(r), Some(w), Some(s)) => KernelMetrics {
+                dram_read_bytes: r,
+                dram_write_bytes: w,
+                sm_throughput_bp: s,
+            },
+            _ => {
+                return Err(Problem::row(
+                    row,
+                    kind,
+                    Some("metric_dram_read_bytes"),
+                    "the three metrics columns must be all null or all set",
+                ));
+            }
+        };
+        let (Some(KERNEL), Some(key)) = (kind, key) else {
+            return Err(Problem::row(
+                row,
+                kind,
+                Some("metric_dram_read_bytes"),
+                "metrics on a row that is no kernel",
+            ));
+        };
+        if m.sm_throughput_bp > 10_000 {
+            return Err(Problem::row(
+                row,
+                kind,
+                Some("metric_sm_throughput_bp"),
+                format!("{} is over 10000 (100% of peak)", m.sm_throughput_bp),
+            ));
+        }
+        if let Some(first) = out.insert(key, m).filter(|first| *first != m) {
+            return Err(Problem::row(
+                row,
+                kind,
+                Some("metric_dram_read_bytes"),
+                format!(
+                    "kernel_key {key:#018x} has other metrics here than on an earlier row ({first:?}): a pass measures a key once"
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 fn check_streams(df: &DataFrame, trace: &Trace) -> Result<(), Problem> {
     // File row of each kernel, for the message: kernels are pushed in file order.
     let kinds = df.column("kind").expect("checked").str().expect("checked");

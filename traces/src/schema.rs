@@ -102,9 +102,23 @@ pub const COLUMNS: &[Column] = &[
     col!("launch_thread_id", U64, OPTIONAL),
 ];
 
+/// Columns a trace may leave out altogether: the metrics pass's figures
+/// (`fikit-profile --metrics`), written only when it ran, after
+/// [`COLUMNS`]; all three or none. On kernel rows only, and there null for a
+/// kernel key the pass did not measure; every row of a key holds the same
+/// figures ([`crate::KernelMetrics`]).
+pub const METRIC_COLUMNS: &[Column] = &[
+    col!("metric_dram_read_bytes", U64, OPTIONAL),
+    col!("metric_dram_write_bytes", U64, OPTIONAL),
+    col!("metric_sm_throughput_bp", U32, OPTIONAL),
+];
+
 /// Looks a column up by name.
 pub fn column(name: &str) -> Option<&'static Column> {
-    COLUMNS.iter().find(|c| c.name == name)
+    COLUMNS
+        .iter()
+        .chain(METRIC_COLUMNS)
+        .find(|c| c.name == name)
 }
 
 /// Prefix of every metadata key fikit writes.

@@ -65,10 +65,11 @@ where
 }
 
 /// The event table of a trace as a Polars data frame, columns in the order of
-/// [`crate::schema::COLUMNS`].
+/// [`crate::schema::COLUMNS`], then [`crate::schema::METRIC_COLUMNS`] where
+/// the trace has metrics.
 pub fn to_dataframe(trace: &Trace) -> Result<DataFrame, PolarsError> {
     let rows = to_rows(trace);
-    let columns = vec![
+    let mut columns = vec![
         col(&rows, "kind", |r| Some(r.kind)),
         col(&rows, "start_ns", |r| Some(r.start_ns)),
         col(&rows, "end_ns", |r| Some(r.end_ns)),
@@ -97,6 +98,18 @@ pub fn to_dataframe(trace: &Trace) -> Result<DataFrame, PolarsError> {
         col(&rows, "launch_end_ns", |r| r.launch.map(|l| l.end_ns)),
         col(&rows, "launch_thread_id", |r| r.launch.map(|l| l.thread_id)),
     ];
+    if !trace.kernel_metrics.is_empty() {
+        let m = |r: &Row| r.kernel_key.and_then(|k| trace.kernel_metrics.get(&k));
+        columns.push(col(&rows, "metric_dram_read_bytes", |r| {
+            m(r).map(|m| m.dram_read_bytes)
+        }));
+        columns.push(col(&rows, "metric_dram_write_bytes", |r| {
+            m(r).map(|m| m.dram_write_bytes)
+        }));
+        columns.push(col(&rows, "metric_sm_throughput_bp", |r| {
+            m(r).map(|m| m.sm_throughput_bp)
+        }));
+    }
     DataFrame::new(rows.len(), columns)
 }
 

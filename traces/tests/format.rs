@@ -398,3 +398,148 @@ fn metadata_from_the_footer_alone_equals_the_full_read_for_every_shipped_trace()
     let e = fikit_trace::read_metadata(&p).unwrap_err().to_string();
     assert!(e.contains("cut short") || e.contains("corrupt"), "{e}");
 }
+
+/// `every_column` with metrics for its first kernel's key only.
+fn with_metrics() -> Trace {
+    let mut trace = fixture::every_column("metrics");
+    trace.sort();
+    let key = trace.kernels[0].kernel_key;
+    trace.kernel_metrics.insert(
+        key,
+        fikit_trace::KernelMetrics {
+            dram_read_bytes: 4 << 20,
+            dram_write_bytes: 1 << 20,
+            sm_throughput_bp: 4_250,
+        },
+    );
+    trace
+}
+
+fn set_u32(df: &mut DataFrame, name: &str, row: usize, value: Option<u32>) {
+    let mut v: Vec<Option<u32>> = df.column(name).unwrap().u32().unwrap().iter().collect();
+    v[row] = value;
+    df.with_column(Series::new(name.into(), v).into_column())
+        .unwrap();
+}
+
+/// The row index of the first row of `kind` in the written table.
+fn first_row(df: &DataFrame, kind: &str) -> usize {
+    df.column("kind")
+        .unwrap()
+        .str()
+        .unwrap()
+        .iter()
+        .position(|k| k == Some(kind))
+        .unwrap()
+}
+
+#[test]
+fn metrics_round_trip_as_optional_columns() {
+    let dir = tmp();
+    let trace = with_metrics();
+    let p = write(dir.path(), &trace);
+    let back = read_trace(&p).unwrap();
+    assert_eq!(back.kernel_metrics, trace.kernel_metrics);
+    assert_eq!(back, trace);
+    let df = to_dataframe(&trace).unwrap();
+    let names: Vec<&str> = df.get_column_names().iter().map(|s| s.as_str()).collect();
+    let expected: Vec<&str> = schema::COLUMNS
+        .iter()
+        .chain(schema::METRIC_COLUMNS)
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(names, expected);
+    // Set on every row of the measured key, null on the other kernels' and
+    // on every other kind's.
+    let key = trace.kernels[0].kernel_key;
+    let keys: Vec<Option<u64>> = df
+        .column("kernel_key")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .iter()
+        .collect();
+    let sm: Vec<Option<u32>> = df
+        .column("metric_sm_throughput_bp")
+        .unwrap()
+        .u32()
+        .unwrap()
+        .iter()
+        .collect();
+    for (k, s) in keys.iter().zip(&sm) {
+        assert_eq!(s.is_some(), *k == Some(key), "key {k:?}: {s:?}");
+    }
+    // A trace without metrics has no metrics columns (files as before).
+    let plain = fixture::every_column("plain");
+    assert_eq!(to_dataframe(&plain).unwrap().width(), schema::COLUMNS.len());
+}
+
+#[test]
+fn rejects_malformed_metrics_columns() {
+    let dir = tmp();
+    let trace = with_metrics();
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        df.drop_in_place("metric_dram_write_bytes").unwrap();
+    });
+    let e = error_of(&p);
+    assert!(
+        e.contains("metric_dram_write_bytes") && e.contains("all three"),
+        "{e}"
+    );
+
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        let row = first_row(df, "api");
+        set_u32(df, "metric_sm_throughput_bp", row, Some(10));
+        let mut r: Vec<Option<u64>> = df
+            .column("metric_dram_read_bytes")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .iter()
+            .collect();
+        r[row] = Some(1);
+        df.with_column(Series::new("metric_dram_read_bytes".into(), r).into_column())
+            .unwrap();
+        let mut w: Vec<Option<u64>> = df
+            .column("metric_dram_write_bytes")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .iter()
+            .collect();
+        w[row] = Some(1);
+        df.with_column(Series::new("metric_dram_write_bytes".into(), w).into_column())
+            .unwrap();
+    });
+    let e = error_of(&p);
+    assert!(e.contains("no kernel"), "{e}");
+
+    let key = trace.kernels[0].kernel_key;
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        let row = df
+            .column("kernel_key")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .iter()
+            .position(|k| k == Some(key))
+            .unwrap();
+        set_u32(df, "metric_sm_throughput_bp", row, Some(10_001));
+    });
+    let e = error_of(&p);
+    assert!(e.contains("over 10000"), "{e}");
+
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        let row = df
+            .column("kernel_key")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .iter()
+            .position(|k| k == Some(key))
+            .unwrap();
+        set_u32(df, "metric_sm_throughput_bp", row, None);
+    });
+    let e = error_of(&p);
+    assert!(e.contains("all null or all set"), "{e}");
+}

@@ -405,6 +405,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
         memops,
         api_calls,
         syncs,
+        kernel_metrics: Default::default(),
     };
     trace.sort();
     Ok(Converted { trace, notes })

@@ -112,6 +112,7 @@ fn trace(job: &str, priority: u8, kernels: Vec<Kernel>) -> Trace {
         memops: vec![],
         api_calls: vec![],
         syncs: vec![],
+        kernel_metrics: Default::default(),
     }
 }
 

@@ -529,6 +529,7 @@ pub(crate) fn finish(
         memops,
         api_calls,
         syncs,
+        kernel_metrics: Default::default(),
     };
     trace.sort();
     Imported { trace, notes }
