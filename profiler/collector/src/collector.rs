@@ -559,6 +559,29 @@ pub const TEST_FAIL_ENV: &str = "FIKIT_TEST_FAIL_START";
 /// failed before any CUPTI call.
 const TEST_FAIL_KIND: u32 = u32::MAX >> 1;
 
+/// Queues `record` in this process's spool (written with the next flush),
+/// when the collector is recording; false when it is not.
+pub(crate) fn push_record(record: &Record) -> bool {
+    let Some(c) = this_process() else {
+        return false;
+    };
+    match c.pending.lock() {
+        Ok(mut p) => {
+            p.buf.push(record);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+/// Says `text` (a warning) and keeps it in the spool as a note.
+pub(crate) fn push_note(text: String) {
+    match this_process() {
+        Some(c) => c.note(text),
+        None => warn(&text),
+    }
+}
+
 impl Collector {
     fn note(&self, text: String) {
         warn(&text);

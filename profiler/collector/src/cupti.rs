@@ -96,6 +96,28 @@ fn_table! {
         cuptiActivityGetNumDroppedRecords(ds::CUcontext, u32, *mut usize);
         cuptiGetCallbackName(u32, u32, *mut *const c_char);
         cuptiActivityGetNextRecord(*mut u8, usize, *mut *mut sys::CUpti_Activity);
+        cuptiProfilerInitialize(*mut sys::CUpti_Profiler_Initialize_Params);
+        cuptiDeviceGetChipName(*mut sys::CUpti_Device_GetChipName_Params);
+        cuptiProfilerGetCounterAvailability(*mut sys::CUpti_Profiler_GetCounterAvailability_Params);
+        cuptiProfilerHostInitialize(*mut sys::CUpti_Profiler_Host_Initialize_Params);
+        cuptiProfilerHostConfigAddMetrics(*mut sys::CUpti_Profiler_Host_ConfigAddMetrics_Params);
+        cuptiProfilerHostGetConfigImageSize(*mut sys::CUpti_Profiler_Host_GetConfigImageSize_Params);
+        cuptiProfilerHostGetConfigImage(*mut sys::CUpti_Profiler_Host_GetConfigImage_Params);
+        cuptiProfilerHostGetNumOfPasses(*mut sys::CUpti_Profiler_Host_GetNumOfPasses_Params);
+        cuptiProfilerHostEvaluateToGpuValues(
+            *mut sys::CUpti_Profiler_Host_EvaluateToGpuValues_Params
+        );
+        cuptiRangeProfilerEnable(*mut sys::CUpti_RangeProfiler_Enable_Params);
+        cuptiRangeProfilerGetCounterDataSize(*mut sys::CUpti_RangeProfiler_GetCounterDataSize_Params);
+        cuptiRangeProfilerCounterDataImageInitialize(
+            *mut sys::CUpti_RangeProfiler_CounterDataImage_Initialize_Params
+        );
+        cuptiRangeProfilerSetConfig(*mut sys::CUpti_RangeProfiler_SetConfig_Params);
+        cuptiRangeProfilerStart(*mut sys::CUpti_RangeProfiler_Start_Params);
+        cuptiRangeProfilerStop(*mut sys::CUpti_RangeProfiler_Stop_Params);
+        cuptiRangeProfilerPushRange(*mut sys::CUpti_RangeProfiler_PushRange_Params);
+        cuptiRangeProfilerPopRange(*mut sys::CUpti_RangeProfiler_PopRange_Params);
+        cuptiRangeProfilerDecodeData(*mut sys::CUpti_RangeProfiler_DecodeData_Params);
     }
 }
 
@@ -114,6 +136,8 @@ fn_table! {
         cuStreamWriteValue32_v2(ds::CUstream, ds::CUdeviceptr, u32, u32);
         cuMemHostRegister_v2(*mut c_void, usize, u32);
         cuMemHostGetDevicePointer_v2(*mut ds::CUdeviceptr, *mut c_void, u32);
+        cuCtxSynchronize();
+        cuCtxGetDevice(*mut ds::CUdevice);
     }
 }
 
@@ -605,6 +629,263 @@ pub unsafe fn write_after(
 ) -> Result<(), Failure> {
     // Flags 0: the default (the write waits for the stream's earlier work).
     driver!(cuStreamWriteValue32_v2(stream, addr, value, 0))
+}
+
+/// A params struct of CUPTI's profiling APIs, zeroed, its `structSize` set:
+/// the header's `..._STRUCT_SIZE` (the end of its last field), not
+/// `size_of`, which counts trailing padding.
+macro_rules! params {
+    ($ty:ident, $size:ident) => {{
+        // SAFETY: a C struct of integers, pointers and C enums whose zero
+        // value is valid, as the headers' `= {SIZE}` initialisers make it.
+        let mut p: sys::$ty = unsafe { std::mem::zeroed() };
+        p.structSize = sys::$size as usize;
+        p
+    }};
+}
+
+/// The range profiler's per-context state: the objects and images of one
+/// configured set of metrics, measured one user range at a time.
+pub(crate) struct RangeProfiler {
+    host: *mut sys::CUpti_Profiler_Host_Object,
+    object: *mut sys::CUpti_RangeProfiler_Object,
+    config: Vec<u8>,
+    counter_data: Vec<u8>,
+    names: Vec<*const c_char>,
+    /// Passes the metrics need (one launch can be measured only in one).
+    pub(crate) passes: usize,
+}
+
+// SAFETY: the raw pointers are CUPTI's handles and names of 'static C
+// strings; the collector uses a profiler under a mutex, one thread at a time.
+unsafe impl Send for RangeProfiler {}
+
+/// `cuptiProfilerInitialize`: once per process, before any range profiler.
+pub(crate) fn profiler_initialize() -> Result<(), Failure> {
+    let mut p = params!(
+        CUpti_Profiler_Initialize_Params,
+        Profiler_Initialize_Params_STRUCT_SIZE
+    );
+    // A valid params struct.
+    cupti!(cuptiProfilerInitialize(&mut p))
+}
+
+impl RangeProfiler {
+    /// Sets the range profiler up on `ctx` for `metrics`: the chip's name
+    /// and counter availability, the host object's configuration image, a
+    /// counter data image for one range, user ranges replayed by the user.
+    ///
+    /// # Safety
+    /// `ctx` must be a live context, current on this thread, with
+    /// [`profiler_initialize`] done; `metrics` are 'static NUL-terminated names.
+    pub(crate) unsafe fn new(
+        ctx: ds::CUcontext,
+        metrics: &[&'static CStr],
+    ) -> Result<Self, Failure> {
+        let mut names: Vec<*const c_char> = metrics.iter().map(|m| m.as_ptr()).collect();
+        let mut device: ds::CUdevice = 0;
+        // Valid out pointer; the caller's context is current.
+        driver!(cuCtxGetDevice(&mut device))?;
+        let mut chip = params!(
+            CUpti_Device_GetChipName_Params,
+            Device_GetChipName_Params_STRUCT_SIZE
+        );
+        chip.deviceIndex = usize::try_from(device).unwrap_or(0);
+        // A valid params struct; CUPTI sets pChipName to a string it owns.
+        cupti!(cuptiDeviceGetChipName(&mut chip))?;
+        let mut avail = params!(
+            CUpti_Profiler_GetCounterAvailability_Params,
+            Profiler_GetCounterAvailability_Params_STRUCT_SIZE
+        );
+        avail.ctx = ctx.cast();
+        // With a null image CUPTI only writes the size it needs.
+        cupti!(cuptiProfilerGetCounterAvailability(&mut avail))?;
+        let mut image = vec![0u8; avail.counterAvailabilityImageSize];
+        avail.pCounterAvailabilityImage = image.as_mut_ptr();
+        // The image has the size CUPTI asked for.
+        cupti!(cuptiProfilerGetCounterAvailability(&mut avail))?;
+
+        let mut init = params!(
+            CUpti_Profiler_Host_Initialize_Params,
+            Profiler_Host_Initialize_Params_STRUCT_SIZE
+        );
+        init.profilerType = sys::CUpti_ProfilerType::CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+        init.pChipName = chip.pChipName;
+        init.pCounterAvailabilityImage = image.as_ptr();
+        // The chip name and availability image are live for the call.
+        cupti!(cuptiProfilerHostInitialize(&mut init))?;
+        let host = init.pHostObject;
+        let mut add = params!(
+            CUpti_Profiler_Host_ConfigAddMetrics_Params,
+            Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE
+        );
+        add.pHostObject = host;
+        add.ppMetricNames = names.as_mut_ptr();
+        add.numMetrics = names.len();
+        // The names are live NUL-terminated strings.
+        cupti!(cuptiProfilerHostConfigAddMetrics(&mut add))?;
+        let mut size = params!(
+            CUpti_Profiler_Host_GetConfigImageSize_Params,
+            Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE
+        );
+        size.pHostObject = host;
+        // A valid params struct.
+        cupti!(cuptiProfilerHostGetConfigImageSize(&mut size))?;
+        let mut config = vec![0u8; size.configImageSize];
+        let mut get = params!(
+            CUpti_Profiler_Host_GetConfigImage_Params,
+            Profiler_Host_GetConfigImage_Params_STRUCT_SIZE
+        );
+        get.pHostObject = host;
+        get.configImageSize = config.len();
+        get.pConfigImage = config.as_mut_ptr();
+        // The buffer has the size CUPTI asked for.
+        cupti!(cuptiProfilerHostGetConfigImage(&mut get))?;
+        let mut passes = params!(
+            CUpti_Profiler_Host_GetNumOfPasses_Params,
+            Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE
+        );
+        passes.configImageSize = config.len();
+        passes.pConfigImage = config.as_mut_ptr();
+        // The config image is live.
+        cupti!(cuptiProfilerHostGetNumOfPasses(&mut passes))?;
+
+        let mut enable = params!(
+            CUpti_RangeProfiler_Enable_Params,
+            RangeProfiler_Enable_Params_STRUCT_SIZE
+        );
+        enable.ctx = ctx.cast();
+        // The caller's live context.
+        cupti!(cuptiRangeProfilerEnable(&mut enable))?;
+        let object = enable.pRangeProfilerObject;
+        let mut data_size = params!(
+            CUpti_RangeProfiler_GetCounterDataSize_Params,
+            RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE
+        );
+        data_size.pRangeProfilerObject = object;
+        data_size.pMetricNames = names.as_mut_ptr();
+        data_size.numMetrics = names.len();
+        data_size.maxNumOfRanges = 1;
+        data_size.maxNumRangeTreeNodes = 1;
+        // The names are live.
+        cupti!(cuptiRangeProfilerGetCounterDataSize(&mut data_size))?;
+        let mut rp = RangeProfiler {
+            host,
+            object,
+            config,
+            counter_data: vec![0u8; data_size.counterDataSize],
+            names,
+            passes: passes.numOfPasses,
+        };
+        rp.reset()?;
+        let mut set = params!(
+            CUpti_RangeProfiler_SetConfig_Params,
+            RangeProfiler_SetConfig_Params_STRUCT_SIZE
+        );
+        set.pRangeProfilerObject = object;
+        set.configSize = rp.config.len();
+        set.pConfig = rp.config.as_ptr();
+        set.counterDataImageSize = rp.counter_data.len();
+        set.pCounterDataImage = rp.counter_data.as_mut_ptr();
+        set.range = sys::CUpti_ProfilerRange::CUPTI_UserRange;
+        set.replayMode = sys::CUpti_ProfilerReplayMode::CUPTI_UserReplay;
+        set.maxRangesPerPass = 1;
+        set.numNestingLevels = 1;
+        set.minNestingLevel = 1;
+        set.passIndex = 0;
+        set.targetNestingLevel = 1;
+        // Both images live as long as the profiler (its fields, never resized).
+        cupti!(cuptiRangeProfilerSetConfig(&mut set))?;
+        Ok(rp)
+    }
+
+    /// (Re)initializes the counter data image for one range.
+    fn reset(&mut self) -> Result<(), Failure> {
+        let mut init = params!(
+            CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
+            RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE
+        );
+        init.pRangeProfilerObject = self.object;
+        init.counterDataSize = self.counter_data.len();
+        init.pCounterData = self.counter_data.as_mut_ptr();
+        // The image has the size CUPTI asked for.
+        cupti!(cuptiRangeProfilerCounterDataImageInitialize(&mut init))
+    }
+
+    /// Starts the profiler and opens the range `name`.
+    pub(crate) fn begin(&mut self, name: &CStr) -> Result<(), Failure> {
+        let mut start = params!(
+            CUpti_RangeProfiler_Start_Params,
+            RangeProfiler_Start_Params_STRUCT_SIZE
+        );
+        start.pRangeProfilerObject = self.object;
+        // A live profiler object.
+        cupti!(cuptiRangeProfilerStart(&mut start))?;
+        let mut push = params!(
+            CUpti_RangeProfiler_PushRange_Params,
+            RangeProfiler_PushRange_Params_STRUCT_SIZE
+        );
+        push.pRangeProfilerObject = self.object;
+        push.pRangeName = name.as_ptr();
+        // The name is live for the call (CUPTI copies it).
+        cupti!(cuptiRangeProfilerPushRange(&mut push))
+    }
+
+    /// Waits for the context's work, closes the range, stops, decodes and
+    /// evaluates the metrics (in the order given to [`RangeProfiler::new`]),
+    /// and readies the image for the next range.
+    pub(crate) fn end(&mut self) -> Result<Vec<f64>, Failure> {
+        // No arguments; the range's context is current.
+        driver!(cuCtxSynchronize())?;
+        let mut pop = params!(
+            CUpti_RangeProfiler_PopRange_Params,
+            RangeProfiler_PopRange_Params_STRUCT_SIZE
+        );
+        pop.pRangeProfilerObject = self.object;
+        // A live profiler object.
+        cupti!(cuptiRangeProfilerPopRange(&mut pop))?;
+        let mut stop = params!(
+            CUpti_RangeProfiler_Stop_Params,
+            RangeProfiler_Stop_Params_STRUCT_SIZE
+        );
+        stop.pRangeProfilerObject = self.object;
+        // A live profiler object.
+        cupti!(cuptiRangeProfilerStop(&mut stop))?;
+        let mut decode = params!(
+            CUpti_RangeProfiler_DecodeData_Params,
+            RangeProfiler_DecodeData_Params_STRUCT_SIZE
+        );
+        decode.pRangeProfilerObject = self.object;
+        // A live profiler object.
+        cupti!(cuptiRangeProfilerDecodeData(&mut decode))?;
+        if decode.numOfRangeDropped > 0 || stop.isAllPassSubmitted == 0 {
+            self.reset()?;
+            return Err(Failure {
+                call: "cuptiRangeProfilerDecodeData",
+                code: MISSING,
+                message: format!(
+                    "the range was not measured whole ({} dropped, all passes submitted: {})",
+                    decode.numOfRangeDropped, stop.isAllPassSubmitted
+                ),
+            });
+        }
+        let mut values = vec![0f64; self.names.len()];
+        let mut eval = params!(
+            CUpti_Profiler_Host_EvaluateToGpuValues_Params,
+            Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE
+        );
+        eval.pHostObject = self.host;
+        eval.pCounterDataImage = self.counter_data.as_ptr();
+        eval.counterDataImageSize = self.counter_data.len();
+        eval.rangeIndex = 0;
+        eval.ppMetricNames = self.names.as_mut_ptr();
+        eval.numMetrics = self.names.len();
+        eval.pMetricValues = values.as_mut_ptr();
+        // The image, names and output (one f64 per name) are live.
+        cupti!(cuptiProfilerHostEvaluateToGpuValues(&mut eval))?;
+        self.reset()?;
+        Ok(values)
+    }
 }
 
 #[cfg(test)]

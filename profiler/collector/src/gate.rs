@@ -58,7 +58,7 @@ pub const GATE_NAP_ENV: &str = "FIKIT_GATE_NAP_US";
 
 /// What a driver callback id is to the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Call {
+pub(crate) enum Call {
     /// `cuLaunchKernel` (`ptsz`: the per-thread default stream form).
     Kernel { ptsz: bool },
     /// `cuLaunchKernelEx`.
@@ -74,7 +74,7 @@ enum Call {
 
 /// The gate's call for a driver function name: the name without its
 /// per-thread stream suffix (`_ptsz`, `_ptds`) and version suffix (`_v2`).
-fn call_of(name: &str) -> Option<Call> {
+pub(crate) fn call_of(name: &str) -> Option<Call> {
     let (name, ptsz) = match name
         .strip_suffix("_ptsz")
         .or_else(|| name.strip_suffix("_ptds"))
@@ -109,10 +109,9 @@ struct Gated {
     calls: Vec<Option<Call>>,
     /// The device address of this job's `done` word, once registered (None: it failed).
     done_addr: OnceLock<Option<ds::CUdeviceptr>>,
-    /// `(mangled name, static shared, registers)` per function handle.
-    functions: Mutex<HashMap<usize, Option<Identity>>>,
+    /// Kernel keys of launched functions.
+    ids: Identities,
     warned_timeout: AtomicBool,
-    warned_identity: AtomicBool,
     /// How a wait pauses between looks.
     clock: RealClock,
 }
@@ -187,9 +186,8 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
         me,
         calls,
         done_addr: OnceLock::new(),
-        functions: Mutex::new(HashMap::new()),
+        ids: Identities::new("gate"),
         warned_timeout: AtomicBool::new(false),
-        warned_identity: AtomicBool::new(false),
         clock: RealClock {
             nap_ns: nap_us.saturating_mul(1_000),
         },
@@ -340,46 +338,71 @@ fn ab_loop(flip: &Flip) {
 
 /// The kernel key of a launch of `f` with this shape; `None` when the driver
 /// cannot name the function.
-fn key_of(
-    g: &Gated,
-    f: ds::CUfunction,
-    grid: [u32; 3],
-    block: [u32; 3],
-    dynamic: u32,
-) -> Option<u64> {
-    let mut fs = g.functions.lock().ok()?;
-    let id = fs.entry(f as usize).or_insert_with(|| {
-        // SAFETY: `f` is the function handle this launch call received.
-        match unsafe { cupti::function_identity(f) } {
-            Ok(id) => Some(id),
-            Err(e) => {
-                if !g.warned_identity.swap(true, Ordering::Relaxed) {
-                    warn(&format!(
-                        "gate: a launched function has no name or attributes ({e}); \
-                         its launches count as unknown kernels"
-                    ));
-                }
-                None
-            }
+/// The kernel keys of launched functions: each function handle's
+/// `(mangled name, static shared bytes, registers)`, asked of the driver once.
+pub(crate) struct Identities {
+    functions: Mutex<HashMap<usize, Option<Identity>>>,
+    warned: AtomicBool,
+    /// Who warns (`gate`, `metrics`).
+    who: &'static str,
+}
+
+impl Identities {
+    pub(crate) fn new(who: &'static str) -> Self {
+        Identities {
+            functions: Mutex::new(HashMap::new()),
+            warned: AtomicBool::new(false),
+            who,
         }
-    });
-    let (name, shared, regs) = id.as_ref()?;
-    Some(fikit_trace_api::kernel_key(
-        name, grid, block, *shared, dynamic, *regs,
-    ))
+    }
+
+    /// The kernel key of a launch of `f` with this shape; `None` where the
+    /// driver could not name the function.
+    pub(crate) fn key(
+        &self,
+        f: ds::CUfunction,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic: u32,
+    ) -> Option<u64> {
+        let mut fs = self.functions.lock().ok()?;
+        let id = fs.entry(f as usize).or_insert_with(|| {
+            // SAFETY: `f` is the function handle this launch call received.
+            match unsafe { cupti::function_identity(f) } {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    if !self.warned.swap(true, Ordering::Relaxed) {
+                        warn(&format!(
+                            "{}: a launched function has no name or attributes ({e}); \
+                             its launches count as unknown kernels",
+                            self.who
+                        ));
+                    }
+                    None
+                }
+            }
+        });
+        let (name, shared, regs) = id.as_ref()?;
+        Some(fikit_trace_api::kernel_key(
+            name, grid, block, *shared, dynamic, *regs,
+        ))
+    }
 }
 
 /// The stream and kernel key of a launch, from its parameters.
 ///
 /// # Safety
 /// `params` must be the parameter struct of `call`, as CUPTI passed it.
-unsafe fn launch_of(g: &Gated, call: Call, params: *const c_void) -> (ds::CUstream, Option<u64>) {
+pub(crate) unsafe fn launch_of(
+    ids: &Identities,
+    call: Call,
+    params: *const c_void,
+) -> (ds::CUstream, Option<u64>) {
     let (stream, key, ptsz) = match call {
         Call::Kernel { ptsz } => {
             // SAFETY: cuLaunchKernel's (and the cooperative form's) parameters start so.
             let p = unsafe { &*params.cast::<sys::cuLaunchKernel_params>() };
-            let key = key_of(
-                g,
+            let key = ids.key(
                 p.f.cast::<ds::CUfunc_st>(),
                 [p.gridDimX, p.gridDimY, p.gridDimZ],
                 [p.blockDimX, p.blockDimY, p.blockDimZ],
@@ -395,8 +418,7 @@ unsafe fn launch_of(g: &Gated, call: Call, params: *const c_void) -> (ds::CUstre
             }
             // SAFETY: a non-null launch configuration the call received.
             let c = unsafe { &*p.config };
-            let key = key_of(
-                g,
+            let key = ids.key(
                 p.f.cast::<ds::CUfunc_st>(),
                 [c.gridDimX, c.gridDimY, c.gridDimZ],
                 [c.blockDimX, c.blockDimY, c.blockDimZ],
@@ -436,7 +458,7 @@ static CAPTURE_SEEN: AtomicBool = AtomicBool::new(false);
 fn on_enter(g: &Gated, call: Call, d: &sys::CUpti_CallbackData) -> u64 {
     let (timed, entered) = tick();
     // SAFETY: CUPTI passes this call's parameter struct.
-    let (stream, key) = unsafe { launch_of(g, call, d.functionParams) };
+    let (stream, key) = unsafe { launch_of(&g.ids, call, d.functionParams) };
     gate_enter(g, timed, entered, stream, key)
 }
 
@@ -500,7 +522,7 @@ extern "C" fn stop_ab() {
 fn on_exit(g: &Gated, call: Call, d: &sys::CUpti_CallbackData, scratch: u64) {
     gate_exit(g, scratch, true, || {
         // SAFETY: as at entry.
-        unsafe { launch_of(g, call, d.functionParams) }.0
+        unsafe { launch_of(&g.ids, call, d.functionParams) }.0
     });
 }
 
@@ -625,8 +647,7 @@ unsafe extern "C" fn shim_enter(info: *const ShimLaunch) -> u64 {
         };
         let key = (i.kind != SHIM_GRAPH)
             .then(|| {
-                key_of(
-                    g,
+                g.ids.key(
                     i.function.cast::<ds::CUfunc_st>(),
                     i.grid,
                     i.block,

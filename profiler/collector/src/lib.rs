@@ -28,6 +28,7 @@ pub mod cupti;
 pub mod gate;
 pub mod layout;
 pub mod locate;
+pub mod metrics;
 pub mod runtime;
 pub mod switch;
 
@@ -112,6 +113,20 @@ fn initialize() -> Result<(), String> {
     let gate =
         gate::start(&mut notes).inspect_err(|e| warn(&format!("{e}; this process is not gated")));
     let gated = env_var(gate::GATE_ENV).is_some();
+    // The metrics pass (`fikit-profile --metrics`) likewise owns the
+    // subscription, outside fikit-run only.
+    let gate = match gate {
+        Ok(None) if !gated => match metrics::start(&mut notes) {
+            Ok(h) => Ok(h),
+            Err(e) => {
+                let n = format!("{e}; no metrics are measured");
+                warn(&n);
+                notes.push(n);
+                Ok(None)
+            }
+        },
+        other => other,
+    };
     if gated && env_var(collector::SPOOL_DIR_ENV).is_none() {
         return Ok(());
     }

@@ -137,6 +137,8 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
     let mut dropped = 0u64;
     let mut end = None;
     let mut runtime_version = None;
+    // The metrics pass's figures, the first for each key.
+    let mut kernel_metrics = std::collections::BTreeMap::new();
     for r in &spool.records {
         match r {
             Record::String { id, text } => {
@@ -150,6 +152,20 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
             Record::Note { text } => notes.push(format!("collector: {text}")),
             Record::End(e) => end = Some(*e),
             Record::CudaRuntime { version } => runtime_version = Some(*version),
+            Record::KernelMetrics {
+                kernel_key,
+                dram_read_bytes,
+                dram_write_bytes,
+                sm_throughput_bp,
+            } => {
+                kernel_metrics
+                    .entry(*kernel_key)
+                    .or_insert(fikit_trace::KernelMetrics {
+                        dram_read_bytes: *dram_read_bytes,
+                        dram_write_bytes: *dram_write_bytes,
+                        sm_throughput_bp: (*sm_throughput_bp).min(10_000),
+                    });
+            }
             _ => {}
         }
     }
@@ -405,7 +421,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
         memops,
         api_calls,
         syncs,
-        kernel_metrics: Default::default(),
+        kernel_metrics,
     };
     trace.sort();
     Ok(Converted { trace, notes })

@@ -52,6 +52,16 @@ struct Cli {
     #[arg(long, short = 'q')]
     quiet: bool,
 
+    /// Then run the command a second time, the metrics pass: CUPTI's range
+    /// profiler measures the first launch of each kernel key alone (DRAM
+    /// bytes read and written, SM throughput), and the figures go into the
+    /// first run's traces as the optional metric_* columns (traces/README.md).
+    /// The pass's own timings are not kept (its measured launches run
+    /// serialized). Needs a GPU whose counters are free (no other profiler,
+    /// not under MPS).
+    #[arg(long)]
+    metrics: bool,
+
     /// After the command exits, wait up to SECS seconds for the processes it
     /// started that still run (their spools may still grow); the ones still
     /// running then are named and their traces marked incomplete.
@@ -76,6 +86,7 @@ impl From<Cli> for Options {
             all_api: c.all_api,
             keep_spools: c.keep_spools,
             quiet: c.quiet,
+            metrics: c.metrics,
             descendant_grace: std::time::Duration::from_secs(c.wait_descendants),
             command: c.command,
         }

@@ -18,6 +18,8 @@ pub struct Options {
     pub keep_spools: bool,
     /// Skip the summary table.
     pub quiet: bool,
+    /// Run the metrics pass after the profile (`--metrics`).
+    pub metrics: bool,
     /// How long to wait, after the command exits, for the processes it
     /// started that still run (see [`crate::reaper`]).
     pub descendant_grace: std::time::Duration,

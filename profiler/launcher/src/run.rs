@@ -93,6 +93,86 @@ fn preflight() -> Preflight {
 
 /// Runs the command, converts the spools, prints the summary; returns the exit code.
 pub fn profile(opts: &Options) -> Result<i32> {
+    let (code, report) = run_command(opts, false)?;
+    if !opts.metrics {
+        return Ok(code);
+    }
+    let Some(report) = report.filter(|r| code == 0 && !r.written.is_empty()) else {
+        say("the metrics pass did not run: the command failed or wrote no trace");
+        return Ok(code);
+    };
+    metrics_pass(opts, &report.written)?;
+    Ok(code)
+}
+
+/// The metrics pass: the command again, the collector measuring each kernel
+/// key's first launch (`FIKIT_METRICS=1`), its traces in a folder of their
+/// own; the figures per key go into `traces` (the first run's), and the
+/// pass's own traces are removed.
+fn metrics_pass(opts: &Options, traces: &[PathBuf]) -> Result<()> {
+    say("metrics pass: running the command again, each kernel key's first launch measured alone");
+    let dir = opts
+        .out_dir
+        .join(format!(".fikit-metrics-{}", std::process::id()));
+    let pass = Options {
+        out_dir: dir.clone(),
+        quiet: true,
+        ..opts.clone()
+    };
+    let (code, report) = run_command(&pass, true)?;
+    let measured: Vec<PathBuf> = report.map(|r| r.written).unwrap_or_default();
+    let mut metrics = std::collections::BTreeMap::new();
+    for t in &measured {
+        let trace = fikit_trace::read_trace(t)
+            .with_context(|| format!("reading the metrics pass's {}", t.display()))?;
+        for (k, m) in trace.kernel_metrics {
+            metrics.entry(k).or_insert(m);
+        }
+    }
+    if code != 0 || metrics.is_empty() {
+        say(&format!(
+            "metrics pass: nothing measured (the command {}); the traces keep no metrics",
+            if code != 0 {
+                format!("exited {code} in the pass")
+            } else {
+                "ran, but no key was measured: see the collector's notes above".to_string()
+            }
+        ));
+        if !opts.keep_spools {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        return Ok(());
+    }
+    for t in traces {
+        let mut trace = fikit_trace::read_trace(t)
+            .with_context(|| format!("reading {} to add its metrics", t.display()))?;
+        let keys: std::collections::BTreeSet<u64> =
+            trace.kernels.iter().map(|k| k.kernel_key).collect();
+        trace.kernel_metrics = metrics
+            .iter()
+            .filter(|(k, _)| keys.contains(k))
+            .map(|(k, m)| (*k, *m))
+            .collect();
+        fikit_trace::write_trace(t, &trace)
+            .with_context(|| format!("writing {} with its metrics", t.display()))?;
+        say(&format!(
+            "{}: metrics for {} of {} kernel keys",
+            t.display(),
+            trace.kernel_metrics.len(),
+            keys.len()
+        ));
+    }
+    if !opts.keep_spools {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
+
+/// Runs the command once under the collector (`metrics`: in the metrics
+/// pass) and converts its spools into traces in `opts.out_dir`: the exit
+/// code `fikit-profile` gives, and what was written (`None` when the command
+/// could not start or nothing could be converted).
+fn run_command(opts: &Options, metrics: bool) -> Result<(i32, Option<ConvertReport>)> {
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("cannot create the output folder {}", opts.out_dir.display()))?;
     let spool_dir = opts
@@ -120,6 +200,9 @@ pub fn profile(opts: &Options) -> Result<i32> {
         .env("FIKIT_PRIORITY", opts.priority.to_string());
     if opts.all_api {
         cmd.env("FIKIT_API", "all");
+    }
+    if metrics {
+        cmd.env(fikit_collector::metrics::METRICS_ENV, "1");
     }
     if let Some(c) = &pre.cupti
         && std::env::var_os(CUPTI_PATH_ENV).is_none()
@@ -154,7 +237,7 @@ pub fn profile(opts: &Options) -> Result<i32> {
                 126
             };
             say(&format!("cannot run {}: {e}", prog.display()));
-            return Ok(code);
+            return Ok((code, None));
         }
     };
     crate::signals::forward_to(child.id());
@@ -175,11 +258,11 @@ pub fn profile(opts: &Options) -> Result<i32> {
         let _ = std::fs::remove_dir_all(&spool_dir);
     }
     match converted {
-        Ok(c) if c.failures > 0 && code == 0 => Ok(1),
-        Ok(_) => Ok(code),
+        Ok(c) if c.failures > 0 && code == 0 => Ok((1, Some(c))),
+        Ok(c) => Ok((code, Some(c))),
         Err(e) => {
             say(&format!("{e:#}"));
-            Ok(if code == 0 { 1 } else { code })
+            Ok((if code == 0 { 1 } else { code }, None))
         }
     }
 }

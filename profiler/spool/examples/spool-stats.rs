@@ -29,6 +29,7 @@ fn main() {
                     "device"
                 }
                 Record::String { .. } => "string",
+                Record::KernelMetrics { .. } => "kernel_metrics",
                 Record::CudaRuntime { version } => {
                     println!("cuda runtime: {version}");
                     "cuda_runtime"

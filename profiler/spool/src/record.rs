@@ -260,6 +260,19 @@ pub enum Record {
         /// The version, `1000 * major + 10 * minor`.
         version: u32,
     },
+    /// What the metrics pass (`FIKIT_METRICS=1`) measured of one launch of a
+    /// kernel key. Readers before this record skip it as an unknown tag.
+    KernelMetrics {
+        /// The kernel key (`fikit_trace_api::kernel_key`).
+        kernel_key: u64,
+        /// `dram__bytes_read.sum`, bytes.
+        dram_read_bytes: u64,
+        /// `dram__bytes_write.sum`, bytes.
+        dram_write_bytes: u64,
+        /// `sm__throughput.avg.pct_of_peak_sustained_elapsed`, hundredths of
+        /// a percent.
+        sm_throughput_bp: u32,
+    },
 }
 
 /// A payload that does not decode as its tag says.
@@ -280,6 +293,7 @@ mod tag {
     pub const END: u8 = 11;
     pub const SYNC_CALL: u8 = 12;
     pub const CUDA_RUNTIME: u8 = 13;
+    pub const KERNEL_METRICS: u8 = 14;
 }
 
 struct Enc<'a>(&'a mut Vec<u8>);
@@ -365,6 +379,7 @@ impl Record {
             Record::Note { .. } => tag::NOTE,
             Record::End(_) => tag::END,
             Record::CudaRuntime { .. } => tag::CUDA_RUNTIME,
+            Record::KernelMetrics { .. } => tag::KERNEL_METRICS,
         }
     }
 
@@ -485,6 +500,17 @@ impl Record {
                 e.u64(x.incomplete_records);
             }
             Record::CudaRuntime { version } => e.u32(*version),
+            Record::KernelMetrics {
+                kernel_key,
+                dram_read_bytes,
+                dram_write_bytes,
+                sm_throughput_bp,
+            } => {
+                e.u64(*kernel_key);
+                e.u64(*dram_read_bytes);
+                e.u64(*dram_write_bytes);
+                e.u32(*sm_throughput_bp);
+            }
         }
     }
 
@@ -645,6 +671,14 @@ impl Record {
             tag::DROPPED => (|| Ok(Record::Dropped { total: d.u64()? }))(),
             tag::NOTE => (|| Ok(Record::Note { text: d.str()? }))(),
             tag::CUDA_RUNTIME => (|| Ok(Record::CudaRuntime { version: d.u32()? }))(),
+            tag::KERNEL_METRICS => (|| {
+                Ok(Record::KernelMetrics {
+                    kernel_key: d.u64()?,
+                    dram_read_bytes: d.u64()?,
+                    dram_write_bytes: d.u64()?,
+                    sm_throughput_bp: d.u32()?,
+                })
+            })(),
             tag::END => (|| {
                 Ok(Record::End(End {
                     dropped_records: d.u64()?,

@@ -108,6 +108,12 @@ fn sample_records() -> Vec<Record> {
         },
         Record::Dropped { total: 3 },
         Record::CudaRuntime { version: 12080 },
+        Record::KernelMetrics {
+            kernel_key: 0x0123_4567_89ab_cdef,
+            dram_read_bytes: 3 << 30,
+            dram_write_bytes: 7,
+            sm_throughput_bp: 9_999,
+        },
         Record::Note {
             text: "a warning ünïcode".into(),
         },

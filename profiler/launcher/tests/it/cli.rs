@@ -220,6 +220,7 @@ fn help_documents_every_option() {
         "--all-api",
         "--keep-spools",
         "--quiet",
+        "--metrics",
         "--wait-descendants",
         "COMMAND",
         "128+signal",
@@ -459,4 +460,95 @@ fn the_libcupti_the_launcher_found_is_not_passed_as_the_users_choice() {
     // launcher found one and passed it as its own find.
     assert!(!stdout.contains("found=unset"), "{stdout}");
     assert!(stdout.contains("libcupti"), "{stdout}");
+}
+
+#[test]
+fn the_metrics_pass_runs_the_command_again_and_its_figures_go_into_the_traces() {
+    // The command plays the collector: without FIKIT_METRICS it drops the
+    // profile's spool; with FIKIT_METRICS=1 (the metrics pass) a spool of
+    // another pid whose records carry the figures of one of the kernels'
+    // keys, and of a key the profile never ran.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(src.join("metrics")).unwrap();
+    let profile_records = common::records(true);
+    common::write_spool(&src.join("fikit-4242.spool"), &profile_records);
+    // The profile alone, for its kernels and keys.
+    let plain = dir.path().join("plain");
+    let copy = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
+    profile(&plain)
+        .args(["--name", "job", "--", "sh", "-c", &copy])
+        .assert()
+        .success();
+    let first = fikit_trace::read_trace(&plain.join("job-4242.parquet")).unwrap();
+    let key = first.kernels[0].kernel_key;
+    let mut pass = profile_records.clone();
+    if let fikit_spool::Record::Start(s) = &mut pass[0] {
+        s.pid = 5252;
+    }
+    let figures = |k: u64, bytes: u64| fikit_spool::Record::KernelMetrics {
+        kernel_key: k,
+        dram_read_bytes: bytes,
+        dram_write_bytes: bytes / 2,
+        sm_throughput_bp: 3_100,
+    };
+    pass.insert(1, figures(key, 1 << 20));
+    pass.insert(2, figures(key ^ 1, 9));
+    common::write_spool(&src.join("metrics/fikit-5252.spool"), &pass);
+    let out = dir.path().join("traces");
+    let script = format!(
+        "if [ \"$FIKIT_METRICS\" = 1 ]; then cp {0}/metrics/*.spool \"$FIKIT_SPOOL_DIR\"/; \
+         else cp {0}/*.spool \"$FIKIT_SPOOL_DIR\"/; fi",
+        src.display()
+    );
+    let assert = profile(&out)
+        .args(["--name", "job", "--metrics", "--"])
+        .args(["sh", "-c", &script])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let t = fikit_trace::read_trace(&out.join("job-4242.parquet")).unwrap();
+    let keys: std::collections::BTreeSet<u64> = t.kernels.iter().map(|k| k.kernel_key).collect();
+    assert_eq!(
+        t.kernel_metrics.keys().copied().collect::<Vec<_>>(),
+        vec![key],
+        "only keys the profile ran"
+    );
+    assert_eq!(t.kernel_metrics[&key].dram_read_bytes, 1 << 20);
+    assert_eq!(t.kernel_metrics[&key].dram_write_bytes, 1 << 19);
+    assert_eq!(t.kernel_metrics[&key].sm_throughput_bp, 3_100);
+    // The profile's own timings are kept, not the pass's.
+    assert_eq!(t.meta.pid, 4242);
+    assert_eq!(t.kernels, first.kernels);
+    assert!(
+        stderr.contains(&format!("metrics for 1 of {} kernel keys", keys.len())),
+        "{stderr}"
+    );
+    // Only the profile's trace is left.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["job-4242.parquet".to_string()]);
+}
+
+#[test]
+fn a_metrics_pass_that_measures_nothing_leaves_the_traces_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    common::write_spool(&src.join("fikit-4242.spool"), &common::records(true));
+    let out = dir.path().join("traces");
+    let script = format!(
+        "[ \"$FIKIT_METRICS\" = 1 ] || cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/",
+        src.display()
+    );
+    profile(&out)
+        .args(["--name", "job", "--metrics", "--"])
+        .args(["sh", "-c", &script])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("metrics pass: nothing measured"));
+    let t = fikit_trace::read_trace(&out.join("job-4242.parquet")).unwrap();
+    assert!(t.kernel_metrics.is_empty());
 }

@@ -1,0 +1,285 @@
+//! The metrics pass (`FIKIT_METRICS=1`, set by `fikit-profile --metrics`):
+//! each kernel key's DRAM traffic and SM throughput, from CUPTI's range
+//! profiler, for the simulator's per-kernel interference term.
+//!
+//! The first launch of each key (outside stream capture; graph launches are
+//! not measured) is bracketed by one user range: at the launch call's entry
+//! the profiler starts and the range opens, at its exit the context is
+//! synchronized, the range closed, decoded and evaluated, and a
+//! `KernelMetrics` record goes to the spool. Launches are measured one at a
+//! time (a launch that finds the profiler busy on another thread is left for
+//! the key's next launch), and a measured launch runs alone, its context
+//! drained: the pass's timings are not representative, which is why it is a
+//! run of its own. The metric set must fit one pass, since a launch cannot be
+//! replayed from inside its own call; a set that needs more, or any failure,
+//! turns the pass off with a note and the program runs on.
+
+use std::collections::HashMap;
+use std::ffi::{CStr, CString, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::cupti::sys;
+use cudarc::driver::sys as ds;
+use fikit_spool::Record;
+
+use crate::collector::{push_note, push_record};
+use crate::cupti::{self, RangeProfiler};
+use crate::gate::{Call, Identities, call_of, launch_of};
+use crate::{env_var, warn};
+
+/// Set to `1` to run the metrics pass.
+pub const METRICS_ENV: &str = "FIKIT_METRICS";
+
+/// The metrics measured, in the order of the spool record's fields.
+pub const METRICS: [&CStr; 3] = [
+    c"dram__bytes_read.sum",
+    c"dram__bytes_write.sum",
+    c"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+];
+
+struct Pass {
+    /// The launch call per driver callback id (kernel launches only).
+    calls: Vec<Option<Call>>,
+    ids: Identities,
+    /// Per context (by handle): its profiler, `None` where setting it up failed.
+    contexts: Mutex<HashMap<usize, Option<RangeProfiler>>>,
+    /// Keys measured (or tried).
+    seen: Mutex<std::collections::HashSet<u64>>,
+    /// A launch is being measured.
+    busy: AtomicBool,
+    /// The pass stopped (a failure, or a metric set of several passes).
+    off: AtomicBool,
+}
+
+static PASS: OnceLock<Pass> = OnceLock::new();
+
+thread_local! {
+    /// The key and context of the launch this thread is measuring, from its
+    /// call's entry to its exit.
+    static MEASURING: std::cell::Cell<Option<(u64, usize)>> = const { std::cell::Cell::new(None) };
+}
+
+/// Subscribes to CUPTI with the pass's launch callbacks when
+/// `FIKIT_METRICS=1`; the handle is the one the recording collector then
+/// records through (CUPTI has one subscriber). `None` when the pass is off.
+pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHandle>, String> {
+    if env_var(METRICS_ENV).as_deref() != Some("1") {
+        return Ok(None);
+    }
+    cupti::profiler_initialize().map_err(|e| format!("metrics: {e}"))?;
+    let handle =
+        cupti::subscribe_with(Some(metrics_callback)).map_err(|e| format!("metrics: {e}"))?;
+    let calls: Vec<Option<Call>> = (0..cupti::MAX_CBID)
+        .map(|cbid| {
+            cupti::callback_name(false, cbid)
+                .and_then(|n| call_of(&n))
+                .filter(|c| matches!(c, Call::Kernel { .. } | Call::KernelEx { .. }))
+        })
+        .collect();
+    let ids: Vec<u32> = (0..cupti::MAX_CBID)
+        .filter(|&i| calls[i as usize].is_some())
+        .collect();
+    let pass = Pass {
+        calls,
+        ids: Identities::new("metrics"),
+        contexts: Mutex::new(HashMap::new()),
+        seen: Mutex::new(Default::default()),
+        busy: AtomicBool::new(false),
+        off: AtomicBool::new(false),
+    };
+    if PASS.set(pass).is_err() {
+        return Err("metrics: started twice".into());
+    }
+    for &cbid in &ids {
+        // SAFETY: the handle `subscribe_with` just returned.
+        unsafe { cupti::enable_callback(handle, false, cbid, true) }
+            .map_err(|e| format!("metrics: {e}"))?;
+    }
+    notes.push(format!(
+        "metrics pass: the first launch of each kernel key measured alone ({}); timings of this run are not representative",
+        METRICS
+            .iter()
+            .map(|m| m.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    Ok(Some(handle))
+}
+
+/// Turns the pass off for good, saying why once.
+fn give_up(p: &Pass, why: String) {
+    if !p.off.swap(true, Ordering::SeqCst) {
+        push_note(format!("metrics pass stopped: {why}"));
+    }
+}
+
+/// The figures of a measurement, as the spool record holds them: bytes
+/// rounded, SM throughput in hundredths of a percent (a figure a hair over
+/// 100% by rounding is kept at 100%); an error for a figure CUPTI could not
+/// evaluate (NaN) or a negative one, never a made-up value.
+fn record_of(key: u64, v: &[f64]) -> Result<Record, String> {
+    if let Some((i, x)) = v
+        .iter()
+        .enumerate()
+        .find(|(_, x)| !x.is_finite() || **x < 0.0)
+    {
+        return Err(format!("{} came out as {x}", METRICS[i].to_string_lossy()));
+    }
+    Ok(Record::KernelMetrics {
+        kernel_key: key,
+        dram_read_bytes: v[0].round() as u64,
+        dram_write_bytes: v[1].round() as u64,
+        sm_throughput_bp: (v[2] * 100.0).round().min(10_000.0) as u32,
+    })
+}
+
+fn on_enter(p: &Pass, call: Call, d: &sys::CUpti_CallbackData) {
+    if p.off.load(Ordering::Relaxed) {
+        return;
+    }
+    // SAFETY: CUPTI passes this call's parameter struct.
+    let (stream, key) = unsafe { launch_of(&p.ids, call, d.functionParams) };
+    let Some(key) = key else { return };
+    if p.seen.lock().map(|s| s.contains(&key)).unwrap_or(true) {
+        return;
+    }
+    // SAFETY: the stream this launch call received, its context current.
+    if unsafe { cupti::is_capturing(stream) } {
+        return;
+    }
+    if p.busy
+        .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+        .is_err()
+    {
+        return;
+    }
+    let ctx = d.context as usize;
+    let started = (|| -> Result<bool, String> {
+        let mut contexts = p.contexts.lock().map_err(|_| "poisoned lock".to_string())?;
+        let rp = match contexts.entry(ctx) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                // SAFETY: the launch's context, current in its API callback;
+                // the profiler was initialized at start.
+                let made =
+                    unsafe { RangeProfiler::new(d.context.cast::<ds::CUctx_st>(), &METRICS) };
+                match made {
+                    Ok(rp) if rp.passes == 1 => e.insert(Some(rp)),
+                    Ok(rp) => {
+                        return Err(format!(
+                            "the metrics need {} passes on this GPU; a launch can be measured in one",
+                            rp.passes
+                        ));
+                    }
+                    Err(err) => return Err(err.to_string()),
+                }
+            }
+        };
+        let Some(rp) = rp.as_mut() else {
+            return Ok(false);
+        };
+        let name = CString::new(format!("{key:016x}")).expect("hex has no NUL");
+        rp.begin(&name).map_err(|e| e.to_string())?;
+        Ok(true)
+    })();
+    match started {
+        Ok(true) => {
+            if let Ok(mut s) = p.seen.lock() {
+                s.insert(key);
+            }
+            MEASURING.set(Some((key, ctx)));
+        }
+        Ok(false) => p.busy.store(false, Ordering::SeqCst),
+        Err(why) => {
+            give_up(p, why);
+            p.busy.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
+fn on_exit(p: &Pass) {
+    let Some((key, ctx)) = MEASURING.take() else {
+        return;
+    };
+    let result = (|| -> Result<Vec<f64>, String> {
+        let mut contexts = p.contexts.lock().map_err(|_| "poisoned lock".to_string())?;
+        let rp = contexts
+            .get_mut(&ctx)
+            .and_then(Option::as_mut)
+            .ok_or("the context's profiler is gone")?;
+        rp.end().map_err(|e| e.to_string())
+    })();
+    match result.and_then(|v| record_of(key, &v)) {
+        Ok(record) => {
+            if !push_record(&record) {
+                warn("metrics pass: the collector is not recording; a measurement was lost");
+            }
+        }
+        Err(why) => give_up(p, format!("kernel key {key:016x}: {why}")),
+    }
+    p.busy.store(false, Ordering::SeqCst);
+}
+
+/// The pass's CUPTI callback: kernel launch calls' entries and exits.
+unsafe extern "C" fn metrics_callback(
+    _userdata: *mut c_void,
+    domain: sys::CUpti_CallbackDomain,
+    cbid: sys::CUpti_CallbackId,
+    cbdata: *const c_void,
+) {
+    let _ = std::panic::catch_unwind(|| {
+        let Some(p) = PASS.get() else { return };
+        if domain as u32 != sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API as u32
+            || cbdata.is_null()
+        {
+            return;
+        }
+        let Some(&Some(call)) = p.calls.get(cbid as usize) else {
+            return;
+        };
+        // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid for the call.
+        let d = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
+        // SAFETY: the enum-typed site read as its raw u32 (0: entry).
+        let site = unsafe { std::ptr::addr_of!(d.callbackSite).cast::<u32>().read() };
+        if site == 0 {
+            on_enter(p, call, d);
+        } else {
+            on_exit(p);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_are_rounded_and_bounded() {
+        assert_eq!(
+            record_of(7, &[1.6e9, 2.4, 42.556]),
+            Ok(Record::KernelMetrics {
+                kernel_key: 7,
+                dram_read_bytes: 1_600_000_000,
+                dram_write_bytes: 2,
+                sm_throughput_bp: 4_256,
+            })
+        );
+        assert_eq!(
+            record_of(7, &[0.0, 0.0, 100.004]),
+            Ok(Record::KernelMetrics {
+                kernel_key: 7,
+                dram_read_bytes: 0,
+                dram_write_bytes: 0,
+                sm_throughput_bp: 10_000,
+            })
+        );
+        // A figure CUPTI could not evaluate is an error, not a zero.
+        let e = record_of(7, &[1.0, f64::NAN, 1.0]).unwrap_err();
+        assert!(
+            e.contains("dram__bytes_write.sum") && e.contains("NaN"),
+            "{e}"
+        );
+        assert!(record_of(7, &[-1.0, 0.0, 1.0]).is_err());
+    }
+}
