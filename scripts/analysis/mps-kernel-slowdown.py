@@ -8,7 +8,13 @@ trace's launch shapes; one that does not needs what the kernel does to
 memory (issue 15's per-kernel interference).
 
     python3 -m venv /tmp/hs && /tmp/hs/bin/pip install polars
-    /tmp/hs/bin/python scripts/analysis/mps-kernel-slowdown.py ALONE.parquet BESIDE.parquet
+    /tmp/hs/bin/python scripts/analysis/mps-kernel-slowdown.py ALONE.parquet BESIDE.parquet [METRICS.parquet]
+
+With METRICS.parquet (a trace of the same job profiled with
+`fikit-profile --metrics`, its figures joined by kernel key) the keys are
+also grouped by the DRAM bandwidth their bytes make over their duration
+alone (GB/s) and by their SM throughput (% of peak), with the rank
+correlation (Spearman) of each against the slowdown.
 """
 import sys
 
@@ -31,12 +37,25 @@ def kernels(path):
     )
 
 
+METRIC_GROUPS = [
+    ("DRAM GB/s alone", "gb_s", [0, 50, 200, 500, 1000, 2000, 1e12], 1),
+    ("SM throughput %", "sm_pct", [0, 10, 25, 50, 75, 101], 1),
+]
+
+
+def spearman(a, b):
+    """Rank correlation of two equal-length series (average ranks for ties)."""
+    ra = a.rank("average")
+    rb = b.rank("average")
+    return pl.DataFrame({"a": ra, "b": rb}).select(pl.corr("a", "b")).item()
+
+
 def weighted(df):
     return (df["beside"] * df["n"]).sum() / (df["alone"] * df["n"]).sum()
 
 
 def main(argv):
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     alone = kernels(argv[1]).group_by("kernel_key").agg(
@@ -44,11 +63,32 @@ def main(argv):
     )
     beside = kernels(argv[2]).group_by("kernel_key").agg(pl.col("dur").median().alias("beside"))
     g = alone.join(beside, on="kernel_key").with_columns((pl.col("beside") / pl.col("alone")).alias("slow"))
+    groups = list(GROUPS)
+    if len(argv) == 4:
+        m = pl.read_parquet(argv[3])
+        if "metric_dram_read_bytes" not in m.columns:
+            print(f"{argv[3]}: no metrics columns (profile with --metrics)", file=sys.stderr)
+            return 2
+        m = (
+            m.filter(pl.col("kind") == "kernel")
+            .filter(pl.col("metric_dram_read_bytes").is_not_null())
+            .group_by("kernel_key")
+            .agg(
+                (pl.col("metric_dram_read_bytes") + pl.col("metric_dram_write_bytes")).first().alias("dram"),
+                (pl.col("metric_sm_throughput_bp").first() / 100).alias("sm_pct"),
+            )
+        )
+        before = g.height
+        g = g.join(m, on="kernel_key").with_columns((pl.col("dram") / pl.col("alone")).alias("gb_s"))
+        print(f"{argv[3]}: figures for {g.height} of the {before} keys")
+        for label, col in (("DRAM GB/s alone", "gb_s"), ("SM throughput", "sm_pct")):
+            print(f"  rank correlation of the slowdown with {label}: {spearman(g[col], g['slow']):+.2f}")
+        groups += METRIC_GROUPS
     print(
         f"{argv[2]}: {g.height} kernel keys, {g['n'].sum()} launches; time-weighted slowdown {weighted(g):.2f}x; "
         f"per key {g['slow'].min():.2f}-{g['slow'].max():.2f}x"
     )
-    for label, col, edges, unit in GROUPS:
+    for label, col, edges, unit in groups:
         parts = []
         for lo, hi in zip(edges, edges[1:]):
             s = g.filter((pl.col(col) >= lo) & (pl.col(col) < hi))
