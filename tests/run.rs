@@ -89,8 +89,12 @@ fn every_round_records_each_jobs_exit_and_a_failure_does_not_stop_the_others() {
         .arg(&out)
         .assert()
         .code(1)
+        // The second repetition runs the policies in the other order.
         .stderr(predicates::str::contains(
-            "round 4/4: timeslice repetition 2",
+            "round 3/4: timeslice repetition 2",
+        ))
+        .stderr(predicates::str::contains(
+            "round 4/4: exclusive repetition 2",
         ))
         .stderr(predicates::str::contains("bad exited 1"));
     let run: serde_json::Value =

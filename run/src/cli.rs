@@ -200,6 +200,22 @@ fn check_min_overlap(v: f64) -> Result<()> {
     }
 }
 
+/// The policies of repetition `rep`, in the scenario's order rotated by
+/// `rep` (a, b, c; then b, c, a; ...): over as many repetitions as policies
+/// each policy runs once in each place, so a drift of the machine over a
+/// run (its host or GPU speeding up or slowing down) is not laid on one
+/// policy. Deterministic.
+fn rotated(policies: &[RunPolicy], rep: usize) -> Vec<RunPolicy> {
+    let n = policies.len().max(1);
+    policies
+        .iter()
+        .cycle()
+        .skip(rep % n)
+        .take(policies.len())
+        .copied()
+        .collect()
+}
+
 /// How the gate sees launches (`--launch-hook`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum LaunchHook {
@@ -610,7 +626,7 @@ fn run_with(
         }
     };
     'outer: for rep in 0..repetitions {
-        for &policy in &s.policies {
+        for policy in rotated(&s.policies, rep) {
             if rounds
                 .iter()
                 .any(|r| r.policy == policy && r.repetition == rep)
@@ -1219,6 +1235,25 @@ mod tests {
         assert_eq!((j.priority, j.profile.is_none()), (9, true));
         assert!(parse_job("x:11=y").unwrap_err().contains("priority"));
         assert!(parse_job("nocommand").unwrap_err().contains("NAME"));
+    }
+
+    #[test]
+    fn each_repetition_rotates_the_policies() {
+        use RunPolicy::*;
+        let p = [Exclusive, Timeslice, Fikit];
+        assert_eq!(rotated(&p, 0), [Exclusive, Timeslice, Fikit]);
+        assert_eq!(rotated(&p, 1), [Timeslice, Fikit, Exclusive]);
+        assert_eq!(rotated(&p, 2), [Fikit, Exclusive, Timeslice]);
+        assert_eq!(rotated(&p, 3), rotated(&p, 0));
+        // Over three repetitions each policy takes each place once.
+        for place in 0..3 {
+            let mut at: Vec<RunPolicy> = (0..3).map(|r| rotated(&p, r)[place]).collect();
+            at.sort_by_key(|x| x.name());
+            let mut all = p.to_vec();
+            all.sort_by_key(|x| x.name());
+            assert_eq!(at, all);
+        }
+        assert!(rotated(&[], 5).is_empty());
     }
 
     #[test]
