@@ -70,6 +70,10 @@ pub struct JobSummary {
     pub dropped_records: u64,
     /// Whether the capture ended cleanly.
     pub capture_complete: bool,
+    /// Kernel keys with the metrics pass's figures, and all kernel keys;
+    /// `None` for a trace without figures.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric_keys: Option<(usize, usize)>,
 }
 
 /// Summarizes one job, keeping the `top_n` kernels by total time.
@@ -144,6 +148,15 @@ pub fn summarize(trace: &Trace, file: &str, top_n: usize) -> JobSummary {
         top_kernels: top,
         dropped_records: trace.meta.dropped_records,
         capture_complete: trace.meta.capture_complete,
+        metric_keys: (!trace.kernel_metrics.is_empty()).then(|| {
+            let keys: std::collections::BTreeSet<u64> =
+                trace.kernels.iter().map(|k| k.kernel_key).collect();
+            let with = keys
+                .iter()
+                .filter(|k| trace.kernel_metrics.contains_key(k))
+                .count();
+            (with, keys.len())
+        }),
     }
 }
 
@@ -225,6 +238,14 @@ pub fn render_table(jobs: &[JobSummary]) -> String {
     }
     let mut out = t.to_string();
     out.push('\n');
+    for j in jobs {
+        if let Some((with, all)) = j.metric_keys {
+            out.push_str(&format!(
+                "{}: metrics (DRAM bytes, SM throughput) for {with} of {all} kernel keys\n",
+                j.job
+            ));
+        }
+    }
     for j in jobs {
         if j.top_kernels.is_empty() {
             continue;

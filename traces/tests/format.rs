@@ -543,3 +543,29 @@ fn rejects_malformed_metrics_columns() {
     let e = error_of(&p);
     assert!(e.contains("all null or all set"), "{e}");
 }
+
+#[test]
+fn the_summary_counts_the_keys_with_metrics() {
+    let trace = with_metrics();
+    let keys: std::collections::BTreeSet<u64> =
+        trace.kernels.iter().map(|k| k.kernel_key).collect();
+    let s = fikit_trace::summary::summarize(&trace, "m.parquet", 5);
+    assert_eq!(s.metric_keys, Some((1, keys.len())));
+    let table = fikit_trace::summary::render_table(&[s]);
+    assert!(
+        table.contains(&format!(
+            "metrics (DRAM bytes, SM throughput) for 1 of {} kernel keys",
+            keys.len()
+        )),
+        "{table}"
+    );
+    // Without figures: no count, no line, nothing new in the JSON form.
+    let plain = fikit_trace::summary::summarize(&fixture::every_column("plain"), "p", 5);
+    assert_eq!(plain.metric_keys, None);
+    assert!(
+        !serde_json::to_string(&plain)
+            .unwrap()
+            .contains("metric_keys")
+    );
+    assert!(!fikit_trace::summary::render_table(&[plain]).contains("metrics ("));
+}
