@@ -118,6 +118,8 @@ fn_table! {
         cuptiRangeProfilerPushRange(*mut sys::CUpti_RangeProfiler_PushRange_Params);
         cuptiRangeProfilerPopRange(*mut sys::CUpti_RangeProfiler_PopRange_Params);
         cuptiRangeProfilerDecodeData(*mut sys::CUpti_RangeProfiler_DecodeData_Params);
+        cuptiRangeProfilerDisable(*mut sys::CUpti_RangeProfiler_Disable_Params);
+        cuptiProfilerHostDeinitialize(*mut sys::CUpti_Profiler_Host_Deinitialize_Params);
     }
 }
 
@@ -645,20 +647,26 @@ macro_rules! params {
 }
 
 /// The range profiler's per-context state: the objects and images of one
-/// configured set of metrics, measured one user range at a time.
+/// configured set of metrics, measured one user range at a time. Dropping
+/// it disables the profiler on its context and frees the host object.
 pub(crate) struct RangeProfiler {
     host: *mut sys::CUpti_Profiler_Host_Object,
     object: *mut sys::CUpti_RangeProfiler_Object,
+    /// Kept for the host object's life (CUPTI may refer to it).
+    _availability: Vec<u8>,
     config: Vec<u8>,
     counter_data: Vec<u8>,
     names: Vec<*const c_char>,
-    /// Passes the metrics need (one launch can be measured only in one).
-    pub(crate) passes: usize,
+    /// Started and not yet stopped.
+    running: bool,
 }
 
 // SAFETY: the raw pointers are CUPTI's handles and names of 'static C
 // strings; the collector uses a profiler under a mutex, one thread at a time.
 unsafe impl Send for RangeProfiler {}
+
+/// The one range name: never read back (a measurement is one range).
+const RANGE_NAME: &CStr = c"fikit";
 
 /// `cuptiProfilerInitialize`: once per process, before any range profiler.
 pub(crate) fn profiler_initialize() -> Result<(), Failure> {
@@ -670,10 +678,26 @@ pub(crate) fn profiler_initialize() -> Result<(), Failure> {
     cupti!(cuptiProfilerInitialize(&mut p))
 }
 
+/// Why a context gets no range profiler.
+pub(crate) enum SetupError {
+    /// A CUPTI or driver call failed.
+    Call(Failure),
+    /// The metrics need this many passes; one launch can be measured in one.
+    Passes(usize),
+}
+
+impl From<Failure> for SetupError {
+    fn from(f: Failure) -> Self {
+        SetupError::Call(f)
+    }
+}
+
 impl RangeProfiler {
     /// Sets the range profiler up on `ctx` for `metrics`: the chip's name
-    /// and counter availability, the host object's configuration image, a
-    /// counter data image for one range, user ranges replayed by the user.
+    /// and counter availability, the host object's configuration image (an
+    /// error, before the profiler is enabled, when it needs more than one
+    /// pass), then the profiler enabled on the context and a counter data
+    /// image for one range.
     ///
     /// # Safety
     /// `ctx` must be a live context, current on this thread, with
@@ -681,7 +705,7 @@ impl RangeProfiler {
     pub(crate) unsafe fn new(
         ctx: ds::CUcontext,
         metrics: &[&'static CStr],
-    ) -> Result<Self, Failure> {
+    ) -> Result<Self, SetupError> {
         let mut names: Vec<*const c_char> = metrics.iter().map(|m| m.as_ptr()).collect();
         let mut device: ds::CUdevice = 0;
         // Valid out pointer; the caller's context is current.
@@ -700,8 +724,8 @@ impl RangeProfiler {
         avail.ctx = ctx.cast();
         // With a null image CUPTI only writes the size it needs.
         cupti!(cuptiProfilerGetCounterAvailability(&mut avail))?;
-        let mut image = vec![0u8; avail.counterAvailabilityImageSize];
-        avail.pCounterAvailabilityImage = image.as_mut_ptr();
+        let mut availability = vec![0u8; avail.counterAvailabilityImageSize];
+        avail.pCounterAvailabilityImage = availability.as_mut_ptr();
         // The image has the size CUPTI asked for.
         cupti!(cuptiProfilerGetCounterAvailability(&mut avail))?;
 
@@ -711,15 +735,24 @@ impl RangeProfiler {
         );
         init.profilerType = sys::CUpti_ProfilerType::CUPTI_PROFILER_TYPE_RANGE_PROFILER;
         init.pChipName = chip.pChipName;
-        init.pCounterAvailabilityImage = image.as_ptr();
-        // The chip name and availability image are live for the call.
+        init.pCounterAvailabilityImage = availability.as_ptr();
+        // The chip name and availability image are live (the image for the
+        // host object's life: it moves into the profiler).
         cupti!(cuptiProfilerHostInitialize(&mut init))?;
-        let host = init.pHostObject;
+        let mut rp = RangeProfiler {
+            host: init.pHostObject,
+            object: std::ptr::null_mut(),
+            _availability: availability,
+            config: Vec::new(),
+            counter_data: Vec::new(),
+            names: Vec::new(),
+            running: false,
+        };
         let mut add = params!(
             CUpti_Profiler_Host_ConfigAddMetrics_Params,
             Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE
         );
-        add.pHostObject = host;
+        add.pHostObject = rp.host;
         add.ppMetricNames = names.as_mut_ptr();
         add.numMetrics = names.len();
         // The names are live NUL-terminated strings.
@@ -728,27 +761,31 @@ impl RangeProfiler {
             CUpti_Profiler_Host_GetConfigImageSize_Params,
             Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE
         );
-        size.pHostObject = host;
+        size.pHostObject = rp.host;
         // A valid params struct.
         cupti!(cuptiProfilerHostGetConfigImageSize(&mut size))?;
-        let mut config = vec![0u8; size.configImageSize];
+        rp.config = vec![0u8; size.configImageSize];
         let mut get = params!(
             CUpti_Profiler_Host_GetConfigImage_Params,
             Profiler_Host_GetConfigImage_Params_STRUCT_SIZE
         );
-        get.pHostObject = host;
-        get.configImageSize = config.len();
-        get.pConfigImage = config.as_mut_ptr();
+        get.pHostObject = rp.host;
+        get.configImageSize = rp.config.len();
+        get.pConfigImage = rp.config.as_mut_ptr();
         // The buffer has the size CUPTI asked for.
         cupti!(cuptiProfilerHostGetConfigImage(&mut get))?;
         let mut passes = params!(
             CUpti_Profiler_Host_GetNumOfPasses_Params,
             Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE
         );
-        passes.configImageSize = config.len();
-        passes.pConfigImage = config.as_mut_ptr();
+        passes.configImageSize = rp.config.len();
+        passes.pConfigImage = rp.config.as_mut_ptr();
         // The config image is live.
         cupti!(cuptiProfilerHostGetNumOfPasses(&mut passes))?;
+        if passes.numOfPasses != 1 {
+            // Nothing enabled yet: dropping `rp` frees the host object only.
+            return Err(SetupError::Passes(passes.numOfPasses));
+        }
 
         let mut enable = params!(
             CUpti_RangeProfiler_Enable_Params,
@@ -757,50 +794,27 @@ impl RangeProfiler {
         enable.ctx = ctx.cast();
         // The caller's live context.
         cupti!(cuptiRangeProfilerEnable(&mut enable))?;
-        let object = enable.pRangeProfilerObject;
+        rp.object = enable.pRangeProfilerObject;
         let mut data_size = params!(
             CUpti_RangeProfiler_GetCounterDataSize_Params,
             RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE
         );
-        data_size.pRangeProfilerObject = object;
+        data_size.pRangeProfilerObject = rp.object;
         data_size.pMetricNames = names.as_mut_ptr();
         data_size.numMetrics = names.len();
         data_size.maxNumOfRanges = 1;
         data_size.maxNumRangeTreeNodes = 1;
         // The names are live.
         cupti!(cuptiRangeProfilerGetCounterDataSize(&mut data_size))?;
-        let mut rp = RangeProfiler {
-            host,
-            object,
-            config,
-            counter_data: vec![0u8; data_size.counterDataSize],
-            names,
-            passes: passes.numOfPasses,
-        };
-        rp.reset()?;
-        let mut set = params!(
-            CUpti_RangeProfiler_SetConfig_Params,
-            RangeProfiler_SetConfig_Params_STRUCT_SIZE
-        );
-        set.pRangeProfilerObject = object;
-        set.configSize = rp.config.len();
-        set.pConfig = rp.config.as_ptr();
-        set.counterDataImageSize = rp.counter_data.len();
-        set.pCounterDataImage = rp.counter_data.as_mut_ptr();
-        set.range = sys::CUpti_ProfilerRange::CUPTI_UserRange;
-        set.replayMode = sys::CUpti_ProfilerReplayMode::CUPTI_UserReplay;
-        set.maxRangesPerPass = 1;
-        set.numNestingLevels = 1;
-        set.minNestingLevel = 1;
-        set.passIndex = 0;
-        set.targetNestingLevel = 1;
-        // Both images live as long as the profiler (its fields, never resized).
-        cupti!(cuptiRangeProfilerSetConfig(&mut set))?;
+        rp.counter_data = vec![0u8; data_size.counterDataSize];
+        rp.names = names;
         Ok(rp)
     }
 
-    /// (Re)initializes the counter data image for one range.
-    fn reset(&mut self) -> Result<(), Failure> {
+    /// Readies a measurement: the counter data image initialized for one
+    /// range and the configuration set on it (before every range: a fresh
+    /// session each time, as NVIDIA's injection sample runs them).
+    fn configure(&mut self) -> Result<(), Failure> {
         let mut init = params!(
             CUpti_RangeProfiler_CounterDataImage_Initialize_Params,
             RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE
@@ -809,11 +823,34 @@ impl RangeProfiler {
         init.counterDataSize = self.counter_data.len();
         init.pCounterData = self.counter_data.as_mut_ptr();
         // The image has the size CUPTI asked for.
-        cupti!(cuptiRangeProfilerCounterDataImageInitialize(&mut init))
+        cupti!(cuptiRangeProfilerCounterDataImageInitialize(&mut init))?;
+        let mut set = params!(
+            CUpti_RangeProfiler_SetConfig_Params,
+            RangeProfiler_SetConfig_Params_STRUCT_SIZE
+        );
+        set.pRangeProfilerObject = self.object;
+        set.configSize = self.config.len();
+        set.pConfig = self.config.as_ptr();
+        set.counterDataImageSize = self.counter_data.len();
+        set.pCounterDataImage = self.counter_data.as_mut_ptr();
+        set.range = sys::CUpti_ProfilerRange::CUPTI_UserRange;
+        set.replayMode = sys::CUpti_ProfilerReplayMode::CUPTI_UserReplay;
+        set.maxRangesPerPass = 1;
+        set.numNestingLevels = 1;
+        set.minNestingLevel = 1;
+        set.passIndex = 0;
+        set.targetNestingLevel = 1;
+        // Both images live as long as the profiler (its fields, never resized).
+        cupti!(cuptiRangeProfilerSetConfig(&mut set))
     }
 
-    /// Starts the profiler and opens the range `name`.
-    pub(crate) fn begin(&mut self, name: &CStr) -> Result<(), Failure> {
+    /// Drains the context's earlier work, then configures, starts the
+    /// profiler and opens the range. On a failure after the start, the
+    /// profiler is stopped again.
+    pub(crate) fn begin(&mut self) -> Result<(), Failure> {
+        // No arguments; the launch's context is current.
+        driver!(cuCtxSynchronize())?;
+        self.configure()?;
         let mut start = params!(
             CUpti_RangeProfiler_Start_Params,
             RangeProfiler_Start_Params_STRUCT_SIZE
@@ -821,29 +858,26 @@ impl RangeProfiler {
         start.pRangeProfilerObject = self.object;
         // A live profiler object.
         cupti!(cuptiRangeProfilerStart(&mut start))?;
+        self.running = true;
         let mut push = params!(
             CUpti_RangeProfiler_PushRange_Params,
             RangeProfiler_PushRange_Params_STRUCT_SIZE
         );
         push.pRangeProfilerObject = self.object;
-        push.pRangeName = name.as_ptr();
-        // The name is live for the call (CUPTI copies it).
-        cupti!(cuptiRangeProfilerPushRange(&mut push))
+        push.pRangeName = RANGE_NAME.as_ptr();
+        // A 'static name.
+        let pushed = cupti!(cuptiRangeProfilerPushRange(&mut push));
+        if pushed.is_err() {
+            let _ = self.stop();
+        }
+        pushed
     }
 
-    /// Waits for the context's work, closes the range, stops, decodes and
-    /// evaluates the metrics (in the order given to [`RangeProfiler::new`]),
-    /// and readies the image for the next range.
-    pub(crate) fn end(&mut self) -> Result<Vec<f64>, Failure> {
-        // No arguments; the range's context is current.
-        driver!(cuCtxSynchronize())?;
-        let mut pop = params!(
-            CUpti_RangeProfiler_PopRange_Params,
-            RangeProfiler_PopRange_Params_STRUCT_SIZE
-        );
-        pop.pRangeProfilerObject = self.object;
-        // A live profiler object.
-        cupti!(cuptiRangeProfilerPopRange(&mut pop))?;
+    /// `cuptiRangeProfilerStop`, when started: whether every pass was submitted.
+    fn stop(&mut self) -> Result<bool, Failure> {
+        if !std::mem::take(&mut self.running) {
+            return Ok(false);
+        }
         let mut stop = params!(
             CUpti_RangeProfiler_Stop_Params,
             RangeProfiler_Stop_Params_STRUCT_SIZE
@@ -851,6 +885,27 @@ impl RangeProfiler {
         stop.pRangeProfilerObject = self.object;
         // A live profiler object.
         cupti!(cuptiRangeProfilerStop(&mut stop))?;
+        Ok(stop.isAllPassSubmitted != 0)
+    }
+
+    /// Waits for the context's work, closes the range, stops, decodes and
+    /// evaluates the metrics (in the order given to [`RangeProfiler::new`]).
+    /// Whatever fails, the profiler is stopped before this returns.
+    pub(crate) fn end(&mut self) -> Result<Vec<f64>, Failure> {
+        let popped = (|| {
+            // No arguments; the range's context is current.
+            driver!(cuCtxSynchronize())?;
+            let mut pop = params!(
+                CUpti_RangeProfiler_PopRange_Params,
+                RangeProfiler_PopRange_Params_STRUCT_SIZE
+            );
+            pop.pRangeProfilerObject = self.object;
+            // A live profiler object.
+            cupti!(cuptiRangeProfilerPopRange(&mut pop))
+        })();
+        let stopped = self.stop();
+        popped?;
+        let all_submitted = stopped?;
         let mut decode = params!(
             CUpti_RangeProfiler_DecodeData_Params,
             RangeProfiler_DecodeData_Params_STRUCT_SIZE
@@ -858,14 +913,13 @@ impl RangeProfiler {
         decode.pRangeProfilerObject = self.object;
         // A live profiler object.
         cupti!(cuptiRangeProfilerDecodeData(&mut decode))?;
-        if decode.numOfRangeDropped > 0 || stop.isAllPassSubmitted == 0 {
-            self.reset()?;
+        if decode.numOfRangeDropped > 0 || !all_submitted {
             return Err(Failure {
                 call: "cuptiRangeProfilerDecodeData",
                 code: MISSING,
                 message: format!(
-                    "the range was not measured whole ({} dropped, all passes submitted: {})",
-                    decode.numOfRangeDropped, stop.isAllPassSubmitted
+                    "the range was not measured whole ({} dropped, all passes submitted: {all_submitted})",
+                    decode.numOfRangeDropped
                 ),
             });
         }
@@ -883,8 +937,31 @@ impl RangeProfiler {
         eval.pMetricValues = values.as_mut_ptr();
         // The image, names and output (one f64 per name) are live.
         cupti!(cuptiProfilerHostEvaluateToGpuValues(&mut eval))?;
-        self.reset()?;
         Ok(values)
+    }
+}
+
+impl Drop for RangeProfiler {
+    fn drop(&mut self) {
+        let _ = self.stop();
+        if !self.object.is_null() {
+            let mut p = params!(
+                CUpti_RangeProfiler_Disable_Params,
+                RangeProfiler_Disable_Params_STRUCT_SIZE
+            );
+            p.pRangeProfilerObject = self.object;
+            // The profiler object this value enabled, disabled once.
+            let _ = cupti!(cuptiRangeProfilerDisable(&mut p));
+        }
+        if !self.host.is_null() {
+            let mut p = params!(
+                CUpti_Profiler_Host_Deinitialize_Params,
+                Profiler_Host_Deinitialize_Params_STRUCT_SIZE
+            );
+            p.pHostObject = self.host;
+            // The host object this value initialized, freed once.
+            let _ = cupti!(cuptiProfilerHostDeinitialize(&mut p));
+        }
     }
 }
 

@@ -342,6 +342,9 @@ fn ab_loop(flip: &Flip) {
 /// `(mangled name, static shared bytes, registers)`, asked of the driver once.
 pub(crate) struct Identities {
     functions: Mutex<HashMap<usize, Option<Identity>>>,
+    /// Keys of NCCL's kernels (names starting `nccl`), which may wait for
+    /// launches still to come (the metrics pass never drains behind one).
+    nccl: Mutex<std::collections::HashSet<u64>>,
     warned: AtomicBool,
     /// Who warns (`gate`, `metrics`).
     who: &'static str,
@@ -351,9 +354,15 @@ impl Identities {
     pub(crate) fn new(who: &'static str) -> Self {
         Identities {
             functions: Mutex::new(HashMap::new()),
+            nccl: Mutex::new(Default::default()),
             warned: AtomicBool::new(false),
             who,
         }
+    }
+
+    /// True for a key of an NCCL kernel seen by [`Identities::key`].
+    pub(crate) fn is_nccl(&self, key: u64) -> bool {
+        self.nccl.lock().map(|s| s.contains(&key)).unwrap_or(true)
     }
 
     /// The kernel key of a launch of `f` with this shape; `None` where the
@@ -383,9 +392,13 @@ impl Identities {
             }
         });
         let (name, shared, regs) = id.as_ref()?;
-        Some(fikit_trace_api::kernel_key(
-            name, grid, block, *shared, dynamic, *regs,
-        ))
+        let key = fikit_trace_api::kernel_key(name, grid, block, *shared, dynamic, *regs);
+        if name.starts_with("nccl")
+            && let Ok(mut n) = self.nccl.lock()
+        {
+            n.insert(key);
+        }
+        Some(key)
     }
 }
 

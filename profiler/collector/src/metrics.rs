@@ -2,21 +2,25 @@
 //! each kernel key's DRAM traffic and SM throughput, from CUPTI's range
 //! profiler, for the simulator's per-kernel interference term.
 //!
-//! The first launch of each key (outside stream capture; graph launches are
-//! not measured) is bracketed by one user range: at the launch call's entry
-//! the profiler starts and the range opens, at its exit the context is
-//! synchronized, the range closed, decoded and evaluated, and a
-//! `KernelMetrics` record goes to the spool. Launches are measured one at a
-//! time (a launch that finds the profiler busy on another thread is left for
-//! the key's next launch), and a measured launch runs alone, its context
-//! drained: the pass's timings are not representative, which is why it is a
-//! run of its own. The metric set must fit one pass, since a launch cannot be
-//! replayed from inside its own call; a set that needs more, or any failure,
-//! turns the pass off with a note and the program runs on.
+//! The first launch of each key is bracketed by one user range: at the
+//! launch call's entry the context is drained, the profiler configured and
+//! started and the range opened; at its exit the context is drained again,
+//! the range closed, decoded and evaluated, and a `KernelMetrics` record
+//! goes to the spool. So a measured launch runs alone, and the pass's
+//! timings are not representative: it is a run of its own. Not measured:
+//! graph launches, cooperative launches and NCCL's kernels (which may wait
+//! for launches still to come: draining behind one could hang), and any
+//! launch while a stream capture is open anywhere in the process (a context
+//! synchronization would break it). Launches are measured one at a time (a
+//! launch that finds the profiler busy on another thread leaves its key to
+//! a later launch). The metric set must fit one pass, since a launch cannot
+//! be replayed from inside its own call; a set that needs more, or any
+//! failure, turns the pass off with a note (the profilers disabled), and
+//! the program runs on.
 
 use std::collections::HashMap;
-use std::ffi::{CStr, CString, c_void};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::ffi::{CStr, c_void};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::cupti::sys;
@@ -24,7 +28,7 @@ use cudarc::driver::sys as ds;
 use fikit_spool::Record;
 
 use crate::collector::{push_note, push_record};
-use crate::cupti::{self, RangeProfiler};
+use crate::cupti::{self, RangeProfiler, SetupError};
 use crate::gate::{Call, Identities, call_of, launch_of};
 use crate::{env_var, warn};
 
@@ -38,14 +42,30 @@ pub const METRICS: [&CStr; 3] = [
     c"sm__throughput.avg.pct_of_peak_sustained_elapsed",
 ];
 
+/// What the pass does with a driver callback id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Site {
+    /// A kernel launch it may measure.
+    Launch(Call),
+    /// `cuStreamBeginCapture*`: one more capture open.
+    BeginCapture,
+    /// `cuStreamEndCapture`: one fewer.
+    EndCapture,
+}
+
 struct Pass {
-    /// The launch call per driver callback id (kernel launches only).
-    calls: Vec<Option<Call>>,
+    /// Per driver callback id.
+    sites: Vec<Option<Site>>,
     ids: Identities,
-    /// Per context (by handle): its profiler, `None` where setting it up failed.
-    contexts: Mutex<HashMap<usize, Option<RangeProfiler>>>,
+    /// Per context (by CUPTI's unique id), its profiler.
+    contexts: Mutex<HashMap<u32, RangeProfiler>>,
     /// Keys measured (or tried).
     seen: Mutex<std::collections::HashSet<u64>>,
+    /// Stream captures open in the process.
+    captures: AtomicI64,
+    /// `cuptiProfilerInitialize` done (at the first launch measured, not
+    /// inside `InitializeInjection`), or why not.
+    initialized: OnceLock<Result<(), String>>,
     /// A launch is being measured.
     busy: AtomicBool,
     /// The pass stopped (a failure, or a metric set of several passes).
@@ -57,7 +77,21 @@ static PASS: OnceLock<Pass> = OnceLock::new();
 thread_local! {
     /// The key and context of the launch this thread is measuring, from its
     /// call's entry to its exit.
-    static MEASURING: std::cell::Cell<Option<(u64, usize)>> = const { std::cell::Cell::new(None) };
+    static MEASURING: std::cell::Cell<Option<(u64, u32)>> = const { std::cell::Cell::new(None) };
+}
+
+/// The pass's use of a driver function, by name.
+fn site_of(name: &str) -> Option<Site> {
+    if name.starts_with("cuStreamEndCapture") {
+        return Some(Site::EndCapture);
+    }
+    match call_of(name)? {
+        Call::BeginCapture => Some(Site::BeginCapture),
+        c @ (Call::Kernel { .. } | Call::KernelEx { .. }) if !name.contains("Cooperative") => {
+            Some(Site::Launch(c))
+        }
+        _ => None,
+    }
 }
 
 /// Subscribes to CUPTI with the pass's launch callbacks when
@@ -67,24 +101,21 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     if env_var(METRICS_ENV).as_deref() != Some("1") {
         return Ok(None);
     }
-    cupti::profiler_initialize().map_err(|e| format!("metrics: {e}"))?;
     let handle =
         cupti::subscribe_with(Some(metrics_callback)).map_err(|e| format!("metrics: {e}"))?;
-    let calls: Vec<Option<Call>> = (0..cupti::MAX_CBID)
-        .map(|cbid| {
-            cupti::callback_name(false, cbid)
-                .and_then(|n| call_of(&n))
-                .filter(|c| matches!(c, Call::Kernel { .. } | Call::KernelEx { .. }))
-        })
+    let sites: Vec<Option<Site>> = (0..cupti::MAX_CBID)
+        .map(|cbid| cupti::callback_name(false, cbid).and_then(|n| site_of(&n)))
         .collect();
     let ids: Vec<u32> = (0..cupti::MAX_CBID)
-        .filter(|&i| calls[i as usize].is_some())
+        .filter(|&i| sites[i as usize].is_some())
         .collect();
     let pass = Pass {
-        calls,
+        sites,
         ids: Identities::new("metrics"),
         contexts: Mutex::new(HashMap::new()),
         seen: Mutex::new(Default::default()),
+        captures: AtomicI64::new(0),
+        initialized: OnceLock::new(),
         busy: AtomicBool::new(false),
         off: AtomicBool::new(false),
     };
@@ -107,11 +138,16 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     Ok(Some(handle))
 }
 
-/// Turns the pass off for good, saying why once.
+/// Turns the pass off for good, saying why once; the profilers are
+/// disabled (dropped).
 fn give_up(p: &Pass, why: String) {
     if !p.off.swap(true, Ordering::SeqCst) {
         push_note(format!("metrics pass stopped: {why}"));
     }
+    p.contexts
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
 }
 
 /// The figures of a measurement, as the spool record holds them: bytes
@@ -135,13 +171,13 @@ fn record_of(key: u64, v: &[f64]) -> Result<Record, String> {
 }
 
 fn on_enter(p: &Pass, call: Call, d: &sys::CUpti_CallbackData) {
-    if p.off.load(Ordering::Relaxed) {
+    if p.off.load(Ordering::Relaxed) || p.captures.load(Ordering::SeqCst) > 0 {
         return;
     }
     // SAFETY: CUPTI passes this call's parameter struct.
     let (stream, key) = unsafe { launch_of(&p.ids, call, d.functionParams) };
     let Some(key) = key else { return };
-    if p.seen.lock().map(|s| s.contains(&key)).unwrap_or(true) {
+    if p.ids.is_nccl(key) || p.seen.lock().map(|s| s.contains(&key)).unwrap_or(true) {
         return;
     }
     // SAFETY: the stream this launch call received, its context current.
@@ -154,43 +190,39 @@ fn on_enter(p: &Pass, call: Call, d: &sys::CUpti_CallbackData) {
     {
         return;
     }
-    let ctx = d.context as usize;
-    let started = (|| -> Result<bool, String> {
+    let uid = d.contextUid;
+    let started = (|| -> Result<(), String> {
+        p.initialized
+            .get_or_init(|| cupti::profiler_initialize().map_err(|e| e.to_string()))
+            .clone()?;
         let mut contexts = p.contexts.lock().map_err(|_| "poisoned lock".to_string())?;
-        let rp = match contexts.entry(ctx) {
+        let rp = match contexts.entry(uid) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 // SAFETY: the launch's context, current in its API callback;
-                // the profiler was initialized at start.
+                // the profiler was initialized above.
                 let made =
                     unsafe { RangeProfiler::new(d.context.cast::<ds::CUctx_st>(), &METRICS) };
                 match made {
-                    Ok(rp) if rp.passes == 1 => e.insert(Some(rp)),
-                    Ok(rp) => {
+                    Ok(rp) => e.insert(rp),
+                    Err(SetupError::Passes(n)) => {
                         return Err(format!(
-                            "the metrics need {} passes on this GPU; a launch can be measured in one",
-                            rp.passes
+                            "the metrics need {n} passes on this GPU; a launch can be measured in one"
                         ));
                     }
-                    Err(err) => return Err(err.to_string()),
+                    Err(SetupError::Call(f)) => return Err(f.to_string()),
                 }
             }
         };
-        let Some(rp) = rp.as_mut() else {
-            return Ok(false);
-        };
-        let name = CString::new(format!("{key:016x}")).expect("hex has no NUL");
-        rp.begin(&name).map_err(|e| e.to_string())?;
-        Ok(true)
+        rp.begin().map_err(|e| e.to_string())
     })();
     match started {
-        Ok(true) => {
+        Ok(()) => {
             if let Ok(mut s) = p.seen.lock() {
                 s.insert(key);
             }
-            MEASURING.set(Some((key, ctx)));
+            MEASURING.set(Some((key, uid)));
         }
-        Ok(false) => p.busy.store(false, Ordering::SeqCst),
         Err(why) => {
             give_up(p, why);
             p.busy.store(false, Ordering::SeqCst);
@@ -199,14 +231,13 @@ fn on_enter(p: &Pass, call: Call, d: &sys::CUpti_CallbackData) {
 }
 
 fn on_exit(p: &Pass) {
-    let Some((key, ctx)) = MEASURING.take() else {
+    let Some((key, uid)) = MEASURING.take() else {
         return;
     };
     let result = (|| -> Result<Vec<f64>, String> {
         let mut contexts = p.contexts.lock().map_err(|_| "poisoned lock".to_string())?;
         let rp = contexts
-            .get_mut(&ctx)
-            .and_then(Option::as_mut)
+            .get_mut(&uid)
             .ok_or("the context's profiler is gone")?;
         rp.end().map_err(|e| e.to_string())
     })();
@@ -221,6 +252,27 @@ fn on_exit(p: &Pass) {
     p.busy.store(false, Ordering::SeqCst);
 }
 
+/// A capture began or ended (at the call's exit, when it succeeded).
+fn on_capture(p: &Pass, site: Site, d: &sys::CUpti_CallbackData) {
+    let ok = !d.functionReturnValue.is_null()
+        // SAFETY: at a driver API's exit CUPTI points this at its CUresult.
+        && unsafe { d.functionReturnValue.cast::<u32>().read() } == 0;
+    if !ok {
+        return;
+    }
+    match site {
+        Site::BeginCapture => {
+            p.captures.fetch_add(1, Ordering::SeqCst);
+        }
+        Site::EndCapture => {
+            let _ = p
+                .captures
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| Some((n - 1).max(0)));
+        }
+        Site::Launch(_) => {}
+    }
+}
+
 /// The pass's CUPTI callback: kernel launch calls' entries and exits.
 unsafe extern "C" fn metrics_callback(
     _userdata: *mut c_void,
@@ -228,31 +280,67 @@ unsafe extern "C" fn metrics_callback(
     cbid: sys::CUpti_CallbackId,
     cbdata: *const c_void,
 ) {
-    let _ = std::panic::catch_unwind(|| {
-        let Some(p) = PASS.get() else { return };
+    let Some(p) = PASS.get() else { return };
+    let caught = std::panic::catch_unwind(|| {
         if domain as u32 != sys::CUpti_CallbackDomain::CUPTI_CB_DOMAIN_DRIVER_API as u32
             || cbdata.is_null()
         {
             return;
         }
-        let Some(&Some(call)) = p.calls.get(cbid as usize) else {
+        let Some(&Some(site)) = p.sites.get(cbid as usize) else {
             return;
         };
         // SAFETY: for API domains CUPTI passes a CUpti_CallbackData, valid for the call.
         let d = unsafe { &*cbdata.cast::<sys::CUpti_CallbackData>() };
         // SAFETY: the enum-typed site read as its raw u32 (0: entry).
-        let site = unsafe { std::ptr::addr_of!(d.callbackSite).cast::<u32>().read() };
-        if site == 0 {
-            on_enter(p, call, d);
-        } else {
-            on_exit(p);
+        let entry = unsafe { std::ptr::addr_of!(d.callbackSite).cast::<u32>().read() } == 0;
+        match (site, entry) {
+            (Site::Launch(call), true) => on_enter(p, call, d),
+            (Site::Launch(_), false) => on_exit(p),
+            (_, false) => on_capture(p, site, d),
+            (_, true) => {}
         }
     });
+    if caught.is_err() {
+        // Never again, no profiler left started, never left busy.
+        MEASURING.set(None);
+        let _ = std::panic::catch_unwind(|| give_up(p, "an internal error (a panic)".into()));
+        p.off.store(true, Ordering::SeqCst);
+        p.busy.store(false, Ordering::SeqCst);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_driver_calls_the_pass_watches() {
+        assert_eq!(
+            site_of("cuLaunchKernel"),
+            Some(Site::Launch(Call::Kernel { ptsz: false }))
+        );
+        assert_eq!(
+            site_of("cuLaunchKernel_ptsz"),
+            Some(Site::Launch(Call::Kernel { ptsz: true }))
+        );
+        assert_eq!(
+            site_of("cuLaunchKernelEx"),
+            Some(Site::Launch(Call::KernelEx { ptsz: false }))
+        );
+        // Cooperative kernels may wait for each other's blocks; graphs are
+        // one launch of many kernels: neither is measured.
+        assert_eq!(site_of("cuLaunchCooperativeKernel"), None);
+        assert_eq!(site_of("cuLaunchCooperativeKernel_ptsz"), None);
+        assert_eq!(site_of("cuGraphLaunch"), None);
+        assert_eq!(site_of("cuStreamBeginCapture_v2"), Some(Site::BeginCapture));
+        assert_eq!(
+            site_of("cuStreamBeginCaptureToGraph"),
+            Some(Site::BeginCapture)
+        );
+        assert_eq!(site_of("cuStreamEndCapture"), Some(Site::EndCapture));
+        assert_eq!(site_of("cuCtxSynchronize"), None);
+    }
 
     #[test]
     fn figures_are_rounded_and_bounded() {
