@@ -113,7 +113,19 @@ fn sigint_and_sigterm_are_forwarded() {
         ),
     ] {
         let ready = dir.path().join(format!("ready-{sig}"));
-        let mut child = StdCommand::new(BIN)
+        let mut cmd = StdCommand::new(BIN);
+        // The signal at its default in fikit-profile, whatever this test
+        // process inherited: a test run started as a background job has
+        // SIGINT ignored, and fikit-profile rightly keeps an inherited
+        // ignored SIGINT (the test above), which would leave it waiting here.
+        // SAFETY: between fork and exec only `signal`, async-signal-safe.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                libc::signal(sig, libc::SIG_DFL);
+                Ok(())
+            });
+        }
+        let mut child = cmd
             .arg("-o")
             .arg(dir.path())
             .args(["--", "sh", "-c", script])
