@@ -375,25 +375,7 @@ struct Columns<'a> {
 impl<'a> Columns<'a> {
     fn new(df: &'a DataFrame) -> Result<Self, Problem> {
         for c in COLUMNS {
-            let column = df
-                .column(c.name)
-                .map_err(|_| Problem::column(c.name, "missing"))?;
-            let expected = match c.ty {
-                ColumnType::Str => DataType::String,
-                ColumnType::I64 => DataType::Int64,
-                ColumnType::U32 => DataType::UInt32,
-                ColumnType::U64 => DataType::UInt64,
-            };
-            if column.dtype() != &expected {
-                return Err(Problem::column(
-                    c.name,
-                    format!(
-                        "expected type {}, found {}",
-                        c.ty.polars_name(),
-                        column.dtype()
-                    ),
-                ));
-            }
+            check_column(df, c)?;
         }
         Ok(Columns { df })
     }
@@ -422,6 +404,30 @@ impl<'a> Columns<'a> {
     fn u64(&self, name: &str) -> Cells<'a, u64> {
         Box::new(self.col(name).u64().expect("checked").iter())
     }
+}
+
+/// Checks that `df` has column `c` of its schema type.
+fn check_column(df: &DataFrame, c: &schema::Column) -> Result<(), Problem> {
+    let column = df
+        .column(c.name)
+        .map_err(|_| Problem::column(c.name, "missing"))?;
+    let expected = match c.ty {
+        ColumnType::Str => DataType::String,
+        ColumnType::I64 => DataType::Int64,
+        ColumnType::U32 => DataType::UInt32,
+        ColumnType::U64 => DataType::UInt64,
+    };
+    if column.dtype() != &expected {
+        return Err(Problem::column(
+            c.name,
+            format!(
+                "expected type {}, found {}",
+                c.ty.polars_name(),
+                column.dtype()
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A column's cells in row order.
@@ -705,37 +711,23 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
 /// none, of their types, set only on kernel rows, all three set or all null
 /// on a row, the same on every row of a key, SM throughput at most 100%.
 fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Problem> {
-    let present: Vec<&schema::Column> = schema::METRIC_COLUMNS
+    let Some(first) = schema::METRIC_COLUMNS
         .iter()
-        .filter(|c| df.column(c.name).is_ok())
-        .collect();
-    if present.is_empty() {
+        .find(|c| df.column(c.name).is_ok())
+    else {
         return Ok(BTreeMap::new());
-    }
-    if let Some(c) = schema::METRIC_COLUMNS
-        .iter()
-        .find(|c| df.column(c.name).is_err())
-    {
-        return Err(Problem::column(
-            c.name,
-            format!(
-                "missing beside {}: the metrics columns come all three or not at all",
-                present[0].name
-            ),
-        ));
-    }
+    };
     for c in schema::METRIC_COLUMNS {
-        let expected = match c.ty {
-            ColumnType::U32 => DataType::UInt32,
-            _ => DataType::UInt64,
-        };
-        let dtype = df.column(c.name).expect("checked above").dtype();
-        if dtype != &expected {
+        if df.column(c.name).is_err() {
             return Err(Problem::column(
                 c.name,
-                format!("expected type {}, found {dtype}", c.ty.polars_name()),
+                format!(
+                    "missing beside {}: the metrics columns come all three or not at all",
+                    first.name
+                ),
             ));
         }
+        check_column(df, c)?;
     }
     let cells = |name: &str| df.column(name).expect("checked above");
     let kinds = cells("kind").str().expect("checked").iter();

@@ -422,6 +422,24 @@ fn set_u32(df: &mut DataFrame, name: &str, row: usize, value: Option<u32>) {
         .unwrap();
 }
 
+fn set_u64(df: &mut DataFrame, name: &str, row: usize, value: Option<u64>) {
+    let mut v: Vec<Option<u64>> = df.column(name).unwrap().u64().unwrap().iter().collect();
+    v[row] = value;
+    df.with_column(Series::new(name.into(), v).into_column())
+        .unwrap();
+}
+
+/// The row index of the first kernel of `key` in the written table.
+fn key_row(df: &DataFrame, key: u64) -> usize {
+    df.column("kernel_key")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .iter()
+        .position(|k| k == Some(key))
+        .unwrap()
+}
+
 /// The row index of the first row of `kind` in the written table.
 fn first_row(df: &DataFrame, kind: &str) -> usize {
     df.column("kind")
@@ -490,54 +508,22 @@ fn rejects_malformed_metrics_columns() {
     let p = write_edited(dir.path(), &trace, |df, _| {
         let row = first_row(df, "api");
         set_u32(df, "metric_sm_throughput_bp", row, Some(10));
-        let mut r: Vec<Option<u64>> = df
-            .column("metric_dram_read_bytes")
-            .unwrap()
-            .u64()
-            .unwrap()
-            .iter()
-            .collect();
-        r[row] = Some(1);
-        df.with_column(Series::new("metric_dram_read_bytes".into(), r).into_column())
-            .unwrap();
-        let mut w: Vec<Option<u64>> = df
-            .column("metric_dram_write_bytes")
-            .unwrap()
-            .u64()
-            .unwrap()
-            .iter()
-            .collect();
-        w[row] = Some(1);
-        df.with_column(Series::new("metric_dram_write_bytes".into(), w).into_column())
-            .unwrap();
+        set_u64(df, "metric_dram_read_bytes", row, Some(1));
+        set_u64(df, "metric_dram_write_bytes", row, Some(1));
     });
     let e = error_of(&p);
     assert!(e.contains("no kernel"), "{e}");
 
     let key = trace.kernels[0].kernel_key;
     let p = write_edited(dir.path(), &trace, |df, _| {
-        let row = df
-            .column("kernel_key")
-            .unwrap()
-            .u64()
-            .unwrap()
-            .iter()
-            .position(|k| k == Some(key))
-            .unwrap();
+        let row = key_row(df, key);
         set_u32(df, "metric_sm_throughput_bp", row, Some(10_001));
     });
     let e = error_of(&p);
     assert!(e.contains("over 10000"), "{e}");
 
     let p = write_edited(dir.path(), &trace, |df, _| {
-        let row = df
-            .column("kernel_key")
-            .unwrap()
-            .u64()
-            .unwrap()
-            .iter()
-            .position(|k| k == Some(key))
-            .unwrap();
+        let row = key_row(df, key);
         set_u32(df, "metric_sm_throughput_bp", row, None);
     });
     let e = error_of(&p);

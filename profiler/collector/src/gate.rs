@@ -186,7 +186,7 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
         me,
         calls,
         done_addr: OnceLock::new(),
-        ids: Identities::new("gate"),
+        ids: Identities::new("gate", false),
         warned_timeout: AtomicBool::new(false),
         clock: RealClock {
             nap_ns: nap_us.saturating_mul(1_000),
@@ -343,26 +343,32 @@ fn ab_loop(flip: &Flip) {
 pub(crate) struct Identities {
     functions: Mutex<HashMap<usize, Option<Identity>>>,
     /// Keys of NCCL's kernels (names starting `nccl`), which may wait for
-    /// launches still to come (the metrics pass never drains behind one).
-    nccl: Mutex<std::collections::HashSet<u64>>,
+    /// launches still to come (the metrics pass never drains behind one);
+    /// `None`: not kept (the gate's launch path does not need them).
+    nccl: Option<Mutex<std::collections::HashSet<u64>>>,
     warned: AtomicBool,
     /// Who warns (`gate`, `metrics`).
     who: &'static str,
 }
 
 impl Identities {
-    pub(crate) fn new(who: &'static str) -> Self {
+    /// Identities for `who` (in warnings); `keep_nccl`: keep the keys of
+    /// NCCL's kernels for [`Identities::is_nccl`].
+    pub(crate) fn new(who: &'static str, keep_nccl: bool) -> Self {
         Identities {
             functions: Mutex::new(HashMap::new()),
-            nccl: Mutex::new(Default::default()),
+            nccl: keep_nccl.then(|| Mutex::new(Default::default())),
             warned: AtomicBool::new(false),
             who,
         }
     }
 
-    /// True for a key of an NCCL kernel seen by [`Identities::key`].
+    /// True for a key of an NCCL kernel seen by [`Identities::key`] (with
+    /// the keys kept; else never).
     pub(crate) fn is_nccl(&self, key: u64) -> bool {
-        self.nccl.lock().map(|s| s.contains(&key)).unwrap_or(true)
+        self.nccl
+            .as_ref()
+            .is_some_and(|n| n.lock().map(|s| s.contains(&key)).unwrap_or(true))
     }
 
     /// The kernel key of a launch of `f` with this shape; `None` where the
@@ -393,8 +399,9 @@ impl Identities {
         });
         let (name, shared, regs) = id.as_ref()?;
         let key = fikit_trace_api::kernel_key(name, grid, block, *shared, dynamic, *regs);
-        if name.starts_with("nccl")
-            && let Ok(mut n) = self.nccl.lock()
+        if let Some(n) = &self.nccl
+            && name.starts_with("nccl")
+            && let Ok(mut n) = n.lock()
         {
             n.insert(key);
         }

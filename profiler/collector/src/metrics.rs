@@ -111,7 +111,7 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
         .collect();
     let pass = Pass {
         sites,
-        ids: Identities::new("metrics"),
+        ids: Identities::new("metrics", true),
         contexts: Mutex::new(HashMap::new()),
         seen: Mutex::new(Default::default()),
         captures: AtomicI64::new(0),

@@ -114,8 +114,17 @@ fn metrics_pass(opts: &Options, traces: &[PathBuf]) -> Result<()> {
     let dir = opts
         .out_dir
         .join(format!(".fikit-metrics-{}", std::process::id()));
+    let done = run_metrics_pass(opts, &dir, traces);
+    if done.is_ok() && !opts.keep_spools {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    done
+}
+
+/// [`metrics_pass`]'s work, its traces in `dir`.
+fn run_metrics_pass(opts: &Options, dir: &Path, traces: &[PathBuf]) -> Result<()> {
     let pass = Options {
-        out_dir: dir.clone(),
+        out_dir: dir.to_path_buf(),
         quiet: true,
         ..opts.clone()
     };
@@ -138,9 +147,6 @@ fn metrics_pass(opts: &Options, traces: &[PathBuf]) -> Result<()> {
                 "ran, but no key was measured: see the collector's notes above".to_string()
             }
         ));
-        if !opts.keep_spools {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
         return Ok(());
     }
     for t in traces {
@@ -161,9 +167,6 @@ fn metrics_pass(opts: &Options, traces: &[PathBuf]) -> Result<()> {
             trace.kernel_metrics.len(),
             keys.len()
         ));
-    }
-    if !opts.keep_spools {
-        let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(())
 }
