@@ -13,7 +13,7 @@ memory (issue 15's per-kernel interference).
 With METRICS.parquet (a trace of the same job profiled with
 `fikit-profile --metrics`, its figures joined by kernel key) the keys are
 also grouped by the DRAM bandwidth their bytes make over their duration
-alone (GB/s) and by their SM throughput (% of peak), with the rank
+alone (GB/s) and by their SM activity (% of elapsed cycles), with the rank
 correlation (Spearman) of each against the slowdown.
 """
 import sys
@@ -39,7 +39,7 @@ def kernels(path):
 
 METRIC_GROUPS = [
     ("DRAM GB/s alone", "gb_s", [0, 50, 200, 500, 1000, 2000, 1e12], 1),
-    ("SM throughput %", "sm_pct", [0, 10, 25, 50, 75, 101], 1),
+    ("SM active %", "sm_pct", [0, 10, 25, 50, 75, 101], 1),
 ]
 
 
@@ -75,13 +75,13 @@ def main(argv):
             .group_by("kernel_key")
             .agg(
                 (pl.col("metric_dram_read_bytes") + pl.col("metric_dram_write_bytes")).first().alias("dram"),
-                (pl.col("metric_sm_throughput_bp").first() / 100).alias("sm_pct"),
+                (pl.col("metric_sm_active_bp").first() / 100).alias("sm_pct"),
             )
         )
         before = g.height
         g = g.join(m, on="kernel_key").with_columns((pl.col("dram") / pl.col("alone")).alias("gb_s"))
         print(f"{argv[3]}: figures for {g.height} of the {before} keys")
-        for label, col in (("DRAM GB/s alone", "gb_s"), ("SM throughput", "sm_pct")):
+        for label, col in (("DRAM GB/s alone", "gb_s"), ("SM active", "sm_pct")):
             print(f"  rank correlation of the slowdown with {label}: {spearman(g[col], g['slow']):+.2f}")
         groups += METRIC_GROUPS
     print(

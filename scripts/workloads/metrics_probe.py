@@ -5,8 +5,8 @@ against arithmetic: each step runs
 - copy: `dst.copy_(src)` of --mib MiB (float32): reads and writes --mib MiB;
 - fill: `dst.fill_(1)`: writes --mib MiB, reads none;
 - matmul: a --n x --n half-precision product (inputs 2n^2 bytes each, output
-  2n^2): compute-bound, a high SM throughput, DRAM traffic near its operands';
-- tiny: an add on one element: next to no traffic, near-zero SM throughput.
+  2n^2): compute-bound, its SMs busy throughout, DRAM traffic near its operands';
+- tiny: an add on one element: next to no traffic, one SM busy of many (near-zero average SM activity).
 
     python3 scripts/workloads/metrics_probe.py --mib 256 --n 8192
 

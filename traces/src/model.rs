@@ -439,10 +439,12 @@ pub struct KernelMetrics {
     pub dram_read_bytes: u64,
     /// Bytes written to DRAM (`dram__bytes_write.sum`).
     pub dram_write_bytes: u64,
-    /// SM throughput in hundredths of a percent of the peak sustained over
-    /// the kernel's time (`sm__throughput.avg.pct_of_peak_sustained_elapsed`
-    /// times 100, rounded), 0 to 10,000.
-    pub sm_throughput_bp: u32,
+    /// How busy the SMs were over the kernel's time: the average SM's active
+    /// cycles in hundredths of a percent of the elapsed ones
+    /// (`sm__cycles_active.avg.pct_of_peak_sustained_elapsed` times 100,
+    /// rounded), 0 to 10,000; `None` where the GPU could not count it in the
+    /// same pass as the DRAM bytes.
+    pub sm_active_bp: Option<u32>,
 }
 
 /// A whole job: metadata and its events, each list in the order of its start times.

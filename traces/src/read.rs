@@ -708,8 +708,9 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
 /// of one stream run one after another.
 /// The metrics pass's figures per kernel key, from the optional
 /// [`schema::METRIC_COLUMNS`] (none: an empty map): all three columns or
-/// none, of their types, set only on kernel rows, all three set or all null
-/// on a row, the same on every row of a key, SM throughput at most 100%.
+/// none, of their types, set only on kernel rows, the two DRAM figures both
+/// set or both null on a row and the SM figure only beside them, the same
+/// on every row of a key, SM activity at most 100%.
 fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Problem> {
     let Some(first) = schema::METRIC_COLUMNS
         .iter()
@@ -740,27 +741,24 @@ fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Proble
         .u64()
         .expect("checked")
         .iter();
-    let sm = cells("metric_sm_throughput_bp")
-        .u32()
-        .expect("checked")
-        .iter();
+    let sm = cells("metric_sm_active_bp").u32().expect("checked").iter();
     let mut out: BTreeMap<u64, KernelMetrics> = BTreeMap::new();
     for (row, ((((kind, key), r), w), s)) in
         kinds.zip(keys).zip(read).zip(write).zip(sm).enumerate()
     {
         let m = match (r, w, s) {
             (None, None, None) => continue,
-            (Some(r), Some(w), Some(s)) => KernelMetrics {
+            (Some(r), Some(w), s) => KernelMetrics {
                 dram_read_bytes: r,
                 dram_write_bytes: w,
-                sm_throughput_bp: s,
+                sm_active_bp: s,
             },
             _ => {
                 return Err(Problem::row(
                     row,
                     kind,
                     Some("metric_dram_read_bytes"),
-                    "the three metrics columns must be all null or all set",
+                    "the DRAM metrics must be both set or both null, and the SM figure set only beside them",
                 ));
             }
         };
@@ -772,12 +770,12 @@ fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Proble
                 "metrics on a row that is no kernel",
             ));
         };
-        if m.sm_throughput_bp > 10_000 {
+        if let Some(s) = m.sm_active_bp.filter(|&s| s > 10_000) {
             return Err(Problem::row(
                 row,
                 kind,
-                Some("metric_sm_throughput_bp"),
-                format!("{} is over 10000 (100% of peak)", m.sm_throughput_bp),
+                Some("metric_sm_active_bp"),
+                format!("{s} is over 10000 (100% of peak)"),
             ));
         }
         if let Some(first) = out.insert(key, m).filter(|first| *first != m) {

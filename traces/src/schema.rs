@@ -105,12 +105,13 @@ pub const COLUMNS: &[Column] = &[
 /// Columns a trace may leave out altogether: the metrics pass's figures
 /// (`fikit-profile --metrics`), written only when it ran, after
 /// [`COLUMNS`]; all three or none. On kernel rows only, and there null for a
-/// kernel key the pass did not measure; every row of a key holds the same
-/// figures ([`crate::KernelMetrics`]).
+/// kernel key the pass did not measure (the SM figure also where the GPU
+/// could not count it with the DRAM bytes); every row of a key holds the
+/// same figures ([`crate::KernelMetrics`]).
 pub const METRIC_COLUMNS: &[Column] = &[
     col!("metric_dram_read_bytes", U64, OPTIONAL),
     col!("metric_dram_write_bytes", U64, OPTIONAL),
-    col!("metric_sm_throughput_bp", U32, OPTIONAL),
+    col!("metric_sm_active_bp", U32, OPTIONAL),
 ];
 
 /// Looks a column up by name.

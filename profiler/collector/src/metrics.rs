@@ -1,5 +1,5 @@
 //! The metrics pass (`FIKIT_METRICS=1`, set by `fikit-profile --metrics`):
-//! each kernel key's DRAM traffic and SM throughput, from CUPTI's range
+//! each kernel key's DRAM traffic and SM activity, from CUPTI's range
 //! profiler, for the simulator's per-kernel interference term.
 //!
 //! The first launch of each key is bracketed by one user range: at the
@@ -14,9 +14,10 @@
 //! synchronization would break it). Launches are measured one at a time (a
 //! launch that finds the profiler busy on another thread leaves its key to
 //! a later launch). The metric set must fit one pass, since a launch cannot
-//! be replayed from inside its own call; a set that needs more, or any
-//! failure, turns the pass off with a note (the profilers disabled), and
-//! the program runs on.
+//! be replayed from inside its own call: where the SM figure does not fit
+//! the DRAM bytes' pass, the DRAM bytes are measured alone (a note says
+//! so); where they do not fit one pass either, or on any failure, the pass
+//! turns off with a note (the profilers disabled), and the program runs on.
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_void};
@@ -35,12 +36,17 @@ use crate::{env_var, warn};
 /// Set to `1` to run the metrics pass.
 pub const METRICS_ENV: &str = "FIKIT_METRICS";
 
-/// The metrics measured, in the order of the spool record's fields.
-pub const METRICS: [&CStr; 3] = [
-    c"dram__bytes_read.sum",
-    c"dram__bytes_write.sum",
-    c"sm__throughput.avg.pct_of_peak_sustained_elapsed",
-];
+/// The DRAM figures, in the order of the spool record's fields.
+const DRAM: [&CStr; 2] = [c"dram__bytes_read.sum", c"dram__bytes_write.sum"];
+
+/// The SM figure, the record's last field. (`sm__throughput`, a maximum
+/// over many units' counters, needs 8 passes on an H100: measured
+/// 2026-11-25, validation log.)
+const SM_ACTIVE: &CStr = c"sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+
+/// The metric sets tried on a context, in order; the first that fits one
+/// pass is measured.
+pub const METRIC_SETS: [&[&CStr]; 2] = [&[DRAM[0], DRAM[1], SM_ACTIVE], &DRAM];
 
 /// What the pass does with a driver callback id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,7 +135,7 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     }
     notes.push(format!(
         "metrics pass: the first launch of each kernel key measured alone ({}); timings of this run are not representative",
-        METRICS
+        METRIC_SETS[0]
             .iter()
             .map(|m| m.to_string_lossy())
             .collect::<Vec<_>>()
@@ -150,24 +156,61 @@ fn give_up(p: &Pass, why: String) {
         .clear();
 }
 
-/// The figures of a measurement, as the spool record holds them: bytes
-/// rounded, SM throughput in hundredths of a percent (a figure a hair over
+/// The figures of a measurement (of [`METRIC_SETS`]' first set, or of its
+/// second without the SM figure), as the spool record holds them: bytes
+/// rounded, SM activity in hundredths of a percent (a figure a hair over
 /// 100% by rounding is kept at 100%); an error for a figure CUPTI could not
 /// evaluate (NaN) or a negative one, never a made-up value.
 fn record_of(key: u64, v: &[f64]) -> Result<Record, String> {
+    if !(2..=3).contains(&v.len()) {
+        return Err(format!("{} figures for 2 or 3 metrics", v.len()));
+    }
     if let Some((i, x)) = v
         .iter()
         .enumerate()
         .find(|(_, x)| !x.is_finite() || **x < 0.0)
     {
-        return Err(format!("{} came out as {x}", METRICS[i].to_string_lossy()));
+        let name = METRIC_SETS[0][i].to_string_lossy();
+        return Err(format!("{name} came out as {x}"));
     }
     Ok(Record::KernelMetrics {
         kernel_key: key,
         dram_read_bytes: v[0].round() as u64,
         dram_write_bytes: v[1].round() as u64,
-        sm_throughput_bp: (v[2] * 100.0).round().min(10_000.0) as u32,
+        sm_active_bp: v.get(2).map(|s| (s * 100.0).round().min(10_000.0) as u32),
     })
+}
+
+/// A range profiler for the context: the first of [`METRIC_SETS`] that fits
+/// one pass; a note, once per process, when the SM figure is left out.
+///
+/// # Safety
+/// As [`RangeProfiler::new`].
+unsafe fn profiler_for(ctx: ds::CUcontext) -> Result<RangeProfiler, String> {
+    static SM_LEFT_OUT: std::sync::Once = std::sync::Once::new();
+    let mut passes = Vec::new();
+    for set in METRIC_SETS {
+        // SAFETY: the caller's guarantees, passed on.
+        match unsafe { RangeProfiler::new(ctx, set) } {
+            Ok(rp) => {
+                if let Some(&n) = passes.first() {
+                    SM_LEFT_OUT.call_once(|| {
+                        push_note(format!(
+                            "metrics pass: {} with the DRAM bytes needs {n} passes on this GPU; measuring the DRAM bytes alone",
+                            SM_ACTIVE.to_string_lossy()
+                        ))
+                    });
+                }
+                return Ok(rp);
+            }
+            Err(SetupError::Passes(n)) => passes.push(n),
+            Err(SetupError::Call(f)) => return Err(f.to_string()),
+        }
+    }
+    Err(format!(
+        "the metrics need {} passes on this GPU (the DRAM bytes alone {}); a launch can be measured in one",
+        passes[0], passes[1]
+    ))
 }
 
 fn on_enter(p: &Pass, call: Call, d: &sys::CUpti_CallbackData) {
@@ -201,17 +244,7 @@ fn on_enter(p: &Pass, call: Call, d: &sys::CUpti_CallbackData) {
             std::collections::hash_map::Entry::Vacant(e) => {
                 // SAFETY: the launch's context, current in its API callback;
                 // the profiler was initialized above.
-                let made =
-                    unsafe { RangeProfiler::new(d.context.cast::<ds::CUctx_st>(), &METRICS) };
-                match made {
-                    Ok(rp) => e.insert(rp),
-                    Err(SetupError::Passes(n)) => {
-                        return Err(format!(
-                            "the metrics need {n} passes on this GPU; a launch can be measured in one"
-                        ));
-                    }
-                    Err(SetupError::Call(f)) => return Err(f.to_string()),
-                }
+                e.insert(unsafe { profiler_for(d.context.cast::<ds::CUctx_st>()) }?)
             }
         };
         rp.begin().map_err(|e| e.to_string())
@@ -350,7 +383,7 @@ mod tests {
                 kernel_key: 7,
                 dram_read_bytes: 1_600_000_000,
                 dram_write_bytes: 2,
-                sm_throughput_bp: 4_256,
+                sm_active_bp: Some(4_256),
             })
         );
         assert_eq!(
@@ -359,9 +392,20 @@ mod tests {
                 kernel_key: 7,
                 dram_read_bytes: 0,
                 dram_write_bytes: 0,
-                sm_throughput_bp: 10_000,
+                sm_active_bp: Some(10_000),
             })
         );
+        // Measured without the SM figure.
+        assert_eq!(
+            record_of(7, &[5.0, 6.0]),
+            Ok(Record::KernelMetrics {
+                kernel_key: 7,
+                dram_read_bytes: 5,
+                dram_write_bytes: 6,
+                sm_active_bp: None,
+            })
+        );
+        assert!(record_of(7, &[5.0]).is_err());
         // A figure CUPTI could not evaluate is an error, not a zero.
         let e = record_of(7, &[1.0, f64::NAN, 1.0]).unwrap_err();
         assert!(
