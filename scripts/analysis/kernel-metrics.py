@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The metrics pass's figures in a trace (`fikit-profile --metrics`), one line
 per measured kernel key: its kernel's name, launches and median duration in
-the trace, DRAM bytes read and written (MiB), SM activity (% of elapsed cycles), and
+the trace, DRAM bytes read and written (MiB), SM issue rate (% of peak while active), and
 the DRAM bandwidth those bytes make over the median duration (GB/s).
 
     scripts/analysis/kernel-metrics.py TRACE.parquet [--top N]
@@ -39,7 +39,7 @@ def main(argv):
             pl.col("dur").median().alias("median_ns"),
             pl.col("metric_dram_read_bytes").first().alias("read"),
             pl.col("metric_dram_write_bytes").first().alias("write"),
-            pl.col("metric_sm_active_bp").first().alias("sm_bp"),
+            pl.col("metric_sm_issue_bp").first().alias("sm_bp"),
         )
         .with_columns(
             (pl.col("read") / 2**20).round(2).alias("read_mib"),

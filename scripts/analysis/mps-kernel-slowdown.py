@@ -13,7 +13,7 @@ memory (issue 15's per-kernel interference).
 With METRICS.parquet (a trace of the same job profiled with
 `fikit-profile --metrics`, its figures joined by kernel key) the keys are
 also grouped by the DRAM bandwidth their bytes make over their duration
-alone (GB/s) and by their SM activity (% of elapsed cycles), with the rank
+alone (GB/s) and by their SM issue rate (% of peak while active), with the rank
 correlation (Spearman) of each against the slowdown.
 """
 import sys
@@ -39,7 +39,7 @@ def kernels(path):
 
 METRIC_GROUPS = [
     ("DRAM GB/s alone", "gb_s", [0, 50, 200, 500, 1000, 2000, 1e12], 1),
-    ("SM active %", "sm_pct", [0, 10, 25, 50, 75, 101], 1),
+    ("SM issue %", "sm_pct", [0, 10, 25, 50, 75, 101], 1),
 ]
 
 
@@ -75,15 +75,18 @@ def main(argv):
             .group_by("kernel_key")
             .agg(
                 (pl.col("metric_dram_read_bytes") + pl.col("metric_dram_write_bytes")).first().alias("dram"),
-                (pl.col("metric_sm_active_bp").first() / 100).alias("sm_pct"),
+                (pl.col("metric_sm_issue_bp").first() / 100).alias("sm_pct"),
             )
         )
         before = g.height
         g = g.join(m, on="kernel_key").with_columns((pl.col("dram") / pl.col("alone")).alias("gb_s"))
         print(f"{argv[3]}: figures for {g.height} of the {before} keys")
-        for label, col in (("DRAM GB/s alone", "gb_s"), ("SM active", "sm_pct")):
+        for label, col in (("DRAM GB/s alone", "gb_s"), ("SM issue", "sm_pct")):
+            if g[col].null_count() == g.height:
+                print(f"  no {label} figures (not measured in the pass)")
+                continue
             print(f"  rank correlation of the slowdown with {label}: {spearman(g[col], g['slow']):+.2f}")
-        groups += METRIC_GROUPS
+        groups += [x for x in METRIC_GROUPS if g[x[1]].null_count() < g.height]
     print(
         f"{argv[2]}: {g.height} kernel keys, {g['n'].sum()} launches; time-weighted slowdown {weighted(g):.2f}x; "
         f"per key {g['slow'].min():.2f}-{g['slow'].max():.2f}x"

@@ -6,7 +6,7 @@ against arithmetic: each step runs
 - fill: `dst.fill_(1)`: writes --mib MiB, reads none;
 - matmul: a --n x --n half-precision product (inputs 2n^2 bytes each, output
   2n^2): compute-bound, its SMs busy throughout, DRAM traffic near its operands';
-- tiny: an add on one element: next to no traffic, one SM busy of many (near-zero average SM activity).
+- tiny: an add on one element: next to no traffic, one block (an issue rate that says little: it is per active cycle).
 
     python3 scripts/workloads/metrics_probe.py --mib 256 --n 8192
 

@@ -439,12 +439,13 @@ pub struct KernelMetrics {
     pub dram_read_bytes: u64,
     /// Bytes written to DRAM (`dram__bytes_write.sum`).
     pub dram_write_bytes: u64,
-    /// How busy the SMs were over the kernel's time: the average SM's active
-    /// cycles in hundredths of a percent of the elapsed ones
-    /// (`sm__cycles_active.avg.pct_of_peak_sustained_elapsed` times 100,
-    /// rounded), 0 to 10,000; `None` where the GPU could not count it in the
-    /// same pass as the DRAM bytes.
-    pub sm_active_bp: Option<u32>,
+    /// How hard the kernel drives the SMs while they run it: instructions
+    /// issued per active cycle, the average SM's, in hundredths of a percent
+    /// of the peak (`sm__inst_executed.avg.pct_of_peak_sustained_active`
+    /// times 100, rounded), 0 to 10,000. Per active cycle, so the range's
+    /// own overhead around a short kernel does not dilute it. `None` where
+    /// the GPU could not count it in the same pass as the DRAM bytes.
+    pub sm_issue_bp: Option<u32>,
 }
 
 /// A whole job: metadata and its events, each list in the order of its start times.

@@ -710,7 +710,7 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
 /// [`schema::METRIC_COLUMNS`] (none: an empty map): all three columns or
 /// none, of their types, set only on kernel rows, the two DRAM figures both
 /// set or both null on a row and the SM figure only beside them, the same
-/// on every row of a key, SM activity at most 100%.
+/// on every row of a key, SM issue rate at most 100%.
 fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Problem> {
     let Some(first) = schema::METRIC_COLUMNS
         .iter()
@@ -741,7 +741,7 @@ fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Proble
         .u64()
         .expect("checked")
         .iter();
-    let sm = cells("metric_sm_active_bp").u32().expect("checked").iter();
+    let sm = cells("metric_sm_issue_bp").u32().expect("checked").iter();
     let mut out: BTreeMap<u64, KernelMetrics> = BTreeMap::new();
     for (row, ((((kind, key), r), w), s)) in
         kinds.zip(keys).zip(read).zip(write).zip(sm).enumerate()
@@ -751,7 +751,7 @@ fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Proble
             (Some(r), Some(w), s) => KernelMetrics {
                 dram_read_bytes: r,
                 dram_write_bytes: w,
-                sm_active_bp: s,
+                sm_issue_bp: s,
             },
             _ => {
                 return Err(Problem::row(
@@ -770,11 +770,11 @@ fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Proble
                 "metrics on a row that is no kernel",
             ));
         };
-        if let Some(s) = m.sm_active_bp.filter(|&s| s > 10_000) {
+        if let Some(s) = m.sm_issue_bp.filter(|&s| s > 10_000) {
             return Err(Problem::row(
                 row,
                 kind,
-                Some("metric_sm_active_bp"),
+                Some("metric_sm_issue_bp"),
                 format!("{s} is over 10000 (100% of peak)"),
             ));
         }

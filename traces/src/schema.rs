@@ -111,7 +111,7 @@ pub const COLUMNS: &[Column] = &[
 pub const METRIC_COLUMNS: &[Column] = &[
     col!("metric_dram_read_bytes", U64, OPTIONAL),
     col!("metric_dram_write_bytes", U64, OPTIONAL),
-    col!("metric_sm_active_bp", U32, OPTIONAL),
+    col!("metric_sm_issue_bp", U32, OPTIONAL),
 ];
 
 /// Looks a column up by name.

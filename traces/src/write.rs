@@ -106,8 +106,8 @@ pub fn to_dataframe(trace: &Trace) -> Result<DataFrame, PolarsError> {
         columns.push(col(&rows, "metric_dram_write_bytes", |r| {
             m(r).map(|m| m.dram_write_bytes)
         }));
-        columns.push(col(&rows, "metric_sm_active_bp", |r| {
-            m(r).and_then(|m| m.sm_active_bp)
+        columns.push(col(&rows, "metric_sm_issue_bp", |r| {
+            m(r).and_then(|m| m.sm_issue_bp)
         }));
     }
     DataFrame::new(rows.len(), columns)

@@ -409,7 +409,7 @@ fn with_metrics() -> Trace {
         fikit_trace::KernelMetrics {
             dram_read_bytes: 4 << 20,
             dram_write_bytes: 1 << 20,
-            sm_active_bp: Some(4_250),
+            sm_issue_bp: Some(4_250),
         },
     );
     trace
@@ -478,7 +478,7 @@ fn metrics_round_trip_as_optional_columns() {
         .iter()
         .collect();
     let sm: Vec<Option<u32>> = df
-        .column("metric_sm_active_bp")
+        .column("metric_sm_issue_bp")
         .unwrap()
         .u32()
         .unwrap()
@@ -507,7 +507,7 @@ fn rejects_malformed_metrics_columns() {
 
     let p = write_edited(dir.path(), &trace, |df, _| {
         let row = first_row(df, "api");
-        set_u32(df, "metric_sm_active_bp", row, Some(10));
+        set_u32(df, "metric_sm_issue_bp", row, Some(10));
         set_u64(df, "metric_dram_read_bytes", row, Some(1));
         set_u64(df, "metric_dram_write_bytes", row, Some(1));
     });
@@ -517,7 +517,7 @@ fn rejects_malformed_metrics_columns() {
     let key = trace.kernels[0].kernel_key;
     let p = write_edited(dir.path(), &trace, |df, _| {
         let row = key_row(df, key);
-        set_u32(df, "metric_sm_active_bp", row, Some(10_001));
+        set_u32(df, "metric_sm_issue_bp", row, Some(10_001));
     });
     let e = error_of(&p);
     assert!(e.contains("over 10000"), "{e}");
@@ -553,7 +553,7 @@ fn rejects_malformed_metrics_columns() {
     assert_eq!(read_trace(&write(dir.path(), &twice)).unwrap(), twice);
     let p = write_edited(dir.path(), &twice, |df, _| {
         let row = key_row(df, key);
-        set_u32(df, "metric_sm_active_bp", row, None);
+        set_u32(df, "metric_sm_issue_bp", row, None);
     });
     let e = error_of(&p);
     assert!(e.contains("other metrics here"), "{e}");
@@ -561,11 +561,11 @@ fn rejects_malformed_metrics_columns() {
 
 #[test]
 fn metrics_without_the_sm_figure_round_trip() {
-    // A GPU that counts the DRAM bytes but not SM activity in one pass.
+    // A GPU that counts the DRAM bytes but not SM issue rate in one pass.
     let dir = tmp();
     let mut trace = with_metrics();
     for m in trace.kernel_metrics.values_mut() {
-        m.sm_active_bp = None;
+        m.sm_issue_bp = None;
     }
     let p = write(dir.path(), &trace);
     let back = read_trace(&p).unwrap();
@@ -583,7 +583,7 @@ fn the_summary_counts_the_keys_with_metrics() {
     let table = fikit_trace::summary::render_table(&[s]);
     assert!(
         table.contains(&format!(
-            "metrics (DRAM bytes, SM activity) for 1 of {} kernel keys",
+            "metrics (DRAM bytes, SM issue rate) for 1 of {} kernel keys",
             keys.len()
         )),
         "{table}"

@@ -1,5 +1,5 @@
 //! The metrics pass (`FIKIT_METRICS=1`, set by `fikit-profile --metrics`):
-//! each kernel key's DRAM traffic and SM activity, from CUPTI's range
+//! each kernel key's DRAM traffic and SM issue rate, from CUPTI's range
 //! profiler, for the simulator's per-kernel interference term.
 //!
 //! The first launch of each key is bracketed by one user range: at the
@@ -39,14 +39,17 @@ pub const METRICS_ENV: &str = "FIKIT_METRICS";
 /// The DRAM figures, in the order of the spool record's fields.
 const DRAM: [&CStr; 2] = [c"dram__bytes_read.sum", c"dram__bytes_write.sum"];
 
-/// The SM figure, the record's last field. (`sm__throughput`, a maximum
-/// over many units' counters, needs 8 passes on an H100: measured
-/// 2026-11-25, validation log.)
-const SM_ACTIVE: &CStr = c"sm__cycles_active.avg.pct_of_peak_sustained_elapsed";
+/// The SM figure, the record's last field: per active cycle, since a
+/// figure over the range's elapsed cycles is diluted by the range's own
+/// overhead around a short kernel (`sm__cycles_active…pct_of_peak_sustained_elapsed`
+/// gave 0.2% for a 4 µs layer norm on an H100, 2026-11-25). `sm__throughput`,
+/// a maximum over many units' counters, needs 8 passes on an H100 (same
+/// day; validation log).
+const SM_ISSUE: &CStr = c"sm__inst_executed.avg.pct_of_peak_sustained_active";
 
 /// The metric sets tried on a context, in order; the first that fits one
 /// pass is measured.
-pub const METRIC_SETS: [&[&CStr]; 2] = [&[DRAM[0], DRAM[1], SM_ACTIVE], &DRAM];
+pub const METRIC_SETS: [&[&CStr]; 2] = [&[DRAM[0], DRAM[1], SM_ISSUE], &DRAM];
 
 /// What the pass does with a driver callback id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,7 +161,7 @@ fn give_up(p: &Pass, why: String) {
 
 /// The figures of a measurement (of [`METRIC_SETS`]' first set, or of its
 /// second without the SM figure), as the spool record holds them: bytes
-/// rounded, SM activity in hundredths of a percent (a figure a hair over
+/// rounded, SM issue rate in hundredths of a percent (a figure a hair over
 /// 100% by rounding is kept at 100%); an error for a figure CUPTI could not
 /// evaluate (NaN) or a negative one, never a made-up value.
 fn record_of(key: u64, v: &[f64]) -> Result<Record, String> {
@@ -177,7 +180,7 @@ fn record_of(key: u64, v: &[f64]) -> Result<Record, String> {
         kernel_key: key,
         dram_read_bytes: v[0].round() as u64,
         dram_write_bytes: v[1].round() as u64,
-        sm_active_bp: v.get(2).map(|s| (s * 100.0).round().min(10_000.0) as u32),
+        sm_issue_bp: v.get(2).map(|s| (s * 100.0).round().min(10_000.0) as u32),
     })
 }
 
@@ -197,7 +200,7 @@ unsafe fn profiler_for(ctx: ds::CUcontext) -> Result<RangeProfiler, String> {
                     SM_LEFT_OUT.call_once(|| {
                         push_note(format!(
                             "metrics pass: {} with the DRAM bytes needs {n} passes on this GPU; measuring the DRAM bytes alone",
-                            SM_ACTIVE.to_string_lossy()
+                            SM_ISSUE.to_string_lossy()
                         ))
                     });
                 }
@@ -383,7 +386,7 @@ mod tests {
                 kernel_key: 7,
                 dram_read_bytes: 1_600_000_000,
                 dram_write_bytes: 2,
-                sm_active_bp: Some(4_256),
+                sm_issue_bp: Some(4_256),
             })
         );
         assert_eq!(
@@ -392,7 +395,7 @@ mod tests {
                 kernel_key: 7,
                 dram_read_bytes: 0,
                 dram_write_bytes: 0,
-                sm_active_bp: Some(10_000),
+                sm_issue_bp: Some(10_000),
             })
         );
         // Measured without the SM figure.
@@ -402,7 +405,7 @@ mod tests {
                 kernel_key: 7,
                 dram_read_bytes: 5,
                 dram_write_bytes: 6,
-                sm_active_bp: None,
+                sm_issue_bp: None,
             })
         );
         assert!(record_of(7, &[5.0]).is_err());

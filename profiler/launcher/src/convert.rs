@@ -156,14 +156,14 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                 kernel_key,
                 dram_read_bytes,
                 dram_write_bytes,
-                sm_active_bp,
+                sm_issue_bp,
             } => {
                 kernel_metrics
                     .entry(*kernel_key)
                     .or_insert(fikit_trace::KernelMetrics {
                         dram_read_bytes: *dram_read_bytes,
                         dram_write_bytes: *dram_write_bytes,
-                        sm_active_bp: sm_active_bp.map(|s| s.min(10_000)),
+                        sm_issue_bp: sm_issue_bp.map(|s| s.min(10_000)),
                     });
             }
             _ => {}

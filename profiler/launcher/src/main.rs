@@ -54,7 +54,7 @@ struct Cli {
 
     /// Then run the command a second time, the metrics pass: CUPTI's range
     /// profiler measures the first launch of each kernel key alone (DRAM
-    /// bytes read and written, SM activity), and the figures go into the
+    /// bytes read and written, SM issue rate), and the figures go into the
     /// first run's traces as the optional metric_* columns (traces/README.md).
     /// The pass's own timings are not kept (its measured launches run
     /// serialized). Needs a GPU whose counters are free (no other profiler,

@@ -269,10 +269,10 @@ pub enum Record {
         dram_read_bytes: u64,
         /// `dram__bytes_write.sum`, bytes.
         dram_write_bytes: u64,
-        /// `sm__cycles_active.avg.pct_of_peak_sustained_elapsed`, hundredths
+        /// `sm__inst_executed.avg.pct_of_peak_sustained_active`, hundredths
         /// of a percent; `None` where the GPU could not measure it in the
         /// same pass as the DRAM bytes (encoded as `u32::MAX`).
-        sm_active_bp: Option<u32>,
+        sm_issue_bp: Option<u32>,
     },
 }
 
@@ -505,12 +505,12 @@ impl Record {
                 kernel_key,
                 dram_read_bytes,
                 dram_write_bytes,
-                sm_active_bp,
+                sm_issue_bp,
             } => {
                 e.u64(*kernel_key);
                 e.u64(*dram_read_bytes);
                 e.u64(*dram_write_bytes);
-                e.u32(sm_active_bp.unwrap_or(u32::MAX));
+                e.u32(sm_issue_bp.unwrap_or(u32::MAX));
             }
         }
     }
@@ -677,7 +677,7 @@ impl Record {
                     kernel_key: d.u64()?,
                     dram_read_bytes: d.u64()?,
                     dram_write_bytes: d.u64()?,
-                    sm_active_bp: Some(d.u32()?).filter(|&v| v != u32::MAX),
+                    sm_issue_bp: Some(d.u32()?).filter(|&v| v != u32::MAX),
                 })
             })(),
             tag::END => (|| {

@@ -112,13 +112,13 @@ fn sample_records() -> Vec<Record> {
             kernel_key: 0x0123_4567_89ab_cdef,
             dram_read_bytes: 3 << 30,
             dram_write_bytes: 7,
-            sm_active_bp: Some(9_999),
+            sm_issue_bp: Some(9_999),
         },
         Record::KernelMetrics {
             kernel_key: 1,
             dram_read_bytes: 0,
             dram_write_bytes: 0,
-            sm_active_bp: None,
+            sm_issue_bp: None,
         },
         Record::Note {
             text: "a warning ünïcode".into(),

@@ -502,7 +502,7 @@ fn the_metrics_pass_runs_the_command_again_and_its_figures_go_into_the_traces() 
         kernel_key: k,
         dram_read_bytes: bytes,
         dram_write_bytes: bytes / 2,
-        sm_active_bp: Some(3_100),
+        sm_issue_bp: Some(3_100),
     };
     pass.insert(1, figures(key, 1 << 20));
     pass.insert(2, figures(key ^ 1, 9));
@@ -528,7 +528,7 @@ fn the_metrics_pass_runs_the_command_again_and_its_figures_go_into_the_traces() 
     );
     assert_eq!(t.kernel_metrics[&key].dram_read_bytes, 1 << 20);
     assert_eq!(t.kernel_metrics[&key].dram_write_bytes, 1 << 19);
-    assert_eq!(t.kernel_metrics[&key].sm_active_bp, Some(3_100));
+    assert_eq!(t.kernel_metrics[&key].sm_issue_bp, Some(3_100));
     // The profile's own timings are kept, not the pass's.
     assert_eq!(t.meta.pid, 4242);
     assert_eq!(t.kernels, first.kernels);
