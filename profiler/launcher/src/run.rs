@@ -131,9 +131,12 @@ fn run_metrics_pass(opts: &Options, dir: &Path, traces: &[PathBuf]) -> Result<()
     let (code, report) = run_command(&pass, true)?;
     let measured: Vec<PathBuf> = report.map(|r| r.written).unwrap_or_default();
     let mut metrics = std::collections::BTreeMap::new();
+    // Every key the pass's own run launched, measured or not.
+    let mut launched = std::collections::BTreeSet::new();
     for t in &measured {
         let trace = fikit_trace::read_trace(t)
             .with_context(|| format!("reading the metrics pass's {}", t.display()))?;
+        launched.extend(trace.kernels.iter().map(|k| k.kernel_key));
         for (k, m) in trace.kernel_metrics {
             metrics.entry(k).or_insert(m);
         }
@@ -149,11 +152,13 @@ fn run_metrics_pass(opts: &Options, dir: &Path, traces: &[PathBuf]) -> Result<()
         ));
         return Ok(());
     }
+    let mut profiled = std::collections::BTreeSet::new();
     for t in traces {
         let mut trace = fikit_trace::read_trace(t)
             .with_context(|| format!("reading {} to add its metrics", t.display()))?;
         let keys: std::collections::BTreeSet<u64> =
             trace.kernels.iter().map(|k| k.kernel_key).collect();
+        profiled.extend(keys.iter().copied());
         trace.kernel_metrics = metrics
             .iter()
             .filter(|(k, _)| keys.contains(k))
@@ -168,7 +173,32 @@ fn run_metrics_pass(opts: &Options, dir: &Path, traces: &[PathBuf]) -> Result<()
             keys.len()
         ));
     }
+    if let Some(line) = pass_gaps(&launched, &metrics, &profiled) {
+        say(&line);
+    }
     Ok(())
+}
+
+/// Why keys may lack figures, when any do: keys the pass's run launched but
+/// did not measure (the pass skips some launches: graphs, captures,
+/// cooperative kernels, NCCL's), and keys it measured that the profile's
+/// traces never ran (the two runs launched different kernels).
+fn pass_gaps(
+    launched: &std::collections::BTreeSet<u64>,
+    measured: &std::collections::BTreeMap<u64, fikit_trace::KernelMetrics>,
+    profiled: &std::collections::BTreeSet<u64>,
+) -> Option<String> {
+    let unmeasured = launched
+        .iter()
+        .filter(|k| !measured.contains_key(k))
+        .count();
+    let foreign = measured.keys().filter(|k| !profiled.contains(k)).count();
+    (unmeasured + foreign > 0).then(|| {
+        format!(
+            "metrics pass: {unmeasured} of the {} kernel keys its run launched were not measured (graph, captured, cooperative or NCCL launches are not); {foreign} measured keys are not in the profile's traces (the two runs launched different kernels)",
+            launched.len()
+        )
+    })
 }
 
 /// Runs the command once under the collector (`metrics`: in the metrics

@@ -504,8 +504,37 @@ fn the_metrics_pass_runs_the_command_again_and_its_figures_go_into_the_traces() 
         dram_write_bytes: bytes / 2,
         sm_issue_bp: Some(3_100),
     };
+    // In the pass's run one kernel launched with another grid (another key),
+    // and that key measured too.
+    let last = pass
+        .iter()
+        .rposition(|r| matches!(r, fikit_spool::Record::Kernel(_)))
+        .unwrap();
+    if let fikit_spool::Record::Kernel(k) = &mut pass[last] {
+        k.grid[0] += 1000;
+    }
+    let pass_trace = {
+        let d = dir.path().join("pass-only");
+        std::fs::create_dir_all(src.join("pass-only")).unwrap();
+        common::write_spool(&src.join("pass-only/fikit-5252.spool"), &pass);
+        let copy = format!(
+            "cp {}/pass-only/*.spool \"$FIKIT_SPOOL_DIR\"/",
+            src.display()
+        );
+        profile(&d)
+            .args(["--name", "job", "--", "sh", "-c", &copy])
+            .assert()
+            .success();
+        fikit_trace::read_trace(&d.join("job-5252.parquet")).unwrap()
+    };
+    let other = pass_trace
+        .kernels
+        .iter()
+        .map(|k| k.kernel_key)
+        .find(|o| !first.kernels.iter().any(|k| k.kernel_key == *o))
+        .expect("the changed grid gives a key of its own");
     pass.insert(1, figures(key, 1 << 20));
-    pass.insert(2, figures(key ^ 1, 9));
+    pass.insert(2, figures(other, 9));
     common::write_spool(&src.join("metrics/fikit-5252.spool"), &pass);
     let out = dir.path().join("traces");
     let script = format!(
@@ -534,6 +563,13 @@ fn the_metrics_pass_runs_the_command_again_and_its_figures_go_into_the_traces() 
     assert_eq!(t.kernels, first.kernels);
     assert!(
         stderr.contains(&format!("metrics for 1 of {} kernel keys", keys.len())),
+        "{stderr}"
+    );
+    // The pass's run measured both keys it launched, one of which the
+    // profile never ran: said, since that key's figures are lost.
+    assert!(
+        stderr.contains("metrics pass: 0 of the 2 kernel keys its run launched were not measured")
+            && stderr.contains("; 1 measured keys are not in the profile's traces"),
         "{stderr}"
     );
     // Only the profile's trace is left.
