@@ -466,3 +466,33 @@ mod naming {
         );
     }
 }
+
+#[cfg(test)]
+mod pass_gaps {
+    use super::pass_gaps;
+
+    #[test]
+    fn the_pass_says_which_keys_lack_figures_and_why() {
+        let m = fikit_trace::KernelMetrics {
+            dram_read_bytes: 1,
+            dram_write_bytes: 1,
+            sm_issue_bp: None,
+        };
+        let launched = [1u64, 2, 3].into_iter().collect();
+        let profiled = [1u64, 2, 3].into_iter().collect();
+        // Every key measured, all of them the profile's: nothing to say.
+        let all = [(1u64, m), (2, m), (3, m)].into_iter().collect();
+        assert_eq!(pass_gaps(&launched, &all, &profiled), None);
+        // Keys 2 and 3 launched but not measured; key 1 measured, but the
+        // profile ran 2, 3 and 4 only.
+        let one = [(1u64, m)].into_iter().collect();
+        let profiled = [2u64, 3, 4].into_iter().collect();
+        let line = pass_gaps(&launched, &one, &profiled).unwrap();
+        assert!(
+            line.starts_with(
+                "metrics pass: 2 of the 3 kernel keys its run launched were not measured"
+            ) && line.contains("; 1 measured keys are not in the profile's traces"),
+            "{line}"
+        );
+    }
+}
