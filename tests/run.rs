@@ -778,3 +778,92 @@ fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
         .stderr(predicates::str::contains("rounds kept").not())
         .stderr(predicates::str::contains("round 6/6"));
 }
+
+#[test]
+fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
+    // Two profiles of bert-base batch 1 on the H200, one recorded on a fast
+    // host (5.5 ms an iteration), one on a slow one (8.8 ms); the partner has
+    // one. Two repetitions of the same real rounds: with both profiles, the
+    // first is predicted as with the first profile alone and the second as
+    // with the second alone.
+    let d = tempfile::tempdir().unwrap();
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let fast = traces.join("h200/bert-base-bs1-eval-854.parquet");
+    let slow = traces.join("h200-corun/bert-base-alone-445.parquet");
+    let busy = traces.join("h200/resnet50-bs128-eval-1010.parquet");
+    let rounds: Vec<serde_json::Value> = (0..2)
+        .flat_map(|rep| {
+            [
+                serde_json::json!({"policy": "exclusive", "repetition": rep,
+                    "jobs": [job_run("b1", 1_000_000, 400_000_000), job_run("b128", 1_000_000, 900_000_000)]}),
+                serde_json::json!({"policy": "timeslice", "repetition": rep,
+                    "jobs": [job_run("b1", 1_000_000, 600_000_000), job_run("b128", 1_000_000, 1_000_000_000)]}),
+            ]
+        })
+        .collect();
+    let saved = d.path().join("run.json");
+    std::fs::write(
+        &saved,
+        serde_json::json!({"complete": true, "rounds": rounds}).to_string(),
+    )
+    .unwrap();
+    // The batch-1 job's simulated time-slicing slowdown, as min and max over
+    // the two repetitions, with these profiles.
+    let predicted = |name: &str, b1: serde_json::Value| {
+        let scenario = d.path().join(format!("{name}.json"));
+        let mut job = serde_json::json!({"name": "b1", "priority": 0, "command": ["true"]});
+        job.as_object_mut()
+            .unwrap()
+            .extend(b1.as_object().unwrap().clone());
+        let s = serde_json::json!({
+            "policies": ["exclusive", "timeslice"], "repetitions": 2,
+            "jobs": [job, {"name": "b128", "priority": 9, "command": ["true"], "profile": busy}]
+        });
+        std::fs::write(&scenario, s.to_string()).unwrap();
+        let out = d.path().join(name);
+        let assert = cmd("fikit-run")
+            .arg(&scenario)
+            .arg("--report")
+            .arg(&saved)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(0);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+        let run: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+        let row = run["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == "timeslice" && r["job"] == "b1")
+            .unwrap()
+            .clone();
+        let s = &row["sim_slowdown"];
+        (
+            s["min"].as_f64().unwrap(),
+            s["max"].as_f64().unwrap(),
+            stderr,
+        )
+    };
+    let (f_min, f_max, _) = predicted("fast", serde_json::json!({"profile": fast}));
+    let (s_min, s_max, _) = predicted("slow", serde_json::json!({"profile": slow}));
+    // One profile: both repetitions predicted alike.
+    assert_eq!(f_min, f_max);
+    assert_eq!(s_min, s_max);
+    // The slow host hides more of time slicing's waits: another prediction.
+    assert!((f_min - s_min).abs() > 0.01, "fast {f_min}, slow {s_min}");
+    let (b_min, b_max, stderr) = predicted(
+        "both",
+        serde_json::json!({"profile": fast, "more_profiles": [slow]}),
+    );
+    assert_eq!(
+        (b_min, b_max),
+        (f_min.min(s_min), f_min.max(s_min)),
+        "each repetition with its own profile"
+    );
+    assert!(
+        stderr.contains("2 profiles per job, repetition r predicted with profile r mod"),
+        "{stderr}"
+    );
+}

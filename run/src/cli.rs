@@ -180,6 +180,7 @@ pub fn parse_job(s: &str) -> Result<JobSpec, String> {
         command: cmd.split_whitespace().map(String::from).collect(),
         priority,
         profile,
+        more_profiles: Vec::new(),
         start: None,
     })
 }
@@ -356,9 +357,27 @@ impl Args {
 
 /// The profiles read: per job its table and its simulator job (`None` without a profile).
 struct Profiles {
+    /// Per job, its gate table (from its first profile).
     tables: Vec<Option<Table>>,
-    jobs: Vec<Option<Job>>,
+    /// Per job, a simulated job per profile (the first profile first).
+    jobs: Vec<Vec<Job>>,
     devices: Vec<String>,
+}
+
+impl Profiles {
+    /// The simulated jobs for repetition `rep`: each job's profile `rep`
+    /// mod its count; `None` when a job has no profile.
+    fn for_repetition(&self, rep: usize) -> Option<Vec<Job>> {
+        self.jobs
+            .iter()
+            .map(|v| (!v.is_empty()).then(|| v[rep % v.len()].clone()))
+            .collect()
+    }
+
+    /// How many profile sets the repetitions cycle through.
+    fn sets(&self) -> usize {
+        self.jobs.iter().map(Vec::len).max().unwrap_or(0)
+    }
 }
 
 fn read_profiles(s: &Scenario) -> Result<Profiles> {
@@ -368,11 +387,30 @@ fn read_profiles(s: &Scenario) -> Result<Profiles> {
         devices: Vec::new(),
     };
     for j in &s.jobs {
-        let Some(path) = &j.profile else {
+        let Some(first) = &j.profile else {
             p.tables.push(None);
-            p.jobs.push(None);
+            p.jobs.push(Vec::new());
             continue;
         };
+        let mut jobs = Vec::new();
+        for (k, path) in std::iter::once(first).chain(&j.more_profiles).enumerate() {
+            let (table, job, device) = read_profile(path, j)?;
+            if !p.devices.contains(&device) {
+                p.devices.push(device);
+            }
+            if k == 0 {
+                p.tables.push(Some(table));
+            }
+            jobs.push(job);
+        }
+        p.jobs.push(jobs);
+    }
+    Ok(p)
+}
+
+/// One profile of job `j`: its gate table, its simulated job, its GPU's name.
+fn read_profile(path: &Path, j: &JobSpec) -> Result<(Table, Job, String)> {
+    {
         let t = fikit_trace::read_trace(path).map_err(bad)?;
         let mut ops: Vec<ProfiledOp> = t
             .kernels
@@ -388,18 +426,13 @@ fn read_profiles(s: &Scenario) -> Result<Profiles> {
             start_ns: m.start_ns,
             end_ns: m.end_ns,
         }));
-        if !p.devices.contains(&t.meta.device.name) {
-            p.devices.push(t.meta.device.name.clone());
-        }
         let table = Table::from_ops(&ops);
         // The prediction's FIKIT predicts gaps as the gate does: by key.
         let mut job = Job::from_trace(&t).with_gaps_by_key(|k| table.gap_after(Some(k)));
-        p.tables.push(Some(table));
         job.name = j.name.clone();
         job.priority = j.priority;
-        p.jobs.push(Some(job));
+        Ok((table, job, t.meta.device.name.clone()))
     }
-    Ok(p)
 }
 
 fn model_for(choice: Option<&str>, devices: &[String]) -> Result<(GpuModel, String)> {
@@ -571,14 +604,24 @@ fn run_with(
     let s = &opts.scenario;
     let profiles = read_profiles(s)?;
     let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
-    let sim_jobs: Option<Vec<Job>> = profiles.jobs.iter().cloned().collect();
+    // The simulated jobs per profile set: repetition r is predicted with
+    // set r mod their count (one set unless jobs have more profiles; none
+    // when a job has no profile).
+    let sim_sets: Vec<Vec<Job>> = (0..profiles.sets())
+        .map_while(|k| profiles.for_repetition(k))
+        .collect();
+    if sim_sets.len() > 1 {
+        eprintln!(
+            "fikit-run: prediction: {} profiles per job, repetition r predicted with profile r mod their count",
+            sim_sets.len()
+        );
+    }
     let predict_with = |sj: &[Job], policy: RunPolicy, jobs: &[crate::exec::JobRun]| {
         PolicyKind::from_name(policy.name()).and_then(|kind| predict(sj, jobs, kind, &model))
     };
-    let predict_round = |policy: RunPolicy, jobs: &[crate::exec::JobRun]| {
-        sim_jobs
-            .as_deref()
-            .and_then(|sj| predict_with(sj, policy, jobs))
+    let predict_round = |policy: RunPolicy, rep: usize, jobs: &[crate::exec::JobRun]| {
+        let sj = sim_sets.get(rep % sim_sets.len().max(1))?;
+        predict_with(sj, policy, jobs)
     };
     let saved = match &opts.report {
         Some(p) => Some(read_saved(p, s.jobs.len())?),
@@ -606,7 +649,7 @@ fn run_with(
             let sims = saved
                 .rounds
                 .iter()
-                .map(|r| predict_round(r.policy, &r.jobs))
+                .map(|r| predict_round(r.policy, r.repetition, &r.jobs))
                 .collect();
             (saved.rounds, sims, !saved.complete, 0)
         }
@@ -620,7 +663,7 @@ fn run_with(
             }
             let sims = resume
                 .iter()
-                .map(|r| predict_round(r.policy, &r.jobs))
+                .map(|r| predict_round(r.policy, r.repetition, &r.jobs))
                 .collect();
             (resume, sims, false, s.repetitions)
         }
@@ -689,7 +732,7 @@ fn run_with(
             };
             match result {
                 Ok(jobs) => {
-                    let sim = predict_round(policy, &jobs);
+                    let sim = predict_round(policy, rep, &jobs);
                     let failed: Vec<String> = jobs
                         .iter()
                         .filter(|j| !j.ok())
@@ -746,31 +789,44 @@ fn run_with(
     });
     let (rounds, mut sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
     let mut host_line = None;
-    if let (true, Some(sj)) = (opts.host_speed_from_alone, &sim_jobs) {
-        let factors = host_factors(sj, &rounds, &model);
-        let each: Vec<String> = s
-            .jobs
-            .iter()
-            .zip(&factors)
-            .map(|(j, f)| match f {
-                Some(f) => format!("{} {f:.2}x", j.name),
-                None => format!("{} as profiled (no run alone to compare)", j.name),
-            })
-            .collect();
+    if opts.host_speed_from_alone && !sim_sets.is_empty() {
+        let mut lines = Vec::new();
+        let mut scaled_sets: Vec<Vec<Job>> = Vec::new();
+        for (k, sj) in sim_sets.iter().enumerate() {
+            let factors = host_factors(sj, &rounds, &model);
+            let each: Vec<String> = s
+                .jobs
+                .iter()
+                .zip(&factors)
+                .map(|(j, f)| match f {
+                    Some(f) => format!("{} {f:.2}x", j.name),
+                    None => format!("{} as profiled (no run alone to compare)", j.name),
+                })
+                .collect();
+            lines.push(if sim_sets.len() > 1 {
+                format!("profile set {}: {}", k + 1, each.join(", "))
+            } else {
+                each.join(", ")
+            });
+            scaled_sets.push(
+                sj.iter()
+                    .zip(&factors)
+                    .map(|(j, f)| j.with_host_speed(f.unwrap_or(1.0)))
+                    .collect(),
+            );
+        }
         let line = format!(
             "prediction on the host speed of the runs alone (--host-speed-from-alone), the profiles' host time times: {}",
-            each.join(", ")
+            lines.join("; ")
         );
         eprintln!("fikit-run: {line}");
         host_line = Some(line);
-        let scaled: Vec<Job> = sj
-            .iter()
-            .zip(&factors)
-            .map(|(j, f)| j.with_host_speed(f.unwrap_or(1.0)))
-            .collect();
         sims = rounds
             .iter()
-            .map(|r| predict_with(&scaled, r.policy, &r.jobs))
+            .map(|r| {
+                let sj = &scaled_sets[r.repetition % scaled_sets.len()];
+                predict_with(sj, r.policy, &r.jobs)
+            })
             .collect();
     }
     let names: Vec<(String, u8)> = s
@@ -870,12 +926,29 @@ pub struct SetOptions {
 }
 
 impl SetOptions {
-    /// Job `name`'s profile: its own, else `OUT/profiles/<name>.parquet`.
-    fn profile_of(&self, name: &str) -> PathBuf {
-        self.set.jobs[name]
-            .profile
-            .clone()
-            .unwrap_or_else(|| self.out.join("profiles").join(format!("{name}.parquet")))
+    /// Job `name`'s profile `k` (from 0): its own, else
+    /// `OUT/profiles/<name>.parquet` and `OUT/profiles/<k+1>/<name>.parquet`
+    /// after it; `None` past a job's own (a job given a profile has one).
+    fn profile_of(&self, name: &str, k: usize) -> Option<PathBuf> {
+        match (&self.set.jobs[name].profile, k) {
+            (Some(own), 0) => Some(own.clone()),
+            (Some(_), _) => None,
+            (None, 0) => Some(self.out.join("profiles").join(format!("{name}.parquet"))),
+            (None, k) => Some(
+                self.out
+                    .join("profiles")
+                    .join((k + 1).to_string())
+                    .join(format!("{name}.parquet")),
+            ),
+        }
+    }
+
+    /// Job `name`'s profiles that exist, in order, up to the set's count.
+    fn existing_profiles(&self, name: &str) -> Vec<PathBuf> {
+        (0..self.set.profiles)
+            .map_while(|k| self.profile_of(name, k))
+            .filter(|p| p.is_file())
+            .collect()
     }
 
     /// The options of pair `scenario`'s run in `dir` (`report`: rebuilt
@@ -971,15 +1044,28 @@ impl Args {
     }
 }
 
-/// Profiles job `name` alone into `out/profiles/<name>.parquet` (unless it
-/// has a profile or that file exists); returns the profile's path.
-fn profile_job(o: &SetOptions, name: &str) -> Result<PathBuf> {
+/// Job `name`'s profiles: its own, or the set's count of them, each made
+/// alone by [`profile_once`] unless its file exists.
+fn profile_job(o: &SetOptions, name: &str) -> Result<Vec<PathBuf>> {
+    (0..o.set.profiles)
+        .map_while(|k| o.profile_of(name, k).map(|dest| (k, dest)))
+        .map(|(k, dest)| {
+            if o.set.jobs[name].profile.is_some() {
+                Ok(dest)
+            } else {
+                profile_once(o, name, k, dest)
+            }
+        })
+        .collect()
+}
+
+/// Profiles job `name` alone into `dest`, its profile `k` (unless that file
+/// exists); returns the profile's path.
+fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<PathBuf> {
     let j = &o.set.jobs[name];
-    let dest = o.profile_of(name);
-    if j.profile.is_some() {
-        return Ok(dest);
-    }
-    let dir = o.out.join("profiles");
+    let dir = dest
+        .parent()
+        .map_or_else(|| o.out.join("profiles"), Path::to_path_buf);
     if dest.is_file() {
         eprintln!("fikit-run: profile of {name}: {} (kept)", dest.display());
         return Ok(dest);
@@ -996,7 +1082,12 @@ fn profile_job(o: &SetOptions, name: &str) -> Result<PathBuf> {
     let log_file =
         std::fs::File::create(&log).with_context(|| format!("cannot write {}", log.display()))?;
     eprintln!(
-        "fikit-run: profiling {name} alone ({})",
+        "fikit-run: profiling {name} alone{} ({})",
+        if o.set.profiles > 1 {
+            format!(", profile {} of {}", k + 1, o.set.profiles)
+        } else {
+            String::new()
+        },
         j.command.join(" ")
     );
     let status = std::process::Command::new(profiler)
@@ -1108,15 +1199,16 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
             }
             let mut profiles = std::collections::BTreeMap::new();
             for name in &p.jobs {
-                let path = o.profile_of(name);
-                if !path.is_file() {
+                let found = o.existing_profiles(name);
+                let first = o.profile_of(name, 0).unwrap_or_default();
+                if found.first() != Some(&first) {
                     return Err(bad(format!(
                         "pair {}: job {name} has no profile to re-simulate with ({} is not a file)",
                         p.name,
-                        path.display()
+                        first.display()
                     )));
                 }
-                profiles.insert(name.clone(), path);
+                profiles.insert(name.clone(), found);
             }
             eprintln!(
                 "fikit-run: pair {}: re-simulated from {}",
@@ -1275,5 +1367,74 @@ mod tests {
         );
         assert_eq!(shim_for(LaunchHook::Auto, &collector).unwrap(), Some(shim));
         assert_eq!(shim_for(LaunchHook::Cupti, &collector).unwrap(), None);
+    }
+}
+
+#[cfg(test)]
+mod set_profiles {
+    use super::*;
+
+    fn options(set: serde_json::Value) -> SetOptions {
+        let mut set: Set = serde_json::from_value(set).unwrap();
+        set.check().unwrap();
+        SetOptions {
+            set,
+            out: PathBuf::from("/out"),
+            summary_only: false,
+            resimulate: false,
+            only: Vec::new(),
+            collector: None,
+            profiler: None,
+            model: None,
+            gate_timeout_ms: 1,
+            gate_nap_us: 0,
+            shim: None,
+            round_timeout_s: 1,
+            min_overlap: 0.5,
+            host_speed_from_alone: false,
+        }
+    }
+
+    #[test]
+    fn a_jobs_profiles_go_to_numbered_folders_after_the_first() {
+        let o = options(serde_json::json!({
+            "profiles": 3,
+            "jobs": {
+                "hi": {"priority": 0, "command": ["true"]},
+                "lo": {"priority": 9, "command": ["true"], "profile": "/p/lo.parquet"}
+            },
+            "pairs": [{"name": "a", "jobs": ["hi", "lo"], "sample": "out"}]
+        }));
+        let of =
+            |name: &str| -> Vec<PathBuf> { (0..4).filter_map(|k| o.profile_of(name, k)).collect() };
+        assert_eq!(
+            of("hi"),
+            [
+                "/out/profiles/hi.parquet",
+                "/out/profiles/2/hi.parquet",
+                "/out/profiles/3/hi.parquet",
+                "/out/profiles/4/hi.parquet"
+            ]
+            .map(PathBuf::from)
+        );
+        // A job given its profile has that one only.
+        assert_eq!(of("lo"), [PathBuf::from("/p/lo.parquet")]);
+        // None of them exists here: nothing to re-simulate with.
+        assert!(o.existing_profiles("hi").is_empty());
+        // The scenario takes the first for the gate, the rest as more.
+        let profiles: std::collections::BTreeMap<String, Vec<PathBuf>> = [
+            ("hi".to_string(), of("hi")[..3].to_vec()),
+            ("lo".to_string(), of("lo")),
+        ]
+        .into_iter()
+        .collect();
+        let s = o.set.scenario(&o.set.pairs[0], &profiles);
+        assert_eq!(
+            s.jobs[0].profile,
+            Some(PathBuf::from("/out/profiles/hi.parquet"))
+        );
+        assert_eq!(s.jobs[0].more_profiles.len(), 2);
+        assert_eq!(s.jobs[1].profile, Some(PathBuf::from("/p/lo.parquet")));
+        assert!(s.jobs[1].more_profiles.is_empty());
     }
 }

@@ -14,8 +14,12 @@
 //! }
 //! ```
 //! `profile` (a fikit trace of the same command run alone) is needed by
-//! `fikit` (the gate's predictions) and for the simulated prediction; relative
-//! paths are relative to the scenario file. `start.after` starts the job
+//! `fikit` (the gate's predictions) and for the simulated prediction;
+//! `more_profiles` (more traces of the same command alone) only widen the
+//! prediction: repetition `r` is predicted with each job's profile `r` mod
+//! its count, so the simulated figures' spread over the repetitions shows
+//! how much one profile's host speed moves the prediction. Relative paths
+//! are relative to the scenario file. `start.after` starts the job
 //! `delay_s` seconds after the named job's first kernel launch, so that a job
 //! still loading its model is not taken for a co-runner.
 
@@ -93,6 +97,11 @@ pub struct JobSpec {
     /// The job's profile: a fikit trace of the same command run alone.
     #[serde(default)]
     pub profile: Option<PathBuf>,
+    /// More profiles of the same command alone, for the prediction only
+    /// (the gate uses `profile`): repetition `r` is predicted with profile
+    /// `r` mod their count, `profile` first.
+    #[serde(default)]
+    pub more_profiles: Vec<PathBuf>,
     /// When it starts (default: at once).
     #[serde(default)]
     pub start: Option<Start>,
@@ -145,6 +154,11 @@ impl Scenario {
                 && p.is_relative()
             {
                 j.profile = Some(base.join(p));
+            }
+            for p in &mut j.more_profiles {
+                if p.is_relative() {
+                    *p = base.join(&*p);
+                }
             }
         }
         Ok(s)
@@ -205,6 +219,11 @@ impl Scenario {
             if self.policies.contains(&RunPolicy::Fikit) && j.profile.is_none() {
                 return Err(format!("{at}.profile: fikit needs each job's profile"));
             }
+            if !j.more_profiles.is_empty() && j.profile.is_none() {
+                return Err(format!(
+                    "{at}.more_profiles: set beside a profile, which comes first"
+                ));
+            }
         }
         // Starts must not wait on each other in a circle.
         for (i, j) in self.jobs.iter().enumerate() {
@@ -263,6 +282,20 @@ mod tests {
             s.jobs[0].profile.as_deref(),
             Some(d.path().join("t.parquet").as_path())
         );
+        let more = PAIR.replace(
+            r#""profile": "t.parquet""#,
+            r#""profile": "t.parquet", "more_profiles": ["t2.parquet", "/abs/t3.parquet"]"#,
+        );
+        std::fs::write(&p, more).unwrap();
+        let s = Scenario::load(&p).unwrap();
+        assert_eq!(
+            s.jobs[0].more_profiles,
+            vec![
+                d.path().join("t2.parquet"),
+                PathBuf::from("/abs/t3.parquet")
+            ]
+        );
+        assert!(s.jobs[1].more_profiles.is_empty());
     }
 
     #[test]
@@ -306,6 +339,10 @@ mod tests {
             (
                 r#"{"jobs": [{"name": "a", "command": ["x"]}], "policies": ["mps", "mps"]}"#,
                 "twice",
+            ),
+            (
+                r#"{"jobs": [{"name": "a", "command": ["x"], "more_profiles": ["p2"]}], "policies": ["mps"]}"#,
+                "jobs[0].more_profiles: set beside a profile",
             ),
             (
                 r#"{"jobs": [{"name": "a", "command": ["x"]}], "policies": ["gang"]}"#,

@@ -16,7 +16,11 @@
 //! ```
 //! `sample` is `in` (results may guide the model) or `out` (out of sample:
 //! only reported). A job's `profile` (relative to the set file) skips its
-//! profiling run. Commands run as given, in the current folder.
+//! profiling run. `"profiles": N` (default 1) profiles each other job N
+//! times (`OUT/profiles/JOB.parquet`, then `OUT/profiles/2/JOB.parquet` …):
+//! the first drives the gate, and each repetition is predicted with the
+//! next (see the scenario's `more_profiles`). Commands run as given, in the
+//! current folder.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,6 +88,10 @@ pub struct Set {
     /// The policies (default: exclusive, timeslice, mps).
     #[serde(default)]
     pub policies: Vec<RunPolicy>,
+    /// Profiles of each job run alone (default 1), for the prediction's
+    /// spread over them.
+    #[serde(default = "one")]
+    pub profiles: usize,
     /// The jobs by name.
     pub jobs: BTreeMap<String, SetJob>,
     /// The pairs.
@@ -93,6 +101,13 @@ pub struct Set {
 fn three() -> usize {
     3
 }
+
+fn one() -> usize {
+    1
+}
+
+/// The most profiles per job a set may ask for.
+pub const MAX_PROFILES: usize = 9;
 
 /// Whether `name` can name a file or folder under the output folder: letters,
 /// digits, `.`, `_` and `-`, not starting with `.`, and none of the set's own
@@ -136,6 +151,12 @@ impl Set {
         if self.pairs.is_empty() {
             return Err("pairs: none".into());
         }
+        if !(1..=MAX_PROFILES).contains(&self.profiles) {
+            return Err(format!(
+                "profiles: {}; use 1 to {MAX_PROFILES}",
+                self.profiles
+            ));
+        }
         for (name, j) in &self.jobs {
             if !plain_name(name) {
                 return Err(format!(
@@ -171,10 +192,10 @@ impl Set {
         }
         // Each pair must make a valid scenario (job count, repetitions);
         // every job will have a profile by then (profiled first).
-        let profiled: BTreeMap<String, PathBuf> = self
+        let profiled: BTreeMap<String, Vec<PathBuf>> = self
             .jobs
             .keys()
-            .map(|n| (n.clone(), PathBuf::from(format!("{n}.parquet"))))
+            .map(|n| (n.clone(), vec![PathBuf::from(format!("{n}.parquet"))]))
             .collect();
         for (i, p) in self.pairs.iter().enumerate() {
             let mut s = self.scenario(p, &profiled);
@@ -199,9 +220,9 @@ impl Set {
         v
     }
 
-    /// Pair `p` as a scenario, with each job's profile from `profiles` (by
-    /// job name).
-    pub fn scenario(&self, p: &SetPair, profiles: &BTreeMap<String, PathBuf>) -> Scenario {
+    /// Pair `p` as a scenario, with each job's profiles from `profiles` (by
+    /// job name; the first drives the gate, the rest only the prediction).
+    pub fn scenario(&self, p: &SetPair, profiles: &BTreeMap<String, Vec<PathBuf>>) -> Scenario {
         Scenario {
             jobs: p
                 .jobs
@@ -212,7 +233,11 @@ impl Set {
                         name: name.clone(),
                         command: j.command.clone(),
                         priority: j.priority,
-                        profile: profiles.get(name).cloned(),
+                        profile: profiles.get(name).and_then(|v| v.first()).cloned(),
+                        more_profiles: profiles
+                            .get(name)
+                            .map(|v| v.iter().skip(1).cloned().collect())
+                            .unwrap_or_default(),
                         start: None,
                     }
                 })
@@ -272,6 +297,9 @@ pub struct VsTimeslice {
     pub real: Spread,
     /// The same from the simulated rounds (median).
     pub simulated: Option<f64>,
+    /// Their spread over the repetitions (each predicted with the next of
+    /// a job's profiles, when it has several).
+    pub simulated_spread: Option<Spread>,
     /// `(simulated − real) / real` of the medians.
     pub error: Option<f64>,
     /// The simulated median lies inside the real range.
@@ -326,6 +354,9 @@ pub struct Summary {
     /// while the host ran slower.
     #[serde(default)]
     pub slow_profiles: Vec<SlowProfile>,
+    /// Profiles per job the set asks for: above 1 the summary shows the
+    /// simulated figures' spread over them.
+    pub profiles: usize,
 }
 
 /// A profile's median iteration alone over the job's real one above which
@@ -486,6 +517,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             high: top == Some(x.row.priority),
             real,
             simulated,
+            simulated_spread: x.row.sim_vs_timeslice,
             error: simulated.map(|s| (s - real.median) / real.median),
             within_spread: simulated.map(|s| real.min <= s && s <= real.max),
         });
@@ -537,6 +569,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         incomplete,
         mixed_machines,
         slow_profiles,
+        profiles: set.profiles,
     })
 }
 
@@ -608,7 +641,11 @@ fn vs_timeslice_text(s: &Summary) -> String {
             v.job.clone(),
             role(v.high).to_string(),
             spread(Some(v.real)),
-            v.simulated.map_or("-".into(), |x| format!("{x:.2}x")),
+            if s.profiles > 1 {
+                spread(v.simulated_spread)
+            } else {
+                v.simulated.map_or("-".into(), |x| format!("{x:.2}x"))
+            },
             signed_pct(v.error, v.within_spread),
         ]);
     }
@@ -937,6 +974,20 @@ mod tests {
             [RunPolicy::Exclusive, RunPolicy::Timeslice, RunPolicy::Mps]
         );
         assert_eq!(ok.used_jobs(), ["hi", "lo"]);
+        assert_eq!(ok.profiles, 1);
+        // Profiles per job: 1 to MAX_PROFILES.
+        let with_profiles = |n: usize| {
+            let mut s = ok.clone();
+            s.profiles = n;
+            s.check()
+        };
+        assert!(with_profiles(3).is_ok());
+        assert!(
+            with_profiles(0)
+                .unwrap_err()
+                .contains("profiles: 0; use 1 to 9")
+        );
+        assert!(with_profiles(MAX_PROFILES + 1).is_err());
         let err = |p| set(p).unwrap_err();
         assert!(
             err(serde_json::json!([{"name": "a", "jobs": ["hi", "x"], "sample": "in"}]))
