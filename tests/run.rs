@@ -647,6 +647,17 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("cannot be used with"));
+    write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "lo"], "sample": "in"}]));
+    cmd("fikit-run")
+        .arg("--set")
+        .arg(&set)
+        .args(["--profiles", "0", "--summary-only"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "(with the command line's options): profiles: 0; use 1 to 9",
+        ));
+    write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
     cmd("fikit-sim")
         .env("FIKIT_COLLECTOR", stand_in_collector())
         .args(["validate", "--real"])

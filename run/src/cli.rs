@@ -133,6 +133,11 @@ pub struct Args {
         requires = "set"
     )]
     pub pairs: Vec<String>,
+    /// With --set: profiles per job (default: the set's, else 1); each
+    /// repetition is predicted with the next, and the summary shows the
+    /// simulated spread over them. Profiles already in OUT are kept.
+    #[arg(long, value_name = "N", requires = "set")]
+    pub profiles: Option<usize>,
 }
 
 fn parse_policy(s: &str) -> Result<RunPolicy, String> {
@@ -986,6 +991,9 @@ impl Args {
         }
         if let Some(r) = self.repetitions {
             set.repetitions = r;
+        }
+        if let Some(n) = self.profiles {
+            set.profiles = n;
         }
         set.check().map_err(|m| {
             bad(format!(
