@@ -28,6 +28,8 @@ def main(argv):
     if "metric_dram_read_bytes" not in df.columns:
         print(f"{argv[1]}: no metrics columns (profile with --metrics)", file=sys.stderr)
         return 2
+    if "metric_l2_bytes" not in df.columns:  # files from before the L2 figure
+        df = df.with_columns(pl.lit(None, dtype=pl.UInt64).alias("metric_l2_bytes"))
     k = df.filter(pl.col("kind") == "kernel").with_columns(
         (pl.col("end_ns") - pl.col("start_ns")).alias("dur")
     )
@@ -40,11 +42,13 @@ def main(argv):
             pl.col("metric_dram_read_bytes").first().alias("read"),
             pl.col("metric_dram_write_bytes").first().alias("write"),
             pl.col("metric_sm_issue_bp").first().alias("sm_bp"),
+            pl.col("metric_l2_bytes").first().alias("l2"),
         )
         .with_columns(
             (pl.col("read") / 2**20).round(2).alias("read_mib"),
             (pl.col("write") / 2**20).round(2).alias("write_mib"),
             (pl.col("sm_bp") / 100).alias("sm_pct"),
+            (pl.col("l2") / 2**20).round(2).alias("l2_mib"),
             ((pl.col("read") + pl.col("write")) / pl.col("median_ns")).round(1).alias("gb_s"),
         )
         .sort("median_ns", descending=True)
@@ -54,7 +58,7 @@ def main(argv):
     with pl.Config(tbl_rows=top, tbl_width_chars=200, fmt_str_lengths=60):
         print(
             measured.select(
-                "name", "launches", "median_ns", "read_mib", "write_mib", "sm_pct", "gb_s"
+                "name", "launches", "median_ns", "read_mib", "write_mib", "l2_mib", "sm_pct", "gb_s"
             ).head(top)
         )
     return 0

@@ -13,7 +13,9 @@ memory (issue 15's per-kernel interference).
 With METRICS.parquet (a trace of the same job profiled with
 `fikit-profile --metrics`, its figures joined by kernel key) the keys are
 also grouped by the DRAM bandwidth their bytes make over their duration
-alone (GB/s) and by their SM issue rate (% of peak while active), with the rank
+alone (GB/s), by their SM issue rate (% of peak while active) and by their
+L2 traffic over their duration alone (GB/s; files from before the L2 figure
+have none), with the rank
 correlation (Spearman) of each against the slowdown.
 """
 import sys
@@ -40,6 +42,7 @@ def kernels(path):
 METRIC_GROUPS = [
     ("DRAM GB/s alone", "gb_s", [0, 50, 200, 500, 1000, 2000, 1e12], 1),
     ("SM issue %", "sm_pct", [0, 10, 25, 50, 75, 101], 1),
+    ("L2 GB/s alone", "l2_gb_s", [0, 50, 200, 500, 1000, 2000, 5000, 1e12], 1),
 ]
 
 
@@ -69,6 +72,8 @@ def main(argv):
         if "metric_dram_read_bytes" not in m.columns:
             print(f"{argv[3]}: no metrics columns (profile with --metrics)", file=sys.stderr)
             return 2
+        if "metric_l2_bytes" not in m.columns:  # files from before the L2 figure
+            m = m.with_columns(pl.lit(None, dtype=pl.UInt64).alias("metric_l2_bytes"))
         m = (
             m.filter(pl.col("kind") == "kernel")
             .filter(pl.col("metric_dram_read_bytes").is_not_null())
@@ -76,12 +81,16 @@ def main(argv):
             .agg(
                 (pl.col("metric_dram_read_bytes") + pl.col("metric_dram_write_bytes")).first().alias("dram"),
                 (pl.col("metric_sm_issue_bp").first() / 100).alias("sm_pct"),
+                pl.col("metric_l2_bytes").first().alias("l2"),
             )
         )
         before = g.height
-        g = g.join(m, on="kernel_key").with_columns((pl.col("dram") / pl.col("alone")).alias("gb_s"))
+        g = g.join(m, on="kernel_key").with_columns(
+            (pl.col("dram") / pl.col("alone")).alias("gb_s"),
+            (pl.col("l2") / pl.col("alone")).alias("l2_gb_s"),
+        )
         print(f"{argv[3]}: figures for {g.height} of the {before} keys")
-        for label, col in (("DRAM GB/s alone", "gb_s"), ("SM issue", "sm_pct")):
+        for label, col in (("DRAM GB/s alone", "gb_s"), ("SM issue", "sm_pct"), ("L2 GB/s alone", "l2_gb_s")):
             if g[col].null_count() == g.height:
                 print(f"  no {label} figures (not measured in the pass)")
                 continue

@@ -446,6 +446,12 @@ pub struct KernelMetrics {
     /// own overhead around a short kernel does not dilute it. `None` where
     /// the GPU could not count it in the same pass as the DRAM bytes.
     pub sm_issue_bp: Option<u32>,
+    /// Bytes through the L2 cache (`lts__t_bytes.sum`: reads, writes and
+    /// atomics the L2 slices served, hits and misses); `None` where the GPU
+    /// could not count it in the same pass as the DRAM bytes, and in files
+    /// from before the column.
+    #[serde(default)]
+    pub l2_bytes: Option<u64>,
 }
 
 /// A whole job: metadata and its events, each list in the order of its start times.

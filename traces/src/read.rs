@@ -708,9 +708,10 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
 /// of one stream run one after another.
 /// The metrics pass's figures per kernel key, from the optional
 /// [`schema::METRIC_COLUMNS`] (none: an empty map): all three columns or
-/// none, of their types, set only on kernel rows, the two DRAM figures both
-/// set or both null on a row and the SM figure only beside them, the same
-/// on every row of a key, SM issue rate at most 100%.
+/// none, of their types (and [`schema::METRIC_L2_COLUMN`] where present),
+/// set only on kernel rows, the two DRAM figures both set or both null on a
+/// row and the SM and L2 figures only beside them, the same on every row of
+/// a key, SM issue rate at most 100%.
 fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Problem> {
     let Some(first) = schema::METRIC_COLUMNS
         .iter()
@@ -742,23 +743,36 @@ fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Proble
         .expect("checked")
         .iter();
     let sm = cells("metric_sm_issue_bp").u32().expect("checked").iter();
+    let l2_col = schema::METRIC_L2_COLUMN;
+    let l2: Vec<Option<u64>> = if df.column(l2_col.name).is_ok() {
+        check_column(df, &l2_col)?;
+        cells(l2_col.name).u64().expect("checked").iter().collect()
+    } else {
+        vec![None; df.height()]
+    };
     let mut out: BTreeMap<u64, KernelMetrics> = BTreeMap::new();
-    for (row, ((((kind, key), r), w), s)) in
-        kinds.zip(keys).zip(read).zip(write).zip(sm).enumerate()
+    for (row, (((((kind, key), r), w), s), l2)) in kinds
+        .zip(keys)
+        .zip(read)
+        .zip(write)
+        .zip(sm)
+        .zip(l2)
+        .enumerate()
     {
-        let m = match (r, w, s) {
-            (None, None, None) => continue,
-            (Some(r), Some(w), s) => KernelMetrics {
+        let m = match (r, w, s, l2) {
+            (None, None, None, None) => continue,
+            (Some(r), Some(w), s, l2) => KernelMetrics {
                 dram_read_bytes: r,
                 dram_write_bytes: w,
                 sm_issue_bp: s,
+                l2_bytes: l2,
             },
             _ => {
                 return Err(Problem::row(
                     row,
                     kind,
                     Some("metric_dram_read_bytes"),
-                    "the DRAM metrics must be both set or both null, and the SM figure set only beside them",
+                    "the DRAM metrics must be both set or both null, and the SM and L2 figures set only beside them",
                 ));
             }
         };

@@ -114,6 +114,11 @@ pub const METRIC_COLUMNS: &[Column] = &[
     col!("metric_sm_issue_bp", U32, OPTIONAL),
 ];
 
+/// The metrics pass's L2 traffic (`lts__t_bytes.sum`), written with
+/// [`METRIC_COLUMNS`] since 2026-11-25 and read where present (earlier
+/// files have the three only); set only beside the DRAM figures.
+pub const METRIC_L2_COLUMN: Column = col!("metric_l2_bytes", U64, OPTIONAL);
+
 /// Looks a column up by name.
 pub fn column(name: &str) -> Option<&'static Column> {
     COLUMNS

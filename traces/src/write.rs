@@ -109,6 +109,9 @@ pub fn to_dataframe(trace: &Trace) -> Result<DataFrame, PolarsError> {
         columns.push(col(&rows, "metric_sm_issue_bp", |r| {
             m(r).and_then(|m| m.sm_issue_bp)
         }));
+        columns.push(col(&rows, crate::schema::METRIC_L2_COLUMN.name, |r| {
+            m(r).and_then(|m| m.l2_bytes)
+        }));
     }
     DataFrame::new(rows.len(), columns)
 }

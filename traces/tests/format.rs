@@ -410,6 +410,7 @@ fn with_metrics() -> Trace {
             dram_read_bytes: 4 << 20,
             dram_write_bytes: 1 << 20,
             sm_issue_bp: Some(4_250),
+            l2_bytes: Some(9 << 20),
         },
     );
     trace
@@ -464,6 +465,7 @@ fn metrics_round_trip_as_optional_columns() {
     let expected: Vec<&str> = schema::COLUMNS
         .iter()
         .chain(schema::METRIC_COLUMNS)
+        .chain([&schema::METRIC_L2_COLUMN])
         .map(|c| c.name)
         .collect();
     assert_eq!(names, expected);
@@ -522,6 +524,19 @@ fn rejects_malformed_metrics_columns() {
     let e = error_of(&p);
     assert!(e.contains("over 10000"), "{e}");
 
+    // The L2 figure without the DRAM bytes.
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        let row = first_row(df, "kernel");
+        let row = if key_row(df, key) == row {
+            row + 1
+        } else {
+            row
+        };
+        set_u64(df, "metric_l2_bytes", row, Some(5));
+    });
+    let e = error_of(&p);
+    assert!(e.contains("SM and L2 figures set only beside them"), "{e}");
+
     let p = write_edited(dir.path(), &trace, |df, _| {
         let row = key_row(df, key);
         set_u64(df, "metric_dram_write_bytes", row, None);
@@ -557,6 +572,22 @@ fn rejects_malformed_metrics_columns() {
     });
     let e = error_of(&p);
     assert!(e.contains("other metrics here"), "{e}");
+}
+
+#[test]
+fn metrics_files_from_before_the_l2_column_still_read() {
+    let dir = tmp();
+    let trace = with_metrics();
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        df.drop_in_place("metric_l2_bytes").unwrap();
+    });
+    let back = read_trace(&p).unwrap();
+    let key = trace.kernels[0].kernel_key;
+    assert_eq!(back.kernel_metrics[&key].l2_bytes, None);
+    assert_eq!(
+        back.kernel_metrics[&key].dram_read_bytes,
+        trace.kernel_metrics[&key].dram_read_bytes
+    );
 }
 
 #[test]

@@ -39,7 +39,7 @@ pub const METRICS_ENV: &str = "FIKIT_METRICS";
 /// The DRAM figures, in the order of the spool record's fields.
 const DRAM: [&CStr; 2] = [c"dram__bytes_read.sum", c"dram__bytes_write.sum"];
 
-/// The SM figure, the record's last field: per active cycle, since a
+/// The SM figure: per active cycle, since a
 /// figure over the range's elapsed cycles is diluted by the range's own
 /// overhead around a short kernel (`sm__cycles_active…pct_of_peak_sustained_elapsed`
 /// gave 0.2% for a 4 µs layer norm on an H100, 2026-11-25). `sm__throughput`,
@@ -47,9 +47,19 @@ const DRAM: [&CStr; 2] = [c"dram__bytes_read.sum", c"dram__bytes_write.sum"];
 /// day; validation log).
 const SM_ISSUE: &CStr = c"sm__inst_executed.avg.pct_of_peak_sustained_active";
 
+/// The L2 traffic: bytes the L2 slices served (hits and misses), which the
+/// DRAM bytes miss for a kernel whose data sits in L2 when it runs alone.
+const L2: &CStr = c"lts__t_bytes.sum";
+
 /// The metric sets tried on a context, in order; the first that fits one
-/// pass is measured.
-pub const METRIC_SETS: [&[&CStr]; 2] = [&[DRAM[0], DRAM[1], SM_ISSUE], &DRAM];
+/// pass is measured (the DRAM bytes always; the SM and L2 figures where
+/// they fit the same pass).
+pub const METRIC_SETS: [&[&CStr]; 4] = [
+    &[DRAM[0], DRAM[1], SM_ISSUE, L2],
+    &[DRAM[0], DRAM[1], SM_ISSUE],
+    &[DRAM[0], DRAM[1], L2],
+    &DRAM,
+];
 
 /// What the pass does with a driver callback id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,8 +76,9 @@ struct Pass {
     /// Per driver callback id.
     sites: Vec<Option<Site>>,
     ids: Identities,
-    /// Per context (by CUPTI's unique id), its profiler.
-    contexts: Mutex<HashMap<u32, RangeProfiler>>,
+    /// Per context (by CUPTI's unique id), its profiler and the metric set
+    /// it measures.
+    contexts: Mutex<HashMap<u32, (RangeProfiler, &'static [&'static CStr])>>,
     /// Keys measured (or tried).
     seen: Mutex<std::collections::HashSet<u64>>,
     /// Stream captures open in the process.
@@ -159,52 +170,77 @@ fn give_up(p: &Pass, why: String) {
         .clear();
 }
 
-/// The figures of a measurement (of [`METRIC_SETS`]' first set, or of its
-/// second without the SM figure), as the spool record holds them: bytes
-/// rounded, SM issue rate in hundredths of a percent (a figure a hair over
-/// 100% by rounding is kept at 100%); an error for a figure CUPTI could not
-/// evaluate (NaN) or a negative one, never a made-up value.
-fn record_of(key: u64, v: &[f64]) -> Result<Record, String> {
-    if !(2..=3).contains(&v.len()) {
-        return Err(format!("{} figures for 2 or 3 metrics", v.len()));
+/// The figures `v` of a measurement of `set` (one of [`METRIC_SETS`], in
+/// its order), as the spool record holds them: bytes rounded, SM issue
+/// rate in hundredths of a percent (a figure a hair over 100% by rounding
+/// is kept at 100%), a metric the set lacks `None`; an error for a figure
+/// CUPTI could not evaluate (NaN) or a negative one, never a made-up value.
+fn record_of(key: u64, set: &[&CStr], v: &[f64]) -> Result<Record, String> {
+    if v.len() != set.len() {
+        return Err(format!("{} figures for {} metrics", v.len(), set.len()));
     }
     if let Some((i, x)) = v
         .iter()
         .enumerate()
         .find(|(_, x)| !x.is_finite() || **x < 0.0)
     {
-        let name = METRIC_SETS[0][i].to_string_lossy();
+        let name = set[i].to_string_lossy();
         return Err(format!("{name} came out as {x}"));
     }
+    let of = |m: &CStr| set.iter().position(|n| *n == m).map(|i| v[i]);
+    let (Some(read), Some(write)) = (of(DRAM[0]), of(DRAM[1])) else {
+        return Err("a metric set without the DRAM bytes".into());
+    };
     Ok(Record::KernelMetrics {
         kernel_key: key,
-        dram_read_bytes: v[0].round() as u64,
-        dram_write_bytes: v[1].round() as u64,
-        sm_issue_bp: v.get(2).map(|s| (s * 100.0).round().min(10_000.0) as u32),
+        dram_read_bytes: read.round() as u64,
+        dram_write_bytes: write.round() as u64,
+        sm_issue_bp: of(SM_ISSUE).map(|s| (s * 100.0).round().min(10_000.0) as u32),
+        l2_bytes: of(L2).map(|b| b.round() as u64),
     })
 }
 
-/// A range profiler for the context: the first of [`METRIC_SETS`] that fits
-/// one pass; a note, once per process, when the SM figure is left out.
+/// A range profiler for the context and the set it measures: the first of
+/// [`METRIC_SETS`] that fits one pass; a note, once per process, naming
+/// what was left out and the passes the larger sets needed.
 ///
 /// # Safety
 /// As [`RangeProfiler::new`].
-unsafe fn profiler_for(ctx: ds::CUcontext) -> Result<RangeProfiler, String> {
-    static SM_LEFT_OUT: std::sync::Once = std::sync::Once::new();
+unsafe fn profiler_for(
+    ctx: ds::CUcontext,
+) -> Result<(RangeProfiler, &'static [&'static CStr]), String> {
+    static LEFT_OUT: std::sync::Once = std::sync::Once::new();
+    let names = |set: &[&CStr]| {
+        set.iter()
+            .map(|m| m.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let mut passes = Vec::new();
     for set in METRIC_SETS {
         // SAFETY: the caller's guarantees, passed on.
         match unsafe { RangeProfiler::new(ctx, set) } {
             Ok(rp) => {
-                if let Some(&n) = passes.first() {
-                    SM_LEFT_OUT.call_once(|| {
+                if !passes.is_empty() {
+                    LEFT_OUT.call_once(|| {
+                        let left: Vec<&CStr> = METRIC_SETS[0]
+                            .iter()
+                            .copied()
+                            .filter(|m| !set.contains(m))
+                            .collect();
                         push_note(format!(
-                            "metrics pass: {} with the DRAM bytes needs {n} passes on this GPU; measuring the DRAM bytes alone",
-                            SM_ISSUE.to_string_lossy()
+                            "metrics pass: the larger sets need {} passes on this GPU; measuring {} (left out: {})",
+                            passes
+                                .iter()
+                                .map(usize::to_string)
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            names(set),
+                            names(&left)
                         ))
                     });
                 }
-                return Ok(rp);
+                return Ok((rp, set));
             }
             Err(SetupError::Passes(n)) => passes.push(n),
             Err(SetupError::Call(f)) => return Err(f.to_string()),
@@ -212,7 +248,8 @@ unsafe fn profiler_for(ctx: ds::CUcontext) -> Result<RangeProfiler, String> {
     }
     Err(format!(
         "the metrics need {} passes on this GPU (the DRAM bytes alone {}); a launch can be measured in one",
-        passes[0], passes[1]
+        passes[0],
+        passes[passes.len() - 1]
     ))
 }
 
@@ -242,7 +279,7 @@ fn on_enter(p: &Pass, call: Call, d: &sys::CUpti_CallbackData) {
             .get_or_init(|| cupti::profiler_initialize().map_err(|e| e.to_string()))
             .clone()?;
         let mut contexts = p.contexts.lock().map_err(|_| "poisoned lock".to_string())?;
-        let rp = match contexts.entry(uid) {
+        let (rp, _) = match contexts.entry(uid) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 // SAFETY: the launch's context, current in its API callback;
@@ -270,14 +307,15 @@ fn on_exit(p: &Pass) {
     let Some((key, uid)) = MEASURING.take() else {
         return;
     };
-    let result = (|| -> Result<Vec<f64>, String> {
+    let result = (|| -> Result<Record, String> {
         let mut contexts = p.contexts.lock().map_err(|_| "poisoned lock".to_string())?;
-        let rp = contexts
+        let (rp, set) = contexts
             .get_mut(&uid)
             .ok_or("the context's profiler is gone")?;
-        rp.end().map_err(|e| e.to_string())
+        let v = rp.end().map_err(|e| e.to_string())?;
+        record_of(key, set, &v)
     })();
-    match result.and_then(|v| record_of(key, &v)) {
+    match result {
         Ok(record) => {
             if !push_record(&record) {
                 warn("metrics pass: the collector is not recording; a measurement was lost");
@@ -380,41 +418,57 @@ mod tests {
 
     #[test]
     fn figures_are_rounded_and_bounded() {
+        let [all, sm_only, l2_only, dram] = METRIC_SETS;
         assert_eq!(
-            record_of(7, &[1.6e9, 2.4, 42.556]),
+            record_of(7, all, &[1.6e9, 2.4, 42.556, 3.2e9]),
             Ok(Record::KernelMetrics {
                 kernel_key: 7,
                 dram_read_bytes: 1_600_000_000,
                 dram_write_bytes: 2,
                 sm_issue_bp: Some(4_256),
+                l2_bytes: Some(3_200_000_000),
             })
         );
         assert_eq!(
-            record_of(7, &[0.0, 0.0, 100.004]),
+            record_of(7, sm_only, &[0.0, 0.0, 100.004]),
             Ok(Record::KernelMetrics {
                 kernel_key: 7,
                 dram_read_bytes: 0,
                 dram_write_bytes: 0,
                 sm_issue_bp: Some(10_000),
+                l2_bytes: None,
             })
         );
-        // Measured without the SM figure.
+        // The L2 figure in the third place of its set, not the SM figure.
         assert_eq!(
-            record_of(7, &[5.0, 6.0]),
+            record_of(7, l2_only, &[1.0, 2.0, 64.4]),
+            Ok(Record::KernelMetrics {
+                kernel_key: 7,
+                dram_read_bytes: 1,
+                dram_write_bytes: 2,
+                sm_issue_bp: None,
+                l2_bytes: Some(64),
+            })
+        );
+        // The DRAM bytes alone.
+        assert_eq!(
+            record_of(7, dram, &[5.0, 6.0]),
             Ok(Record::KernelMetrics {
                 kernel_key: 7,
                 dram_read_bytes: 5,
                 dram_write_bytes: 6,
                 sm_issue_bp: None,
+                l2_bytes: None,
             })
         );
-        assert!(record_of(7, &[5.0]).is_err());
+        assert!(record_of(7, dram, &[5.0]).is_err());
+        assert!(record_of(7, &[SM_ISSUE], &[5.0]).is_err());
         // A figure CUPTI could not evaluate is an error, not a zero.
-        let e = record_of(7, &[1.0, f64::NAN, 1.0]).unwrap_err();
+        let e = record_of(7, sm_only, &[1.0, f64::NAN, 1.0]).unwrap_err();
         assert!(
             e.contains("dram__bytes_write.sum") && e.contains("NaN"),
             "{e}"
         );
-        assert!(record_of(7, &[-1.0, 0.0, 1.0]).is_err());
+        assert!(record_of(7, sm_only, &[-1.0, 0.0, 1.0]).is_err());
     }
 }

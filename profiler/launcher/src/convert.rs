@@ -157,6 +157,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                 dram_read_bytes,
                 dram_write_bytes,
                 sm_issue_bp,
+                l2_bytes,
             } => {
                 kernel_metrics
                     .entry(*kernel_key)
@@ -164,6 +165,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                         dram_read_bytes: *dram_read_bytes,
                         dram_write_bytes: *dram_write_bytes,
                         sm_issue_bp: sm_issue_bp.map(|s| s.min(10_000)),
+                        l2_bytes: *l2_bytes,
                     });
             }
             _ => {}

@@ -477,6 +477,7 @@ mod pass_gaps {
             dram_read_bytes: 1,
             dram_write_bytes: 1,
             sm_issue_bp: None,
+            l2_bytes: None,
         };
         let launched = [1u64, 2, 3].into_iter().collect();
         let profiled = [1u64, 2, 3].into_iter().collect();

@@ -273,6 +273,9 @@ pub enum Record {
         /// of a percent; `None` where the GPU could not measure it in the
         /// same pass as the DRAM bytes (encoded as `u32::MAX`).
         sm_issue_bp: Option<u32>,
+        /// `lts__t_bytes.sum`, bytes; `None` where it did not fit the DRAM
+        /// bytes' pass (encoded as `u64::MAX`).
+        l2_bytes: Option<u64>,
     },
 }
 
@@ -506,11 +509,13 @@ impl Record {
                 dram_read_bytes,
                 dram_write_bytes,
                 sm_issue_bp,
+                l2_bytes,
             } => {
                 e.u64(*kernel_key);
                 e.u64(*dram_read_bytes);
                 e.u64(*dram_write_bytes);
                 e.u32(sm_issue_bp.unwrap_or(u32::MAX));
+                e.u64(l2_bytes.unwrap_or(u64::MAX));
             }
         }
     }
@@ -678,6 +683,7 @@ impl Record {
                     dram_read_bytes: d.u64()?,
                     dram_write_bytes: d.u64()?,
                     sm_issue_bp: Some(d.u32()?).filter(|&v| v != u32::MAX),
+                    l2_bytes: Some(d.u64()?).filter(|&v| v != u64::MAX),
                 })
             })(),
             tag::END => (|| {

@@ -113,12 +113,14 @@ fn sample_records() -> Vec<Record> {
             dram_read_bytes: 3 << 30,
             dram_write_bytes: 7,
             sm_issue_bp: Some(9_999),
+            l2_bytes: Some(5 << 30),
         },
         Record::KernelMetrics {
             kernel_key: 1,
             dram_read_bytes: 0,
             dram_write_bytes: 0,
             sm_issue_bp: None,
+            l2_bytes: None,
         },
         Record::Note {
             text: "a warning ünïcode".into(),

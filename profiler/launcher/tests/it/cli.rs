@@ -503,6 +503,7 @@ fn the_metrics_pass_runs_the_command_again_and_its_figures_go_into_the_traces() 
         dram_read_bytes: bytes,
         dram_write_bytes: bytes / 2,
         sm_issue_bp: Some(3_100),
+        l2_bytes: Some(bytes * 3),
     };
     // In the pass's run one kernel launched with another grid (another key),
     // and that key measured too.
@@ -558,6 +559,7 @@ fn the_metrics_pass_runs_the_command_again_and_its_figures_go_into_the_traces() 
     assert_eq!(t.kernel_metrics[&key].dram_read_bytes, 1 << 20);
     assert_eq!(t.kernel_metrics[&key].dram_write_bytes, 1 << 19);
     assert_eq!(t.kernel_metrics[&key].sm_issue_bp, Some(3_100));
+    assert_eq!(t.kernel_metrics[&key].l2_bytes, Some(3 << 20));
     // The profile's own timings are kept, not the pass's.
     assert_eq!(t.meta.pid, 4242);
     assert_eq!(t.kernels, first.kernels);
