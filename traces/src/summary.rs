@@ -241,7 +241,7 @@ pub fn render_table(jobs: &[JobSummary]) -> String {
     for j in jobs {
         if let Some((with, all)) = j.metric_keys {
             out.push_str(&format!(
-                "{}: metrics (DRAM bytes, SM issue rate) for {with} of {all} kernel keys\n",
+                "{}: metrics (DRAM bytes, SM issue rate, L2 bytes) for {with} of {all} kernel keys\n",
                 j.job
             ));
         }

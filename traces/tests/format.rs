@@ -614,7 +614,7 @@ fn the_summary_counts_the_keys_with_metrics() {
     let table = fikit_trace::summary::render_table(&[s]);
     assert!(
         table.contains(&format!(
-            "metrics (DRAM bytes, SM issue rate) for 1 of {} kernel keys",
+            "metrics (DRAM bytes, SM issue rate, L2 bytes) for 1 of {} kernel keys",
             keys.len()
         )),
         "{table}"
