@@ -415,29 +415,27 @@ fn read_profiles(s: &Scenario) -> Result<Profiles> {
 
 /// One profile of job `j`: its gate table, its simulated job, its GPU's name.
 fn read_profile(path: &Path, j: &JobSpec) -> Result<(Table, Job, String)> {
-    {
-        let t = fikit_trace::read_trace(path).map_err(bad)?;
-        let mut ops: Vec<ProfiledOp> = t
-            .kernels
-            .iter()
-            .map(|k| ProfiledOp {
-                key: Some(k.kernel_key),
-                start_ns: k.start_ns,
-                end_ns: k.end_ns,
-            })
-            .collect();
-        ops.extend(t.memops.iter().map(|m| ProfiledOp {
-            key: None,
-            start_ns: m.start_ns,
-            end_ns: m.end_ns,
-        }));
-        let table = Table::from_ops(&ops);
-        // The prediction's FIKIT predicts gaps as the gate does: by key.
-        let mut job = Job::from_trace(&t).with_gaps_by_key(|k| table.gap_after(Some(k)));
-        job.name = j.name.clone();
-        job.priority = j.priority;
-        Ok((table, job, t.meta.device.name.clone()))
-    }
+    let t = fikit_trace::read_trace(path).map_err(bad)?;
+    let mut ops: Vec<ProfiledOp> = t
+        .kernels
+        .iter()
+        .map(|k| ProfiledOp {
+            key: Some(k.kernel_key),
+            start_ns: k.start_ns,
+            end_ns: k.end_ns,
+        })
+        .collect();
+    ops.extend(t.memops.iter().map(|m| ProfiledOp {
+        key: None,
+        start_ns: m.start_ns,
+        end_ns: m.end_ns,
+    }));
+    let table = Table::from_ops(&ops);
+    // The prediction's FIKIT predicts gaps as the gate does: by key.
+    let mut job = Job::from_trace(&t).with_gaps_by_key(|k| table.gap_after(Some(k)));
+    job.name = j.name.clone();
+    job.priority = j.priority;
+    Ok((table, job, t.meta.device.name.clone()))
 }
 
 fn model_for(choice: Option<&str>, devices: &[String]) -> Result<(GpuModel, String)> {
