@@ -794,15 +794,15 @@ fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
 fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
     // Two profiles of bert-base batch 1 on the H200, one recorded on a fast
     // host (5.5 ms an iteration), one on a slow one (8.8 ms); the partner has
-    // one. Two repetitions of the same real rounds: with both profiles, the
-    // first is predicted as with the first profile alone and the second as
-    // with the second alone.
+    // one. Three repetitions of the same real rounds: with both profiles, the
+    // first and third are predicted as with the first profile alone and the
+    // second as with the second alone.
     let d = tempfile::tempdir().unwrap();
     let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
     let fast = traces.join("h200/bert-base-bs1-eval-854.parquet");
     let slow = traces.join("h200-corun/bert-base-alone-445.parquet");
     let busy = traces.join("h200/resnet50-bs128-eval-1010.parquet");
-    let rounds: Vec<serde_json::Value> = (0..2)
+    let rounds: Vec<serde_json::Value> = (0..3)
         .flat_map(|rep| {
             [
                 serde_json::json!({"policy": "exclusive", "repetition": rep,
@@ -827,7 +827,7 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
             .unwrap()
             .extend(b1.as_object().unwrap().clone());
         let s = serde_json::json!({
-            "policies": ["exclusive", "timeslice"], "repetitions": 2,
+            "policies": ["exclusive", "timeslice"], "repetitions": 3,
             "jobs": [job, {"name": "b128", "priority": 9, "command": ["true"], "profile": busy}]
         });
         std::fs::write(&scenario, s.to_string()).unwrap();
@@ -851,28 +851,29 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
             .unwrap()
             .clone();
         let s = &row["sim_slowdown"];
+        assert_eq!(run["profile_sets"], if name == "both" { 2 } else { 1 });
         (
             s["min"].as_f64().unwrap(),
+            s["median"].as_f64().unwrap(),
             s["max"].as_f64().unwrap(),
             stderr,
         )
     };
-    let (f_min, f_max, _) = predicted("fast", serde_json::json!({"profile": fast}));
-    let (s_min, s_max, _) = predicted("slow", serde_json::json!({"profile": slow}));
-    // One profile: both repetitions predicted alike.
-    assert_eq!(f_min, f_max);
-    assert_eq!(s_min, s_max);
+    let (f_min, f, f_max, _) = predicted("fast", serde_json::json!({"profile": fast}));
+    let (s_min, s, s_max, _) = predicted("slow", serde_json::json!({"profile": slow}));
+    // One profile: every repetition predicted alike.
+    assert_eq!((f_min, f_max), (f, f));
+    assert_eq!((s_min, s_max), (s, s));
     // The slow host hides more of time slicing's waits: another prediction.
-    assert!((f_min - s_min).abs() > 0.01, "fast {f_min}, slow {s_min}");
-    let (b_min, b_max, stderr) = predicted(
+    assert!((f - s).abs() > 0.01, "fast {f}, slow {s}");
+    let (b_min, b, b_max, stderr) = predicted(
         "both",
         serde_json::json!({"profile": fast, "more_profiles": [slow]}),
     );
-    assert_eq!(
-        (b_min, b_max),
-        (f_min.min(s_min), f_min.max(s_min)),
-        "each repetition with its own profile"
-    );
+    // Repetitions 1 and 3 with the first profile (the median), 2 with the
+    // second.
+    assert_eq!(b, f, "the first profile predicts repetitions 1 and 3");
+    assert_eq!((b_min, b_max), (f.min(s), f.max(s)));
     assert!(
         stderr.contains("2 profiles per job, repetition r predicted with profile r mod"),
         "{stderr}"

@@ -464,6 +464,9 @@ struct Output<'a> {
     #[serde(flatten)]
     what: RunOf<'a>,
     model: &'a str,
+    /// Profile sets the prediction cycled through (repetition r: set r mod
+    /// this); 0 without a prediction.
+    profile_sets: usize,
     rounds: &'a [Round],
     rows: &'a [Row],
     complete: bool,
@@ -863,6 +866,7 @@ fn run_with(
     let out = Output {
         what: RunOf::of(s),
         model: &model_line,
+        profile_sets: sim_sets.len(),
         rounds: &rounds,
         rows: &r,
         complete: stopped.is_none() && !incomplete,
@@ -946,11 +950,12 @@ impl SetOptions {
         }
     }
 
-    /// Job `name`'s profiles that exist, in order, up to the set's count.
+    /// Job `name`'s profiles that exist, in order, up to the set's count,
+    /// stopping at the first missing one (so that profile k still predicts
+    /// repetitions k, k + n, …).
     fn existing_profiles(&self, name: &str) -> Vec<PathBuf> {
         (0..self.set.profiles)
-            .map_while(|k| self.profile_of(name, k))
-            .filter(|p| p.is_file())
+            .map_while(|k| self.profile_of(name, k).filter(|p| p.is_file()))
             .collect()
     }
 
@@ -1143,8 +1148,9 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
 enum Earlier {
     /// No `run.json` of this scenario.
     None,
-    /// Every round ran and every job exited 0: kept, not run again.
-    Complete,
+    /// Every round ran and every job exited 0: kept, not run again; the
+    /// profile sets its prediction used (1 in run.json files before them).
+    Complete(usize),
     /// Stopped or failed: the rounds whose jobs all exited 0 are kept and
     /// the rest run (a stopped or failed round runs again).
     Unfinished(Vec<Round>),
@@ -1176,7 +1182,11 @@ fn earlier_run(dir: &Path, s: &Scenario) -> Earlier {
         })
     });
     if v["complete"] == true && all_ok {
-        return Earlier::Complete;
+        let sets = v["profile_sets"]
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .unwrap_or(1);
+        return Earlier::Complete(sets);
     }
     Earlier::Unfinished(
         serde_json::from_value::<Saved>(v)
@@ -1214,6 +1224,15 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
                         first.display()
                     )));
                 }
+                let own = o.set.jobs[name].profile.is_some();
+                if !own && found.len() < o.set.profiles {
+                    eprintln!(
+                        "fikit-run: pair {}: job {name} has {} of {} profiles; predicting with those (run the set to make the rest)",
+                        p.name,
+                        found.len(),
+                        o.set.profiles
+                    );
+                }
                 profiles.insert(name.clone(), found);
             }
             eprintln!(
@@ -1246,9 +1265,22 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
             let dir = o.out.join(&p.name);
             let scenario = o.set.scenario(p, &profiles);
             let resume = match earlier_run(&dir, &scenario) {
-                Earlier::Complete => {
+                Earlier::Complete(sets) => {
+                    let now = scenario
+                        .jobs
+                        .iter()
+                        .map(|j| j.profile.is_some() as usize + j.more_profiles.len())
+                        .max()
+                        .unwrap_or(0);
+                    let note = if sets != now && now > 0 {
+                        format!(
+                            "; predicted with {sets} profile set(s), --resimulate predicts it with {now}"
+                        )
+                    } else {
+                        String::new()
+                    };
                     eprintln!(
-                        "fikit-run: pair {}/{n} {}: complete in {} (kept)",
+                        "fikit-run: pair {}/{n} {}: complete in {} (kept{note})",
                         i + 1,
                         p.name,
                         dir.display()

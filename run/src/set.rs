@@ -258,6 +258,8 @@ pub struct SummaryRow {
     /// The row of the pair's run.
     #[serde(flatten)]
     pub row: Row,
+    /// Profile sets its prediction cycled through.
+    pub profile_sets: usize,
 }
 
 /// Errors of one policy over the pairs of one sample.
@@ -300,6 +302,8 @@ pub struct VsTimeslice {
     /// Their spread over the repetitions (each predicted with the next of
     /// a job's profiles, when it has several).
     pub simulated_spread: Option<Spread>,
+    /// Profile sets the pair's prediction cycled through.
+    pub profile_sets: usize,
     /// `(simulated − real) / real` of the medians.
     pub error: Option<f64>,
     /// The simulated median lies inside the real range.
@@ -354,9 +358,6 @@ pub struct Summary {
     /// while the host ran slower.
     #[serde(default)]
     pub slow_profiles: Vec<SlowProfile>,
-    /// Profiles per job the set asks for: above 1 the summary shows the
-    /// simulated figures' spread over them.
-    pub profiles: usize,
 }
 
 /// A profile's median iteration alone over the job's real one above which
@@ -391,6 +392,10 @@ struct SavedRows {
     rows: Vec<Row>,
     #[serde(default = "yes")]
     complete: bool,
+    /// Profile sets the prediction cycled through (run.json files before
+    /// it: one).
+    #[serde(default = "one")]
+    profile_sets: usize,
     #[serde(default)]
     rounds: Vec<SavedRound>,
 }
@@ -469,6 +474,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             pair: p.name.clone(),
             sample: p.sample,
             row,
+            profile_sets: saved.profile_sets,
         }));
     }
     let fits_of = |error: fn(&Row) -> (Option<f64>, Option<bool>)| {
@@ -518,6 +524,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             real,
             simulated,
             simulated_spread: x.row.sim_vs_timeslice,
+            profile_sets: x.profile_sets,
             error: simulated.map(|s| (s - real.median) / real.median),
             within_spread: simulated.map(|s| real.min <= s && s <= real.max),
         });
@@ -569,7 +576,6 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         incomplete,
         mixed_machines,
         slow_profiles,
-        profiles: set.profiles,
     })
 }
 
@@ -641,11 +647,7 @@ fn vs_timeslice_text(s: &Summary) -> String {
             v.job.clone(),
             role(v.high).to_string(),
             spread(Some(v.real)),
-            if s.profiles > 1 {
-                spread(v.simulated_spread)
-            } else {
-                v.simulated.map_or("-".into(), |x| format!("{x:.2}x"))
-            },
+            simulated_text(v),
             signed_pct(v.error, v.within_spread),
         ]);
     }
@@ -656,6 +658,16 @@ fn vs_timeslice_text(s: &Summary) -> String {
 
 fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
+}
+
+/// A simulated figure against time slicing: its median, with its spread
+/// over the repetitions where they were predicted with several profiles.
+fn simulated_text(v: &VsTimeslice) -> String {
+    if v.profile_sets > 1 {
+        spread(v.simulated_spread)
+    } else {
+        v.simulated.map_or("-".into(), |x| format!("{x:.2}x"))
+    }
 }
 
 fn spread(s: Option<Spread>) -> String {
@@ -890,7 +902,7 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
                 esc(&v.job),
                 role(v.high),
                 spread(Some(v.real)),
-                v.simulated.map_or("-".into(), |x| format!("{x:.2}x")),
+                simulated_text(v),
                 v.error.map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
             ));
         }
@@ -1271,5 +1283,41 @@ mod tests {
         assert!(text.contains("-20.0%"), "{text}");
         assert!(text.contains("+5.0% (in range)"), "{text}");
         assert!(summary_html(&s, &sum).contains("<h2>Against time slicing</h2>"));
+        // One profile set: the simulated median alone.
+        let p1_high = |text: &str| {
+            text.lines()
+                .find(|l| l.contains("p1") && l.contains("high"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            p1_high(&text).contains("┆ 1.20x ") && !p1_high(&text).contains("1.20x ["),
+            "{text}"
+        );
+        assert!(sum.vs_timeslice.iter().all(|v| v.profile_sets == 1));
+
+        // p2 predicted with two profile sets: its simulated spread is shown.
+        let mut two = vs(Fikit, "hi", 0, (2.0, 2.0, 2.0), 2.2);
+        two.sim_vs_timeslice = Some(Spread {
+            median: 2.2,
+            min: 1.9,
+            max: 2.3,
+        });
+        std::fs::write(
+            d.path().join("p2").join("run.json"),
+            serde_json::json!({ "rows": [two], "complete": true, "profile_sets": 2 }).to_string(),
+        )
+        .unwrap();
+        let sum = summarize(&s, d.path()).unwrap();
+        let p2 = sum.vs_timeslice.iter().find(|v| v.pair == "p2").unwrap();
+        assert_eq!(p2.profile_sets, 2);
+        let text = summary_text(&sum);
+        assert!(text.contains("2.20x [1.90-2.30]"), "{text}");
+        assert!(summary_html(&s, &sum).contains("2.20x [1.90-2.30]"));
+        // p1 still one set: its median alone.
+        assert!(
+            p1_high(&text).contains("┆ 1.20x ") && !p1_high(&text).contains("1.20x ["),
+            "{text}"
+        );
     }
 }

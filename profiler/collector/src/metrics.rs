@@ -201,8 +201,10 @@ fn record_of(key: u64, set: &[&CStr], v: &[f64]) -> Result<Record, String> {
 }
 
 /// A range profiler for the context and the set it measures: the first of
-/// [`METRIC_SETS`] that fits one pass; a note, once per process, naming
-/// what was left out and the passes the larger sets needed.
+/// [`METRIC_SETS`] that CUPTI takes and that fits one pass (a set a GPU
+/// cannot count, say L2 under some partitioning, is passed over like one of
+/// several passes: nothing is enabled before the check); a note, once per
+/// process, naming what was left out and why.
 ///
 /// # Safety
 /// As [`RangeProfiler::new`].
@@ -216,12 +218,13 @@ unsafe fn profiler_for(
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let mut passes = Vec::new();
+    // Why each set tried before was passed over.
+    let mut why: Vec<String> = Vec::new();
     for set in METRIC_SETS {
         // SAFETY: the caller's guarantees, passed on.
         match unsafe { RangeProfiler::new(ctx, set) } {
             Ok(rp) => {
-                if !passes.is_empty() {
+                if !why.is_empty() {
                     LEFT_OUT.call_once(|| {
                         let left: Vec<&CStr> = METRIC_SETS[0]
                             .iter()
@@ -229,27 +232,22 @@ unsafe fn profiler_for(
                             .filter(|m| !set.contains(m))
                             .collect();
                         push_note(format!(
-                            "metrics pass: the larger sets need {} passes on this GPU; measuring {} (left out: {})",
-                            passes
-                                .iter()
-                                .map(usize::to_string)
-                                .collect::<Vec<_>>()
-                                .join(", "),
+                            "metrics pass: measuring {} (left out: {}; the larger sets: {})",
                             names(set),
-                            names(&left)
+                            names(&left),
+                            why.join("; ")
                         ))
                     });
                 }
                 return Ok((rp, set));
             }
-            Err(SetupError::Passes(n)) => passes.push(n),
-            Err(SetupError::Call(f)) => return Err(f.to_string()),
+            Err(SetupError::Passes(n)) => why.push(format!("{n} passes")),
+            Err(SetupError::Call(f)) => why.push(f.to_string()),
         }
     }
     Err(format!(
-        "the metrics need {} passes on this GPU (the DRAM bytes alone {}); a launch can be measured in one",
-        passes[0],
-        passes[passes.len() - 1]
+        "no metric set fits one pass on this GPU (from all four metrics to the DRAM bytes alone: {}); a launch can be measured in one",
+        why.join("; ")
     ))
 }
 

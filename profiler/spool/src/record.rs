@@ -297,7 +297,9 @@ mod tag {
     pub const END: u8 = 11;
     pub const SYNC_CALL: u8 = 12;
     pub const CUDA_RUNTIME: u8 = 13;
-    pub const KERNEL_METRICS: u8 = 14;
+    /// 14 held the first layout (no L2 figure, another SM metric); readers
+    /// skip it as unknown.
+    pub const KERNEL_METRICS: u8 = 15;
 }
 
 struct Enc<'a>(&'a mut Vec<u8>);
