@@ -346,15 +346,17 @@ fn mps_two_kernels_that_each_fit_alone_but_not_together() {
         jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &model()),
         [100, 200]
     );
-    // With a concurrent-kernel slowdown of 1: L's first 64 blocks run beside
-    // H's 100 SMs (o = 100/132): 100 * (1 + 100/132) = 175.76, so 176; the
-    // 136 placed at 100 beside nothing take 100: L ends at 200 still. H's
-    // blocks went first, beside nothing: 100.
+    // With a concurrent-kernel slowdown of 1 each slows the other while both
+    // hold SMs. H's blocks beside L's 32 SMs (o = 32/132) run
+    // 1 + 32/132 = 1.2424x: H ends at 124.24, so 124. L's first 64 beside
+    // H's 100 SMs (o = 100/132) run 1.7576x: by 124 they have done
+    // 124 / 1.7576 = 70.55 ns of their 100 and then run alone to 153; L's
+    // other 136, placed at 124 beside nothing, take 100: L ends at 224.
     let c1 = GpuModel {
         corun_slowdown: 1.0,
         ..model()
     };
-    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &c1), [100, 200]);
+    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &c1), [124, 224]);
 }
 
 #[test]

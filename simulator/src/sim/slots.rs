@@ -23,12 +23,16 @@
 //!   same instant are taken in the order the policy started them (MPS: by
 //!   job index), so a run is deterministic.
 //! - **waves**: the blocks a kernel places at one instant run together and
-//!   retire together after the block time, times the concurrent-kernel
-//!   slowdown `1 + c o`, where `o` is the share of the SMs other jobs'
-//!   blocks held when they were placed (at most 1; `c`:
+//!   retire together after the block time, slowed by the concurrent-kernel
+//!   slowdown `1 + c o` while other jobs' blocks hold a share `o` of the SMs
+//!   (at most 1; `c`:
 //!   [`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
-//!   On the GPU blocks retire one by one, so a waiting kernel may start up to
-//!   a block time earlier than here.
+//!   `o` changes whenever blocks are placed or retire, and every wave in
+//!   flight then runs the work it has left at the new rate (before
+//!   2026-11-25, `o` was taken once, when a wave was placed: a small kernel
+//!   placed in the instant between two of a busy job's kernels ran at full
+//!   speed beside the next one). On the GPU blocks retire one by one, so a
+//!   waiting kernel may start up to a block time earlier than here.
 //!
 //! Alone, a kernel runs its `W` waves back to back, their lengths the integer
 //! split of `D`: exactly its recorded duration.
@@ -70,8 +74,22 @@ struct Active {
     resident: u64,
     /// Waves placed so far.
     placed_waves: u64,
-    /// Waves in flight: (identity, blocks).
-    in_flight: Vec<(u32, u64)>,
+    /// Waves in flight.
+    in_flight: Vec<Wave>,
+}
+
+/// A wave in flight: its blocks run at `1 / factor` of full speed.
+#[derive(Debug, Clone, Copy)]
+struct Wave {
+    /// Its identity (a new one each time its end moves, so the event of
+    /// the earlier end is stale).
+    id: u32,
+    blocks: u64,
+    /// Work left at `since`, ns at full speed.
+    left: f64,
+    /// Its slowdown since `since`: `1 + c o`.
+    factor: f64,
+    since: i64,
 }
 
 impl Active {
@@ -205,12 +223,6 @@ impl SlotPool {
                 continue;
             }
             let base = k.next_wave_ns();
-            let o = (others / k.sms).clamp(0.0, 1.0);
-            let ns = if corun_slowdown > 0.0 && o > 0.0 {
-                (base as f64 * (1.0 + corun_slowdown * o)).round() as i64
-            } else {
-                base
-            };
             k.placed_waves += 1;
             k.to_place -= n;
             k.resident += n;
@@ -219,14 +231,58 @@ impl SlotPool {
             total += added;
             let wave = *next_wave;
             *next_wave = next_wave.wrapping_add(1);
-            k.in_flight.push((wave, n));
+            // Full speed for now: its slowdown is set below, from the
+            // room every kernel holds once this round's blocks are placed.
+            k.in_flight.push(Wave {
+                id: wave,
+                blocks: n,
+                left: base.max(0) as f64,
+                factor: 1.0,
+                since: now,
+            });
             out.push(Placed {
                 job: k.job,
                 op: k.op,
                 wave,
-                end_ns: now.saturating_add(ns.max(0)),
+                end_ns: now.saturating_add(base.max(0)),
                 first: k.placed_waves == 1,
             });
+        }
+        // Every wave in flight runs `1 + c o` times slower while other jobs'
+        // blocks hold a share `o` of the SMs: that share changes only when
+        // blocks are placed or retire (here), so each wave's end is moved
+        // to what its work left takes at the new rate.
+        if corun_slowdown <= 0.0 {
+            return;
+        }
+        for k in kernels.iter_mut() {
+            let o = ((total - held[k.job]).max(0.0) / k.sms).clamp(0.0, 1.0);
+            let factor = 1.0 + corun_slowdown * o;
+            for w in k.in_flight.iter_mut() {
+                if w.factor == factor {
+                    continue;
+                }
+                let done = (now - w.since) as f64 / w.factor;
+                w.left = (w.left - done).max(0.0);
+                w.factor = factor;
+                w.since = now;
+                let end = now.saturating_add((w.left * factor).round() as i64);
+                if let Some(p) = out.iter_mut().find(|p| p.wave == w.id) {
+                    // Placed in this round: its end is not scheduled yet.
+                    p.end_ns = end;
+                } else {
+                    // Scheduled: a new identity makes that event stale.
+                    w.id = *next_wave;
+                    *next_wave = next_wave.wrapping_add(1);
+                    out.push(Placed {
+                        job: k.job,
+                        op: k.op,
+                        wave: w.id,
+                        end_ns: end,
+                        first: false,
+                    });
+                }
+            }
         }
     }
 
@@ -239,8 +295,8 @@ impl SlotPool {
             .iter()
             .position(|k| k.job == job && k.op == op)?;
         let k = &mut self.kernels[i];
-        let w = k.in_flight.iter().position(|&(id, _)| id == wave)?;
-        let (_, n) = k.in_flight.swap_remove(w);
+        let w = k.in_flight.iter().position(|w| w.id == wave)?;
+        let n = k.in_flight.swap_remove(w).blocks;
         k.resident -= n;
         let done = k.to_place == 0 && k.in_flight.is_empty();
         self.changed = true;
@@ -333,9 +389,13 @@ mod tests {
         // end 100). At 50 job 0's blocks retire: the 6 left are placed, end 150.
         let pair = [(0, occ(8, 1), 50, 0), (1, occ(8, 1), 100, 0)];
         assert_eq!(run(&pair, 0.0), [(0, 50), (0, 150)]);
-        // With c = 1 the 2 blocks placed beside job 0's 8 SMs (o = 0.8) take
-        // 180; the 6 placed at 50 beside no other job's block take 100: end 180.
-        assert_eq!(run(&pair, 1.0), [(0, 50), (0, 180)]);
+        // With c = 1 each slows the other while both hold SMs: job 0's
+        // blocks beside job 1's 2 SMs (o = 0.2) run 1.2x, ending at 60; job
+        // 1's 2 blocks beside job 0's 8 (o = 0.8) run 1.8x, so by 60 they
+        // have done 60 / 1.8 = 33.3 ns of their 100 and, alone from then on,
+        // end at 60 + 66.7 = 127; its other 6 blocks, placed at 60 beside
+        // nothing, take 100: the kernel ends at 160.
+        assert_eq!(run(&pair, 1.0), [(0, 60), (0, 160)]);
     }
 
     #[test]
