@@ -704,8 +704,6 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
     Ok(out)
 }
 
-/// No kernel may start before the previous kernel on its stream ended: kernels
-/// of one stream run one after another.
 /// The metrics pass's figures per kernel key, from the optional
 /// [`schema::METRIC_COLUMNS`] (none: an empty map): all three columns or
 /// none, of their types (and [`schema::METRIC_L2_COLUMN`] where present),
@@ -806,6 +804,8 @@ fn kernel_metrics(df: &DataFrame) -> Result<BTreeMap<u64, KernelMetrics>, Proble
     Ok(out)
 }
 
+/// No kernel may start before the previous kernel on its stream ended: kernels
+/// of one stream run one after another.
 fn check_streams(df: &DataFrame, trace: &Trace) -> Result<(), Problem> {
     // File row of each kernel, for the message: kernels are pushed in file order.
     let kinds = df.column("kind").expect("checked").str().expect("checked");

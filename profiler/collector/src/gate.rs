@@ -336,8 +336,6 @@ fn ab_loop(flip: &Flip) {
     }
 }
 
-/// The kernel key of a launch of `f` with this shape; `None` when the driver
-/// cannot name the function.
 /// The kernel keys of launched functions: each function handle's
 /// `(mangled name, static shared bytes, registers)`, asked of the driver once.
 pub(crate) struct Identities {

@@ -149,13 +149,17 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
     }
     notes.push(format!(
         "metrics pass: the first launch of each kernel key measured alone ({}); timings of this run are not representative",
-        METRIC_SETS[0]
-            .iter()
-            .map(|m| m.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join(", ")
+        names(METRIC_SETS[0])
     ));
     Ok(Some(handle))
+}
+
+/// The metrics' names, comma-separated, for notes.
+fn names(set: &[&CStr]) -> String {
+    set.iter()
+        .map(|m| m.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Turns the pass off for good, saying why once; the profilers are
@@ -212,12 +216,6 @@ unsafe fn profiler_for(
     ctx: ds::CUcontext,
 ) -> Result<(RangeProfiler, &'static [&'static CStr]), String> {
     static LEFT_OUT: std::sync::Once = std::sync::Once::new();
-    let names = |set: &[&CStr]| {
-        set.iter()
-            .map(|m| m.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     // Why each set tried before was passed over.
     let mut why: Vec<String> = Vec::new();
     for set in METRIC_SETS {
