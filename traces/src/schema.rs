@@ -124,6 +124,7 @@ pub fn column(name: &str) -> Option<&'static Column> {
     COLUMNS
         .iter()
         .chain(METRIC_COLUMNS)
+        .chain([&METRIC_L2_COLUMN])
         .find(|c| c.name == name)
 }
 

@@ -469,6 +469,10 @@ fn metrics_round_trip_as_optional_columns() {
         .map(|c| c.name)
         .collect();
     assert_eq!(names, expected);
+    // Every written column is one the schema names.
+    for n in &names {
+        assert_eq!(schema::column(n).map(|c| c.name), Some(*n));
+    }
     // Set on every row of the measured key, null on the other kernels' and
     // on every other kind's.
     let key = trace.kernels[0].kernel_key;
