@@ -188,6 +188,17 @@ pub struct CorunPoint {
     pub victim_ns: i64,
     /// `victim_ns` over the victim's median alone.
     pub stretch: f64,
+    /// Victim runs that started while the load ran but ended after its
+    /// first block did: slowed so much that they outlived the load (a
+    /// compute-saturated SM starves a newcomer's warps). Not in `samples`;
+    /// their spans, lower bounds of the stretch beside the whole load, give
+    /// `outlived_ns`.
+    #[serde(default)]
+    pub outlived: usize,
+    /// Median span of the outlived runs, ns (0 without any): a lower bound
+    /// of what the victim would take beside a load that did not end.
+    #[serde(default)]
+    pub outlived_ns: i64,
 }
 
 /// The concurrent-kernel slowdown of one kind of kernel.
@@ -216,6 +227,30 @@ pub fn fit_slowdown(points: &[(f64, f64)]) -> f64 {
         .filter(|(d, s)| *d > 0.0 && d.is_finite() && s.is_finite())
         .fold((0.0, 0.0), |(n, m), (d, s)| (n + d * (s - 1.0), m + d * d));
     if den > 0.0 { num / den } else { 0.0 }
+}
+
+/// Splits victim spans `(start, end)` by the window `[from, to]` in which
+/// the whole load ran: the lengths of those wholly inside, and of those that
+/// started inside but ended after it (outlived the load). Spans that started
+/// before the load was wholly resident count in neither.
+pub fn split_spans(
+    spans: impl IntoIterator<Item = (u64, u64)>,
+    from: u64,
+    to: u64,
+) -> (Vec<i64>, Vec<i64>) {
+    let (mut inside, mut after) = (Vec::new(), Vec::new());
+    for (s, e) in spans {
+        if s < from || s >= to {
+            continue;
+        }
+        let len = (e - s) as i64;
+        if e <= to {
+            inside.push(len);
+        } else {
+            after.push(len);
+        }
+    }
+    (inside, after)
 }
 
 /// Threads per block of the concurrent-kernel probes.
@@ -334,11 +369,14 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
         samples: alone.len(),
         victim_ns: alone_ns,
         stretch: 1.0,
+        outlived: 0,
+        outlived_ns: 0,
     }];
     for &d in load_demands {
         let blocks = ((d * capacity).round() as u32).max(1);
         let load_demand = f64::from(blocks) / capacity;
         let mut beside = Vec::new();
+        let mut outlived = Vec::new();
         for _ in 0..CORUN_ROUNDS {
             gpu.write_u64(stamps, &init)?;
             let t0 = crate::now_ns();
@@ -369,12 +407,13 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
                 LoadKind::Spin => (w[0], !w[1]),
                 _ => (w[1], w[2]),
             };
-            beside.extend(
-                (0..n)
-                    .filter_map(|i| span(&w[4 * (i + 1)..4 * (i + 2)]))
-                    .filter(|&(s, e)| s >= from && e <= to)
-                    .map(|(s, e)| (e - s) as i64),
+            let (inside, after) = split_spans(
+                (0..n).filter_map(|i| span(&w[4 * (i + 1)..4 * (i + 2)])),
+                from,
+                to,
             );
+            beside.extend(inside);
+            outlived.extend(after);
         }
         let victim_ns = median(beside.clone());
         points.push(CorunPoint {
@@ -382,6 +421,8 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
             samples: beside.len(),
             victim_ns,
             stretch: victim_ns as f64 / alone_ns as f64,
+            outlived: outlived.len(),
+            outlived_ns: median(outlived),
         });
     }
     let fit: Vec<(f64, f64)> = points
@@ -557,6 +598,16 @@ mod tests {
         assert_eq!(classify_dispatch(3.5, 6.4), LaunchOrder);
         assert_eq!(classify_dispatch(3.5, 2.0), Unclear);
         assert_eq!(classify_dispatch(3.5, 4.5), Unclear);
+    }
+
+    #[test]
+    fn spans_split_by_the_loads_window() {
+        // The load ran wholly from 100 to 200.
+        let spans = [(90, 120), (100, 150), (150, 200), (180, 260), (200, 210)];
+        let (inside, after) = split_spans(spans, 100, 200);
+        // (90, 120) began before the load was resident; (200, 210) after it.
+        assert_eq!(inside, vec![50, 50]);
+        assert_eq!(after, vec![80]);
     }
 
     #[test]
