@@ -69,6 +69,10 @@ pub struct ProbeArgs {
 
 /// SM shares of the loads beside which calibrate times a small kernel.
 const CORUN_DEMANDS: [f64; 3] = [0.25, 0.5, 0.75];
+/// The same for the compute-bound kernel, from one load block an SM (where
+/// the load's and the victim's warps together just fill the issue slots):
+/// beside 25% it already stretched 8x, beside more its runs outlived the load.
+const CORUN_COMPUTE_DEMANDS: [f64; 4] = [0.125, 0.25, 0.5, 0.75];
 
 /// `fikit-sim calibrate`.
 #[derive(Args)]
@@ -256,7 +260,13 @@ pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
             "corun" => {
                 let fits = fikit_replay::calibrate::LoadKind::ALL
                     .iter()
-                    .map(|&k| fikit_replay::calibrate::corun(&gpu, k, &CORUN_DEMANDS))
+                    .map(|&k| {
+                        let demands: &[f64] = match k {
+                            fikit_replay::calibrate::LoadKind::Compute => &CORUN_COMPUTE_DEMANDS,
+                            _ => &CORUN_DEMANDS,
+                        };
+                        fikit_replay::calibrate::corun(&gpu, k, demands)
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(serde_json::json!({ "gpu": gpu.name, "corun": fits }))
             }
@@ -486,7 +496,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // Concurrent-kernel slowdown: small kernels beside loads of a quarter to
     // three quarters of the SMs, each kind of kernel beside its own kind.
     eprintln!(
-        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory and compute kernels beside loads of 25-75% of the SMs)"
+        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory and compute kernels beside loads of 25-75% of the SMs, the compute kernel also 12.5%)"
     );
     let outs = probes_with(
         &[vec!["--mode".to_string(), "corun".to_string()]],
