@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ReplayError;
-use crate::gpu::{DeviceBuffer, Gpu, PREEMPT_JUMP_NS};
+use crate::gpu::{DeviceBuffer, Gpu, LoadMode, PREEMPT_JUMP_NS};
 
 /// Most switch-outs a probe logs.
 pub const MAX_JUMPS: u32 = 4096;
@@ -170,12 +170,44 @@ pub enum LoadKind {
     Memory,
     /// Dependent FMAs in registers (no memory traffic).
     Compute,
+    /// A victim that chases pointers through a buffer larger than the L2
+    /// cache (bound by memory latency, as a small inference kernel is more
+    /// than by bandwidth) beside the memory-streaming load.
+    Latency,
 }
 
 impl LoadKind {
     /// Every kind, in the order calibrate measures them.
-    pub const ALL: [LoadKind; 3] = [LoadKind::Spin, LoadKind::Memory, LoadKind::Compute];
+    pub const ALL: [LoadKind; 4] = [
+        LoadKind::Spin,
+        LoadKind::Memory,
+        LoadKind::Compute,
+        LoadKind::Latency,
+    ];
+
+    /// What the victim's and the load's calibration kernels do (`None`: the
+    /// spin kernel).
+    fn modes(self) -> Option<(LoadMode, LoadMode)> {
+        match self {
+            LoadKind::Spin => None,
+            LoadKind::Memory => Some((LoadMode::Stream, LoadMode::Stream)),
+            LoadKind::Compute => Some((LoadMode::Compute, LoadMode::Compute)),
+            LoadKind::Latency => Some((LoadMode::Chase, LoadMode::Stream)),
+        }
+    }
 }
+
+/// Next indices of a pointer chase over `links` 64-bit words: each link
+/// jumps `CHASE_STRIDE` words on (modulo `links`), so consecutive loads of
+/// one thread fall in different DRAM pages and never in the same cache line.
+pub fn chase_links(links: usize) -> Vec<u64> {
+    (0..links as u64)
+        .map(|i| (i + CHASE_STRIDE) % links as u64)
+        .collect()
+}
+
+/// How far one link of the pointer chase jumps, words (about 8 MB).
+const CHASE_STRIDE: u64 = 1_000_003;
 
 /// A victim kernel's time beside a load kernel of another stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -268,6 +300,8 @@ const VICTIM_BYTES: usize = 128 << 20;
 const LOAD_BYTES: usize = 1 << 30;
 /// Passes of the compute victim (1,024 dependent FMAs per thread each).
 const COMPUTE_PASSES: u32 = 200;
+/// Passes of the latency victim (64 dependent links per thread each).
+const CHASE_PASSES: u32 = 12;
 /// How long each spin victim block runs, ns.
 const SPIN_VICTIM_NS: u64 = 500_000;
 
@@ -289,9 +323,19 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
     .max(1);
     let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
     let victim_blocks = (gpu.sm_count / 4).max(1);
-    let memory = kind == LoadKind::Memory;
-    let victim_buf = gpu.alloc(if memory { VICTIM_BYTES } else { 4096 })?;
-    let load_buf = gpu.alloc(if memory { LOAD_BYTES } else { 4096 })?;
+    let modes = kind.modes();
+    let moves_memory = |m: LoadMode| m != LoadMode::Compute;
+    let victim_buf = gpu.alloc(match modes {
+        Some((m, _)) if moves_memory(m) => VICTIM_BYTES,
+        _ => 4096,
+    })?;
+    let load_buf = gpu.alloc(match modes {
+        Some((_, m)) if moves_memory(m) => LOAD_BYTES,
+        _ => 4096,
+    })?;
+    if kind == LoadKind::Latency {
+        gpu.write_u64(victim_buf, &chase_links(VICTIM_BYTES / 8))?;
+    }
     let a = gpu.stream(false)?;
     let v = gpu.stream(false)?;
     let done = gpu.event(false)?;
@@ -312,19 +356,28 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
     // One launch of a probe kernel of `kind`: the spin kernel waits out
     // `spin_ns` per block; the load kernel does `passes` passes or, with
     // `run_ns` > 0, runs that long.
-    let launch = |s, blocks, buf, spin_ns, passes, run_ns, stamp: DeviceBuffer| match kind {
-        LoadKind::Spin => gpu.launch_spin(
-            s,
-            [blocks, 1, 1],
-            [threads, 1, 1],
-            0,
-            spin_ns,
-            None,
-            stamp.at(0),
-        ),
-        _ => gpu.launch_load(s, blocks, threads, memory, buf, passes, run_ns, stamp),
+    // `mode`: the victim's (`.0`) or the load's (`.1`) of `modes`.
+    let launch =
+        |s, blocks, buf, spin_ns, passes, run_ns, stamp: DeviceBuffer, victim: bool| match modes {
+            None => gpu.launch_spin(
+                s,
+                [blocks, 1, 1],
+                [threads, 1, 1],
+                0,
+                spin_ns,
+                None,
+                stamp.at(0),
+            ),
+            Some((v, l)) => {
+                let mode = if victim { v } else { l };
+                gpu.launch_load(s, blocks, threads, mode, buf, passes, run_ns, stamp)
+            }
+        };
+    let victim_passes = match kind {
+        LoadKind::Memory => 1,
+        LoadKind::Latency => CHASE_PASSES,
+        _ => COMPUTE_PASSES,
     };
-    let victim_passes = if memory { 1 } else { COMPUTE_PASSES };
     let victim = |stamp| {
         launch(
             v,
@@ -334,6 +387,7 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
             victim_passes,
             0,
             stamp,
+            true,
         )
     };
     // The spin kernel's stamp is [start, !end, ..]; the load's [start, _, _, end].
@@ -388,6 +442,7 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
                 0,
                 CORUN_LOAD_NS,
                 stamps.slice(0, 32),
+                false,
             )?;
             // Let the load's blocks become resident first.
             crate::spin_until(t0 + 2_000_000);
@@ -598,6 +653,16 @@ mod tests {
         assert_eq!(classify_dispatch(3.5, 6.4), LaunchOrder);
         assert_eq!(classify_dispatch(3.5, 2.0), Unclear);
         assert_eq!(classify_dispatch(3.5, 4.5), Unclear);
+    }
+
+    #[test]
+    fn chase_links_stay_in_the_buffer_and_form_a_permutation() {
+        // 1,000,003 = 5 * 200,000 + 3: every link jumps 3 on, modulo 5.
+        assert_eq!(chase_links(5), vec![3, 4, 0, 1, 2]);
+        let mut l = chase_links(1 << 12);
+        assert!(l.iter().all(|&i| i < 1 << 12));
+        l.sort_unstable();
+        assert_eq!(l, (0..1 << 12).collect::<Vec<u64>>());
     }
 
     #[test]

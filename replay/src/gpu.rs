@@ -81,6 +81,17 @@ pub struct Stream(sys::CUstream);
 #[derive(Debug, Clone, Copy)]
 pub struct Event(sys::CUevent);
 
+/// What the calibration load kernel (`fikit_load`) does, its `mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadMode {
+    /// Reads and rewrites its buffer, grid-stride: bound by bandwidth.
+    Stream = 0,
+    /// Dependent FMAs in registers: bound by issue slots.
+    Compute = 1,
+    /// Follows dependent links through its buffer: bound by memory latency.
+    Chase = 2,
+}
+
 /// Device memory, freed with the process.
 #[derive(Debug, Clone, Copy)]
 pub struct DeviceBuffer {
@@ -398,8 +409,9 @@ impl Gpu {
     }
 
     /// Launches the calibration load kernel (`fikit_load` in spin.cu):
-    /// `blocks` blocks of `threads`; `memory` streams over `buf` (rewriting
-    /// its floats), otherwise it computes in registers; `run_ns` = 0 does
+    /// `blocks` blocks of `threads`, doing what `mode` says with `buf`
+    /// (for [`LoadMode::Chase`], `buf` holds 64-bit next indices, each below
+    /// `buf.bytes / 8`); `run_ns` = 0 does
     /// `passes` passes (fixed work), otherwise each block runs `run_ns`.
     /// `stamp` (4 words, set to [all ones, 0, all ones, 0] before) receives
     /// the earliest and latest block start and end, GPU global timer ns.
@@ -409,15 +421,15 @@ impl Gpu {
         s: Stream,
         blocks: u32,
         threads: u32,
-        memory: bool,
+        mode: LoadMode,
         buf: DeviceBuffer,
         passes: u32,
         run_ns: u64,
         stamp: DeviceBuffer,
     ) -> Result<(), ReplayError> {
         assert!(stamp.bytes >= 32, "stamp buffer too small");
-        assert!(buf.bytes >= 4, "load buffer too small");
-        let mut a_mode: u32 = if memory { 0 } else { 1 };
+        assert!(buf.bytes >= 8, "load buffer too small");
+        let mut a_mode = mode as u32;
         let mut a_buf = buf.ptr;
         let mut a_words = (buf.bytes / 4) as u64;
         let mut a_passes = passes;
@@ -433,7 +445,8 @@ impl Gpu {
         ];
         // SAFETY: the kernel's six parameters (u32, pointer, u64, u32, u64,
         // pointer) match `params`; `buf` holds `words` floats and `stamp` 4
-        // words (asserted), both device buffers of this process.
+        // words (asserted), both device buffers of this process; a chase
+        // reads only indices below `words / 2`, as the caller wrote them.
         unsafe {
             result::launch_kernel(
                 self.load,

@@ -102,7 +102,9 @@ extern "C" __global__ void fikit_probe(unsigned long long run_ns,
 // Calibration load for the concurrent-kernel slowdown: `mode` 0 streams
 // memory (each pass reads and rewrites `words` floats of `buf`, grid-stride,
 // so every block moves its share), 1 computes (dependent FMAs in registers,
-// no memory traffic). With `run_ns` = 0 every block does `passes` passes:
+// no memory traffic), 2 chases pointers (`buf` holds `words / 2` next
+// indices, 64-bit; each pass every thread follows 64 dependent links: a
+// kernel bound by memory latency, not bandwidth). With `run_ns` = 0 every block does `passes` passes:
 // fixed work, whose time grows when other kernels slow it down (the victim);
 // otherwise each block repeats passes until it has run `run_ns` (the load
 // beside it). `stamp`: [earliest block start, latest block start, earliest
@@ -127,6 +129,9 @@ extern "C" __global__ void fikit_load(unsigned int mode,
     unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
     unsigned long long first = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
     float x = (float)threadIdx.x;
+    unsigned long long* chain = (unsigned long long*)buf;
+    unsigned long long links = words / 2;
+    unsigned long long at = links ? (first * 2654435761ull) % links : 0;
     for (unsigned int p = 0; run_ns != 0 || p < passes; ++p) {
         if (run_ns != 0) {
             if (threadIdx.x == 0) {
@@ -143,12 +148,16 @@ extern "C" __global__ void fikit_load(unsigned int mode,
             for (unsigned long long i = first; i < words; i += stride) {
                 buf[i] = buf[i] * 0.999f + 1.0f;
             }
+        } else if (mode == 2) {
+            for (int k = 0; k < 64; ++k) at = chain[at];
         } else {
             for (int k = 0; k < 1024; ++k) x = fmaf(x, 0.999f, 1.0f);
         }
     }
-    // Never true (x stays positive); keeps the compiler from dropping the FMAs.
+    // Never true (x stays positive; every link is below `links`); keeps the
+    // compiler from dropping the FMAs and the loads.
     if (mode == 1 && x < 0.0f) buf[first % words] = x;
+    if (mode == 2 && at >= links) buf[0] = 0.0f;
     __syncthreads();
     if (threadIdx.x == 0) {
         asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
