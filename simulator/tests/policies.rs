@@ -376,9 +376,21 @@ fn mps_a_kernel_waits_for_room_and_its_host_waits_with_it() {
     h.syncs = vec![fixture::stream_sync(7, 2, 2, 35)];
     assert_eq!(jcts(&[h.clone()], PolicyKind::Exclusive, &model()), [85]);
     assert_eq!(
-        jcts_arriving(&[h, l], &[10, 0], PolicyKind::Mps, &model()),
+        jcts_arriving(&[h.clone(), l.clone()], &[10, 0], PolicyKind::Mps, &model()),
         [375, 300]
     );
+    // The timeline says how long each waited: h1 was ready at 10 and got its
+    // block at 300 (290 ns waiting for room); h2, ready at 355, went at once.
+    let jobs = [Job::from_trace(&h), Job::from_trace(&l)];
+    let r = run_policy(&jobs, &[10, 0], PolicyKind::Mps, &model(), true).unwrap();
+    let mut waits: Vec<_> = r
+        .segments
+        .iter()
+        .filter(|s| s.job == 0)
+        .map(|s| (s.op, s.ready_ns, s.start_ns, s.end_ns))
+        .collect();
+    waits.sort_unstable();
+    assert_eq!(waits, [(0, 10, 300, 330), (1, 355, 355, 385)]);
 }
 
 #[test]

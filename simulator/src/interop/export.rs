@@ -979,6 +979,7 @@ pub fn from_runs(
                         ("kernel_key", key_hex(key)),
                         ("recorded_duration_ns", Arg::Int(gpu_op.duration_ns)),
                         ("stream", Arg::UInt(gpu_op.stream.into())),
+                        ("waited_ns", Arg::Int(s.start_ns - s.ready_ns)),
                     ];
                     if let Some(info) = info {
                         args.push(("name", Arg::Str(info.mangled.clone())));

@@ -824,6 +824,7 @@ mod tests {
         let seg = |job, start_ns, end_ns| Segment {
             job,
             op: 0,
+            ready_ns: start_ns,
             start_ns,
             end_ns,
         };

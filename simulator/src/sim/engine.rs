@@ -238,6 +238,10 @@ pub struct Segment {
     pub job: usize,
     /// Op index in the job.
     pub op: usize,
+    /// When it last became able to run (ready on its stream, or paused),
+    /// ns: `start_ns - ready_ns` is how long it waited for the GPU (for room
+    /// beside other jobs' blocks, or for its turn).
+    pub ready_ns: i64,
     /// Start, ns.
     pub start_ns: i64,
     /// End, ns.
@@ -785,6 +789,7 @@ impl<'a> Engine<'a> {
                 self.segments.push(Segment {
                     job: j,
                     op,
+                    ready_ns: st.ops[op].eligible_at.min(st.ops[op].resumed_at),
                     start_ns: st.ops[op].resumed_at,
                     end_ns: now,
                 });
@@ -961,14 +966,16 @@ impl<'a> Engine<'a> {
             for &op in st.running.iter().chain(&st.eligible) {
                 let o = &mut st.ops[op];
                 if self.opts.record_segments {
+                    let start_ns = if j == owner {
+                        now
+                    } else {
+                        now + p as i64 * (q + c)
+                    };
                     self.segments.push(Segment {
                         job: j,
                         op,
-                        start_ns: if j == owner {
-                            now
-                        } else {
-                            now + p as i64 * (q + c)
-                        },
+                        ready_ns: o.eligible_at.min(start_ns),
+                        start_ns,
                         end_ns: turn + q,
                     });
                 }
