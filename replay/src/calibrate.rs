@@ -220,8 +220,8 @@ pub struct CorunPoint {
     pub victim_ns: i64,
     /// `victim_ns` over the victim's median alone.
     pub stretch: f64,
-    /// Victim runs that started while the load ran but ended after its
-    /// first block did: slowed so much that they outlived the load (a
+    /// Victim runs that started while the load ran but ended after the
+    /// load's first block ended: slowed so much that they outlived it (a
     /// compute-saturated SM starves a newcomer's warps). Not in `samples`;
     /// their spans, lower bounds of the stretch beside the whole load, give
     /// `outlived_ns`.
@@ -356,7 +356,7 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
     // One launch of a probe kernel of `kind`: the spin kernel waits out
     // `spin_ns` per block; the load kernel does `passes` passes or, with
     // `run_ns` > 0, runs that long.
-    // `mode`: the victim's (`.0`) or the load's (`.1`) of `modes`.
+    // `victim`: the victim's kernel of `modes` (`.0`), else the load's (`.1`).
     let launch =
         |s, blocks, buf, spin_ns, passes, run_ns, stamp: DeviceBuffer, victim: bool| match modes {
             None => gpu.launch_spin(

@@ -104,8 +104,9 @@ extern "C" __global__ void fikit_probe(unsigned long long run_ns,
 // so every block moves its share), 1 computes (dependent FMAs in registers,
 // no memory traffic), 2 chases pointers (`buf` holds `words / 2` next
 // indices, 64-bit; each pass every thread follows 64 dependent links: a
-// kernel bound by memory latency, not bandwidth). With `run_ns` = 0 every block does `passes` passes:
-// fixed work, whose time grows when other kernels slow it down (the victim);
+// kernel bound by memory latency, not bandwidth). With `run_ns` = 0 every
+// block does `passes` passes: fixed work, whose time grows when other
+// kernels slow it down (the victim);
 // otherwise each block repeats passes until it has run `run_ns` (the load
 // beside it). `stamp`: [earliest block start, latest block start, earliest
 // block end, latest block end], set to [all ones, 0, all ones, 0] before.
