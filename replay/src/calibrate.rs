@@ -620,10 +620,84 @@ pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
             starts.push((w[4] as f64 - w[0] as f64) / DISPATCH_BLOCK_NS as f64);
         }
     }
+    Ok(summarize_dispatch(waves, starts))
+}
+
+/// Time between the rounds of the dispatch-order probe across two
+/// processes, ns (its two wide kernels take 1.4 ms).
+pub const DISPATCH_PERIOD_NS: i64 = 5_000_000;
+
+/// One side of the dispatch-order probe across two processes (two MPS
+/// clients, each with its own context): from `start_ns` (the host clock,
+/// shared by both), a round every [`DISPATCH_PERIOD_NS`], a warm-up round
+/// first. The `wide` side launches the two wide kernels of
+/// [`dispatch_order`] on one stream at each round's start; the other side one
+/// block, half a block time later. Returns the wide kernel's waves (0 on the
+/// small side) and, per counted round, the side's first kernel's earliest
+/// block start (GPU global timer, ns, the same clock in both processes;
+/// `u64::MAX` where none was stamped).
+pub fn dispatch_side(gpu: &Gpu, start_ns: i64, wide: bool) -> Result<(f64, Vec<u64>), ReplayError> {
+    let threads = CORUN_THREADS;
+    let per_sm = gpu.blocks_per_sm(threads, 0)?.max(1);
+    let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
+    let blocks = (capacity * DISPATCH_WAVES).round() as u32;
+    let s = gpu.stream(false)?;
+    // Two spin stamps of 4 words: the wide kernels', or the one block's.
+    let stamps = gpu.alloc(64)?;
+    let mut firsts = Vec::new();
+    for round in 0..=DISPATCH_ROUNDS {
+        gpu.write_u64(stamps, &[u64::MAX; 8])?;
+        let t = start_ns + round as i64 * DISPATCH_PERIOD_NS;
+        if wide {
+            crate::spin_until(t);
+            for k in 0..2 {
+                gpu.launch_spin(
+                    s,
+                    [blocks, 1, 1],
+                    [threads, 1, 1],
+                    0,
+                    DISPATCH_BLOCK_NS,
+                    None,
+                    stamps.at(32 * k),
+                )?;
+            }
+        } else {
+            crate::spin_until(t + (DISPATCH_BLOCK_NS / 2) as i64);
+            gpu.launch_spin(s, [1, 1, 1], [threads, 1, 1], 0, 10_000, None, stamps.at(0))?;
+        }
+        gpu.synchronize()?;
+        let w = gpu.read_u64(stamps, 8)?;
+        if round > 0 {
+            firsts.push(w[0]);
+        }
+    }
+    let waves = if wide {
+        f64::from(blocks) / capacity
+    } else {
+        0.0
+    };
+    Ok((waves, firsts))
+}
+
+/// The dispatch-order probe across two processes from both sides' stamps
+/// ([`dispatch_side`]), round by round; rounds either side did not stamp are
+/// left out.
+pub fn dispatch_across(waves: f64, wide: &[u64], small: &[u64]) -> DispatchProbe {
+    let starts = wide
+        .iter()
+        .zip(small)
+        .filter(|&(&w, &s)| w != u64::MAX && s != u64::MAX)
+        .map(|(&w, &s)| (s as f64 - w as f64) / DISPATCH_BLOCK_NS as f64)
+        .collect();
+    summarize_dispatch(waves, starts)
+}
+
+/// The probe's result from the one block's starts, in block times.
+fn summarize_dispatch(waves: f64, starts: Vec<f64>) -> DispatchProbe {
     let mut sorted = starts.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted.get(sorted.len() / 2).copied().unwrap_or(f64::NAN);
-    Ok(DispatchProbe {
+    DispatchProbe {
         waves,
         block_ns: DISPATCH_BLOCK_NS,
         starts_in_blocks: starts,
@@ -633,7 +707,7 @@ pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
         } else {
             DispatchOrder::Unclear
         },
-    })
+    }
 }
 
 #[cfg(test)]
@@ -653,6 +727,20 @@ mod tests {
         assert_eq!(classify_dispatch(3.5, 6.4), LaunchOrder);
         assert_eq!(classify_dispatch(3.5, 2.0), Unclear);
         assert_eq!(classify_dispatch(3.5, 4.5), Unclear);
+    }
+
+    #[test]
+    fn dispatch_across_processes_pairs_the_rounds() {
+        // Round 1: the block 3 block times (600 µs) after the wide kernel's
+        // first block; round 2 lost on the small side; round 3 at 6.5.
+        let wide = [1_000_000, 2_000_000, 3_000_000];
+        let small = [1_600_000, u64::MAX, 4_300_000];
+        let d = dispatch_across(3.5, &wide, &small);
+        assert_eq!(d.starts_in_blocks, vec![3.0, 6.5]);
+        // The median of two is the upper one (as calibrate's medians are).
+        assert_eq!(d.median_in_blocks, 6.5);
+        assert_eq!(d.order, DispatchOrder::LaunchOrder);
+        assert_eq!(d.block_ns, DISPATCH_BLOCK_NS);
     }
 
     #[test]

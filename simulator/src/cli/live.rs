@@ -55,7 +55,9 @@ pub struct ProbeArgs {
     /// kernels of --kernel-us on every SM), `sparse` (a short kernel every
     /// --period-us, each waited for; logs latencies), `corun` (small kernels
     /// timed alone and beside loads on another stream: the concurrent-kernel
-    /// slowdown) or `dispatch` (a one-block kernel beside a wide one: the
+    /// slowdown), `dispatch-wide` and `dispatch-small` (the two sides of the
+    /// dispatch-order probe across two processes) or `dispatch` (a one-block
+    /// kernel beside a wide one: the
     /// order in which blocks of concurrent kernels are placed).
     #[arg(long, default_value = "probe")]
     mode: String,
@@ -250,9 +252,15 @@ pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
             }
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
-        fikit_replay::spin_until(control.header().start_ns.load(Ordering::SeqCst));
+        let start_ns = control.header().start_ns.load(Ordering::SeqCst);
+        fikit_replay::spin_until(start_ns);
         let run_ns = a.run_ms * 1_000_000;
         match a.mode.as_str() {
+            "dispatch-wide" | "dispatch-small" => {
+                let wide = a.mode == "dispatch-wide";
+                let (waves, firsts) = fikit_replay::calibrate::dispatch_side(&gpu, start_ns, wide)?;
+                Ok(serde_json::json!({ "gpu": gpu.name, "waves": waves, "firsts": firsts }))
+            }
             "busy" => {
                 let n = fikit_replay::calibrate::busy(&gpu, a.kernel_us * 1000, run_ns)?;
                 Ok(serde_json::json!({ "gpu": gpu.name, "kernels": n }))
@@ -318,6 +326,18 @@ fn probes_with(
     dir: &Path,
     tag: &str,
 ) -> Result<Vec<serde_json::Value>, Failure> {
+    probes_with_env(extra, a, dir, tag, &[])
+}
+
+/// [`probes_with`], each probe with `env` added to its environment (an MPS
+/// daemon's pipe folder).
+fn probes_with_env(
+    extra: &[Vec<String>],
+    a: &CalibrateArgs,
+    dir: &Path,
+    tag: &str,
+    env: &[(String, std::path::PathBuf)],
+) -> Result<Vec<serde_json::Value>, Failure> {
     let n = extra.len();
     let exe = std::env::current_exe()
         .context("finding this program")
@@ -343,6 +363,7 @@ fn probes_with(
             .arg("--device")
             .arg(a.device.to_string())
             .args(args)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .spawn()
             .context("starting a probe")
             .map_err(other)?;
@@ -388,6 +409,44 @@ fn probes_with(
         );
     }
     Ok(out)
+}
+
+/// The dispatch-order probe across two MPS clients, under a daemon of its
+/// own; `None` (with a warning) where no MPS daemon can start.
+fn dispatch_across_mps(
+    a: &CalibrateArgs,
+    dir: &Path,
+) -> Result<Option<fikit_replay::calibrate::DispatchProbe>, Failure> {
+    let daemon = match fikit_replay::group::MpsDaemon::start(&dir.join("mps")) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!(
+                "fikit-sim: calibrate: warning: no MPS daemon ({e}); the dispatch order across processes is not measured"
+            );
+            return Ok(None);
+        }
+    };
+    let mode = |m: &str| vec!["--mode".to_string(), m.to_string()];
+    let outs = probes_with_env(
+        &[mode("dispatch-wide"), mode("dispatch-small")],
+        a,
+        dir,
+        "dispatch-mps",
+        daemon.env(),
+    )?;
+    drop(daemon);
+    let side = |o: &serde_json::Value| -> Result<(f64, Vec<u64>), Failure> {
+        let waves = o["waves"].as_f64().unwrap_or(0.0);
+        let firsts = serde_json::from_value(o["firsts"].clone())
+            .context("dispatch-order probe output")
+            .map_err(other)?;
+        Ok((waves, firsts))
+    };
+    let (waves, wide) = side(&outs[0])?;
+    let (_, small) = side(&outs[1])?;
+    Ok(Some(fikit_replay::calibrate::dispatch_across(
+        waves, &wide, &small,
+    )))
 }
 
 fn other_replay(e: fikit_replay::ReplayError) -> Failure {
@@ -546,6 +605,20 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             dispatch.waves
         );
     }
+    // The same across two MPS clients: another process's kernels reach the
+    // GPU through their own channels, as a partner's under MPS do.
+    eprintln!(
+        "fikit-sim: calibrate: dispatch order across two MPS clients (the wide kernels in one process, the one block in another)"
+    );
+    let dispatch_mps = dispatch_across_mps(&a, dir.path())?;
+    if let Some(d) = &dispatch_mps {
+        eprintln!(
+            "fikit-sim: calibrate: across two MPS clients the one-block kernel started {:.2} block times into a kernel of {:.2} waves ({})",
+            d.median_in_blocks,
+            d.waves,
+            d.order.describe()
+        );
+    }
     let [h25, h50, h75] = handover.quartiles_ns;
     launch.sort_unstable();
     let launch_ns = launch.get(launch.len() / 2).copied().unwrap_or(0);
@@ -596,7 +669,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     std::fs::write(&a.output, format!("{text}\n"))
         .with_context(|| format!("writing {}", a.output.display()))
         .map_err(other)?;
-    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "handover": handover, "corun": corun, "dispatch": dispatch, "model": model });
+    let summary = serde_json::json!({ "estimates": estimates, "launch_ns": launch_ns, "sparse_latency": sparse, "handover": handover, "corun": corun, "dispatch": dispatch, "dispatch_mps": dispatch_mps, "model": model });
     print(&format!(
         "{}\n",
         serde_json::to_string_pretty(&summary).unwrap_or_default()
