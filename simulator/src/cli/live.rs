@@ -55,10 +55,10 @@ pub struct ProbeArgs {
     /// kernels of --kernel-us on every SM), `sparse` (a short kernel every
     /// --period-us, each waited for; logs latencies), `corun` (small kernels
     /// timed alone and beside loads on another stream: the concurrent-kernel
-    /// slowdown), `dispatch-wide` and `dispatch-small` (the two sides of the
-    /// dispatch-order probe across two processes) or `dispatch` (a one-block
-    /// kernel beside a wide one: the
-    /// order in which blocks of concurrent kernels are placed).
+    /// slowdown), `dispatch` (a one-block kernel beside a wide one: the order
+    /// in which blocks of concurrent kernels are placed) or `dispatch-wide`
+    /// and `dispatch-small` (the two sides of that probe across two
+    /// processes).
     #[arg(long, default_value = "probe")]
     mode: String,
     /// Kernel length for busy and sparse, µs.
