@@ -17,6 +17,14 @@ alone (GB/s), by their SM issue rate (% of peak while active) and by their
 L2 traffic over their duration alone (GB/s; files from before the L2 figure
 have none), with the rank
 correlation (Spearman) of each against the slowdown.
+
+With `--partner PARTNER_METRICS.parquet` as well (the busy job profiled with
+`fikit-profile --metrics`), a what-if rule is set beside the real slowdown:
+a kernel gets only the issue slots its partner's warps leave (the
+compute-bound corun probe's cliff: the older, resident warps issue first),
+so it stretches by max(1, u / (1 - u_partner)), u its own issue rate alone
+and u_partner each of the partner's kernels', averaged over the partner's
+kernel time; printed time-weighted, with its rank correlation per key.
 """
 import sys
 
@@ -57,8 +65,33 @@ def weighted(df):
     return (df["beside"] * df["n"]).sum() / (df["alone"] * df["n"]).sum()
 
 
+def leftover_rule(partner_path):
+    """The issue-leftover stretch of a kernel of issue rate `u` (a fraction),
+    over the partner's kernels weighted by their time in its trace."""
+    p = (
+        kernels(partner_path)
+        .filter(pl.col("metric_sm_issue_bp").is_not_null())
+        .group_by("kernel_key")
+        .agg(pl.col("dur").sum().alias("t"), (pl.col("metric_sm_issue_bp").first() / 1e4).alias("u"))
+    )
+    total = p["t"].sum()
+    parts = [(t / total, u) for t, u in zip(p["t"], p["u"])]
+    mean_u = sum(w * u for w, u in parts)
+    print(f"{partner_path}: time-weighted issue rate {mean_u:.2f} over {p.height} keys")
+    return lambda u: sum(w * max(1.0, u / max(1e-3, 1 - up)) for w, up in parts)
+
+
 def main(argv):
-    if len(argv) not in (3, 4):
+    argv = list(argv)
+    partner = None
+    if "--partner" in argv:
+        i = argv.index("--partner")
+        if i + 1 >= len(argv):
+            print(__doc__.strip(), file=sys.stderr)
+            return 2
+        partner = argv.pop(i + 1)
+        argv.pop(i)
+    if len(argv) not in (3, 4) or (partner and len(argv) != 4):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     alone = kernels(argv[1]).group_by("kernel_key").agg(
@@ -96,6 +129,16 @@ def main(argv):
                 continue
             print(f"  rank correlation of the slowdown with {label}: {spearman(g[col], g['slow']):+.2f}")
         groups += [x for x in METRIC_GROUPS if g[x[1]].null_count() < g.height]
+        if partner:
+            rule = leftover_rule(partner)
+            g = g.with_columns(
+                (pl.col("sm_pct") / 100).map_elements(rule, return_dtype=pl.Float64).alias("rule")
+            )
+            time = g["alone"] * g["n"]
+            print(
+                f"  the issue-leftover rule while the partner runs: {(g['rule'] * time).sum() / time.sum():.2f}x "
+                f"time-weighted; rank correlation per key with the slowdown {spearman(g['rule'], g['slow']):+.2f}"
+            )
     print(
         f"{argv[2]}: {g.height} kernel keys, {g['n'].sum()} launches; time-weighted slowdown {weighted(g):.2f}x; "
         f"per key {g['slow'].min():.2f}-{g['slow'].max():.2f}x"
