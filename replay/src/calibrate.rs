@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ReplayError;
-use crate::gpu::{DeviceBuffer, Gpu, LoadMode, PREEMPT_JUMP_NS};
+use crate::gpu::{DeviceBuffer, Gpu, LoadMode, PREEMPT_JUMP_NS, Stream};
 
 /// Most switch-outs a probe logs.
 pub const MAX_JUMPS: u32 = 4096;
@@ -578,11 +578,7 @@ pub fn classify_dispatch(waves: f64, start_in_blocks: f64) -> DispatchOrder {
 /// block start? [`classify_dispatch`] reads the median over
 /// [`DISPATCH_ROUNDS`] rounds.
 pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
-    let threads = CORUN_THREADS;
-    let per_sm = gpu.blocks_per_sm(threads, 0)?.max(1);
-    let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
-    let blocks = (capacity * DISPATCH_WAVES).round() as u32;
-    let waves = f64::from(blocks) / capacity;
+    let (blocks, waves) = dispatch_shape(gpu)?;
     let wide = gpu.stream(false)?;
     let small = gpu.stream(false)?;
     let stamps = gpu.alloc(96)?;
@@ -591,27 +587,9 @@ pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
     for round in 0..=DISPATCH_ROUNDS {
         gpu.write_u64(stamps, &[u64::MAX; 12])?;
         let t0 = crate::now_ns();
-        for k in 0..2 {
-            gpu.launch_spin(
-                wide,
-                [blocks, 1, 1],
-                [threads, 1, 1],
-                0,
-                DISPATCH_BLOCK_NS,
-                None,
-                stamps.at(64 * k),
-            )?;
-        }
+        launch_dispatch_wide(gpu, wide, blocks, [stamps.at(0), stamps.at(64)])?;
         crate::spin_until(t0 + (DISPATCH_BLOCK_NS / 2) as i64);
-        gpu.launch_spin(
-            small,
-            [1, 1, 1],
-            [threads, 1, 1],
-            0,
-            10_000,
-            None,
-            stamps.at(32),
-        )?;
+        launch_dispatch_block(gpu, small, stamps.at(32))?;
         gpu.synchronize()?;
         // Words: [0..4) the first wide kernel's, [4..8) the one block's,
         // [8..12) the second wide kernel's.
@@ -621,6 +599,43 @@ pub fn dispatch_order(gpu: &Gpu) -> Result<DispatchProbe, ReplayError> {
         }
     }
     Ok(summarize_dispatch(waves, starts))
+}
+
+/// The dispatch-order probe's wide kernel: its blocks (of
+/// [`CORUN_THREADS`]) and its waves, [`DISPATCH_WAVES`] rounded to whole
+/// blocks.
+fn dispatch_shape(gpu: &Gpu) -> Result<(u32, f64), ReplayError> {
+    let per_sm = gpu.blocks_per_sm(CORUN_THREADS, 0)?.max(1);
+    let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
+    let blocks = (capacity * DISPATCH_WAVES).round() as u32;
+    Ok((blocks, f64::from(blocks) / capacity))
+}
+
+/// Launches the probe's two wide kernels on `s`, one after the other, each
+/// writing its spin stamp at its address in `stamps`.
+fn launch_dispatch_wide(
+    gpu: &Gpu,
+    s: Stream,
+    blocks: u32,
+    stamps: [u64; 2],
+) -> Result<(), ReplayError> {
+    for stamp in stamps {
+        gpu.launch_spin(
+            s,
+            [blocks, 1, 1],
+            [CORUN_THREADS, 1, 1],
+            0,
+            DISPATCH_BLOCK_NS,
+            None,
+            stamp,
+        )?;
+    }
+    Ok(())
+}
+
+/// Launches the probe's one-block kernel on `s`, stamping at `stamp`.
+fn launch_dispatch_block(gpu: &Gpu, s: Stream, stamp: u64) -> Result<(), ReplayError> {
+    gpu.launch_spin(s, [1, 1, 1], [CORUN_THREADS, 1, 1], 0, 10_000, None, stamp)
 }
 
 /// Time between the rounds of the dispatch-order probe across two
@@ -637,10 +652,7 @@ pub const DISPATCH_PERIOD_NS: i64 = 5_000_000;
 /// block start (GPU global timer, ns, the same clock in both processes;
 /// `u64::MAX` where none was stamped).
 pub fn dispatch_side(gpu: &Gpu, start_ns: i64, wide: bool) -> Result<(f64, Vec<u64>), ReplayError> {
-    let threads = CORUN_THREADS;
-    let per_sm = gpu.blocks_per_sm(threads, 0)?.max(1);
-    let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
-    let blocks = (capacity * DISPATCH_WAVES).round() as u32;
+    let (blocks, waves) = dispatch_shape(gpu)?;
     let s = gpu.stream(false)?;
     // Two spin stamps of 4 words: the wide kernels', or the one block's.
     let stamps = gpu.alloc(64)?;
@@ -650,20 +662,10 @@ pub fn dispatch_side(gpu: &Gpu, start_ns: i64, wide: bool) -> Result<(f64, Vec<u
         let t = start_ns + round as i64 * DISPATCH_PERIOD_NS;
         if wide {
             crate::spin_until(t);
-            for k in 0..2 {
-                gpu.launch_spin(
-                    s,
-                    [blocks, 1, 1],
-                    [threads, 1, 1],
-                    0,
-                    DISPATCH_BLOCK_NS,
-                    None,
-                    stamps.at(32 * k),
-                )?;
-            }
+            launch_dispatch_wide(gpu, s, blocks, [stamps.at(0), stamps.at(32)])?;
         } else {
             crate::spin_until(t + (DISPATCH_BLOCK_NS / 2) as i64);
-            gpu.launch_spin(s, [1, 1, 1], [threads, 1, 1], 0, 10_000, None, stamps.at(0))?;
+            launch_dispatch_block(gpu, s, stamps.at(0))?;
         }
         gpu.synchronize()?;
         let w = gpu.read_u64(stamps, 8)?;
@@ -671,12 +673,7 @@ pub fn dispatch_side(gpu: &Gpu, start_ns: i64, wide: bool) -> Result<(f64, Vec<u
             firsts.push(w[0]);
         }
     }
-    let waves = if wide {
-        f64::from(blocks) / capacity
-    } else {
-        0.0
-    };
-    Ok((waves, firsts))
+    Ok((if wide { waves } else { 0.0 }, firsts))
 }
 
 /// The dispatch-order probe across two processes from both sides' stamps
