@@ -56,9 +56,13 @@ def split_export(path):
     events = d["traceEvents"] if isinstance(d, dict) else d
     names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
     jobs = {e["pid"]: e for e in events if e.get("cat") == "job"}
+    kernels = {}
+    for e in events:
+        if e.get("cat") == "kernel":
+            kernels.setdefault(e["pid"], []).append(e)
     out = []
     for pid, job in sorted(jobs.items()):
-        ks = [e for e in events if e.get("cat") == "kernel" and e["pid"] == pid]
+        ks = kernels.get(pid, [])
         first = {}
         for e in ks:
             op = e["args"]["op"]
