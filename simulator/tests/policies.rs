@@ -347,16 +347,16 @@ fn mps_two_kernels_that_each_fit_alone_but_not_together() {
         [100, 200]
     );
     // With a concurrent-kernel slowdown of 1 each slows the other while both
-    // hold SMs. H's blocks beside L's 32 SMs (o = 32/132) run
-    // 1 + 32/132 = 1.2424x: H ends at 124.24, so 124. L's first 64 beside
-    // H's 100 SMs (o = 100/132) run 1.7576x: by 124 they have done
-    // 124 / 1.7576 = 70.55 ns of their 100 and then run alone to 153; L's
-    // other 136, placed at 124 beside nothing, take 100: L ends at 224.
+    // have started. Each presses on a full wave, 100 SMs (L's 64 blocks
+    // placed and its 136 waiting count alike), so both run
+    // 1 + 100/132 = 1.7576x: H's blocks end at 175.76, so 176, and L's
+    // first 64 with them; L's other 136, placed at 176 beside nothing, take
+    // 100: L ends at 276.
     let c1 = GpuModel {
         corun_slowdown: 1.0,
         ..model()
     };
-    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &c1), [124, 224]);
+    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &c1), [176, 276]);
 }
 
 #[test]

@@ -576,7 +576,11 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     use fikit_replay::calibrate::LoadKind;
     // A fit below 0 (noise around no slowdown; -0.0 too) counts as 0.
     let at_least_0 = |c: f64| if c > 0.0 { c } else { 0.0 };
-    let (c_memory, c_spin) = (
+    // Real batch-1 kernels issue little and wait on memory: under MPS they
+    // slow like the latency-bound probe, not the streaming one (the
+    // validation log, 2026-11-26), so its fit is the model's.
+    let (c_latency, c_memory, c_spin) = (
+        at_least_0(slowdown(LoadKind::Latency)),
         at_least_0(slowdown(LoadKind::Memory)),
         at_least_0(slowdown(LoadKind::Spin)),
     );
@@ -634,9 +638,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
              two synthetic jobs' kernels under live preemptive replay with per-kernel timelines \
              (quartiles {:.1}-{:.1} us); concurrent-kernel slowdown per unit of the other kernels' \
              SM share, least squares over a small kernel beside loads of 25/50/75% of the SMs on \
-             another stream: memory-streaming {:.3} (corun_slowdown), the replay's spin kernel \
-             {:.3} (replay_corun_slowdown; fits below 0 count as 0; the compute-bound probe's fit, \
-             not used, is in calibrate's output); blocks of concurrent kernels placed {} (a \
+             another stream: latency-bound {:.3} (corun_slowdown), memory-streaming {:.3} (not \
+             used), the replay's spin kernel {:.3} (replay_corun_slowdown; fits below 0 count as \
+             0; the compute-bound probe's fit, not used, is in calibrate's output); blocks of concurrent kernels placed {} (a \
              one-block kernel started {:.2} block times into a kernel of {:.2} waves; the MPS \
              model assumes in order); immediate and block preemption fields are the documented defaults",
             args.join(" "),
@@ -650,6 +654,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             handover.samples,
             h25 as f64 / 1e3,
             h75 as f64 / 1e3,
+            c_latency,
             c_memory,
             c_spin,
             dispatch.order.describe(),
@@ -659,7 +664,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
         timeslice_quantum_ns: e2.quantum_ns,
         context_switch_ns: e2.switch_ns,
         context_handover_ns: Some(h50),
-        corun_slowdown: c_memory,
+        corun_slowdown: c_latency,
         replay_corun_slowdown: c_spin,
         ..GpuModel::default()
     };

@@ -91,11 +91,12 @@ pub struct GpuModel {
     /// blocks fill the device: a kernel stops after `duration / waves`.
     pub block_waves: i64,
     /// Concurrent-kernel slowdown under MPS: while other jobs' kernels
-    /// occupy a share `o` of the SMs (the sum of their SM demands, at most
-    /// 1), a kernel runs `1 + corun_slowdown * o` times slower, on top of
-    /// the sharing of oversubscribed SMs. What co-running kernels cost each
-    /// other in caches and memory bandwidth; `fikit-sim calibrate` measures
-    /// it with memory-streaming kernels.
+    /// press on a share `o` of the SMs (at most 1: block by block, what
+    /// their started kernels' full waves would hold,
+    /// [`crate::sim::slots`]; fluid, the sum of their SM demands), a kernel
+    /// runs `1 + corun_slowdown * o` times slower, on top of the SM
+    /// sharing. What co-running kernels cost each other in caches and
+    /// memory; `fikit-sim calibrate` measures it with a latency-bound kernel.
     pub corun_slowdown: f64,
     /// The same for the live replay's synthetic kernels, which spin on the
     /// timer and move no memory: `fikit-sim validate` simulates with it in

@@ -24,15 +24,21 @@
 //!   job index), so a run is deterministic.
 //! - **waves**: the blocks a kernel places at one instant run together and
 //!   retire together after the block time, slowed by the concurrent-kernel
-//!   slowdown `1 + c o` while other jobs' blocks hold a share `o` of the SMs
-//!   (at most 1; `c`:
+//!   slowdown `1 + c o` (`c`:
 //!   [`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
-//!   `o` changes whenever blocks are placed or retire, and every wave in
-//!   flight then runs the work it has left at the new rate (before
-//!   2026-11-25, `o` was taken once, when a wave was placed: a small kernel
-//!   placed in the instant between two of a busy job's kernels ran at full
-//!   speed beside the next one). On the GPU blocks retire one by one, so a
-//!   waiting kernel may start up to a block time earlier than here.
+//!   `o` is the share of the SMs other jobs' *started* kernels press on, at
+//!   most 1: a kernel whose first block runs presses on a full wave's room,
+//!   its resident blocks and those still waiting for room (at most `w`); a
+//!   kernel with no block placed presses on nothing. Its waiting blocks take
+//!   whatever room frees within a block time, so it works the memory system
+//!   as a whole wave does. (Until 2026-11-26 `o` was the share other jobs'
+//!   resident blocks held: a batch-1 kernel that took room first then ran
+//!   as if the busy job beside it were smaller by that room, 1.6x where the
+//!   GPU showed 3x; the validation log, 2026-11-26.) `o` changes whenever
+//!   blocks are placed or retire, and every wave in flight then runs the
+//!   work it has left at the new rate (before 2026-11-25, `o` was taken
+//!   once, when a wave was placed). On the GPU blocks retire one by one, so
+//!   a waiting kernel may start up to a block time earlier than here.
 //!
 //! Alone, a kernel runs its `W` waves back to back, their lengths the integer
 //! split of `D`: exactly its recorded duration.
@@ -98,6 +104,18 @@ impl Active {
         self.resident as f64 / self.per_sm as f64
     }
 
+    /// SMs it presses on: once its first block runs, a full wave's room
+    /// (its resident blocks and those still to place, at most `width`); 0
+    /// before. Its blocks waiting for room take any SM room that frees
+    /// within a block time, so a started kernel works the memory system as
+    /// a whole wave would; a kernel that has not started works nothing.
+    fn pressing(&self) -> f64 {
+        if self.resident == 0 {
+            return 0.0;
+        }
+        (self.resident + self.to_place).min(self.width) as f64 / self.per_sm as f64
+    }
+
     /// Length of the next wave at full speed, ns: the integer split of the
     /// duration over the waves alone (so they add up to it exactly), then
     /// the block time for each wave more.
@@ -123,6 +141,10 @@ pub struct SlotPool {
     kernels: Vec<Active>,
     /// SMs held per job (scratch of [`SlotPool::place`]).
     held: Vec<f64>,
+    /// SMs per job that its started kernels press on: held, plus what
+    /// their blocks still to place would hold (scratch of
+    /// [`SlotPool::place`]; see [`Active::pressing`]).
+    pressing: Vec<f64>,
     next_wave: u32,
     /// A kernel arrived or a wave retired since the last [`SlotPool::place`]:
     /// only then can anything new be placed.
@@ -135,6 +157,7 @@ impl SlotPool {
         SlotPool {
             kernels: Vec::new(),
             held: vec![0.0; jobs],
+            pressing: vec![0.0; jobs],
             next_wave: 0,
             changed: false,
         }
@@ -191,6 +214,7 @@ impl SlotPool {
         let SlotPool {
             kernels,
             held,
+            pressing,
             next_wave,
             ..
         } = self;
@@ -249,14 +273,19 @@ impl SlotPool {
             });
         }
         // Every wave in flight runs `1 + c o` times slower while other jobs'
-        // blocks hold a share `o` of the SMs: that share changes only when
-        // blocks are placed or retire (here), so each wave's end is moved
-        // to what its work left takes at the new rate.
+        // started kernels press on a share `o` of the SMs: that share
+        // changes only when blocks are placed or retire (here), so each
+        // wave's end is moved to what its work left takes at the new rate.
         if corun_slowdown <= 0.0 {
             return;
         }
+        pressing.iter_mut().for_each(|p| *p = 0.0);
+        for k in kernels.iter() {
+            pressing[k.job] += k.pressing();
+        }
+        let pressed: f64 = pressing.iter().sum();
         for k in kernels.iter_mut() {
-            let o = ((total - held[k.job]).max(0.0) / k.sms).clamp(0.0, 1.0);
+            let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, 1.0);
             let factor = 1.0 + corun_slowdown * o;
             for w in k.in_flight.iter_mut() {
                 if w.factor == factor {
@@ -389,13 +418,34 @@ mod tests {
         // end 100). At 50 job 0's blocks retire: the 6 left are placed, end 150.
         let pair = [(0, occ(8, 1), 50, 0), (1, occ(8, 1), 100, 0)];
         assert_eq!(run(&pair, 0.0), [(0, 50), (0, 150)]);
-        // With c = 1 each slows the other while both hold SMs: job 0's
-        // blocks beside job 1's 2 SMs (o = 0.2) run 1.2x, ending at 60; job
-        // 1's 2 blocks beside job 0's 8 (o = 0.8) run 1.8x, so by 60 they
-        // have done 60 / 1.8 = 33.3 ns of their 100 and, alone from then on,
-        // end at 60 + 66.7 = 127; its other 6 blocks, placed at 60 beside
-        // nothing, take 100: the kernel ends at 160.
-        assert_eq!(run(&pair, 1.0), [(0, 60), (0, 160)]);
+        // With c = 1 each slows the other while both have started: job 1's
+        // kernel presses on a full wave (its 2 blocks placed and the 6
+        // waiting: 8 SMs), as job 0's does (8), so o = 0.8 for both and
+        // both run 1.8x. Job 0's blocks end at 90. By then job 1's 2 blocks
+        // have done 90 / 1.8 = 50 ns of their 100 and, alone from then on,
+        // end at 140; its other 6 blocks, placed at 90 beside nothing, take
+        // 100: the kernel ends at 190.
+        assert_eq!(run(&pair, 1.0), [(0, 90), (0, 190)]);
+    }
+
+    #[test]
+    fn a_kernel_placed_first_still_feels_the_whole_wave_beside_it() {
+        // Job 1's small kernel (2 blocks, 1 per SM, 100 ns) reaches the GPU
+        // first; job 0's (30 blocks, 1 per SM on 10 SMs: 3 waves of 100 ns)
+        // at the same instant, after it. Job 1 places 2 blocks, job 0 the 8
+        // that fit, 22 waiting. Job 0 presses on a full wave (10 SMs), so
+        // with c = 1 job 1's blocks run 1 + 1 x 1 = 2x: (0, 200). (Before
+        // 2026-11-26, o was the 8 SMs job 0 held: 1.8x, end 180.)
+        // Job 0 beside job 1's 2 SMs runs 1.2x: its first 8 blocks end at
+        // 120, the next 8 are placed then; at 200 job 1 leaves, so they have
+        // done 80 / 1.2 = 66.7 ns and end at 233. Its other 14 blocks, a
+        // block time (100 ns) each, go as room frees: 2 at 200 (end 300), 8
+        // at 233 (end 333), 2 at 300 (end 400) and the last 2 at 333: end 433.
+        let pair = [(1, occ(2, 1), 100, 0), (0, occ(30, 1), 300, 0)];
+        assert_eq!(run(&pair, 1.0), [(0, 200), (0, 433)]);
+        // Without the slowdown job 1 ends at 100 and job 0 runs its waves
+        // around the 2 SMs job 1 held for the first 100 ns.
+        assert_eq!(run(&pair, 0.0)[0], (0, 100));
     }
 
     #[test]
