@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""What a busy partner does to a small job under MPS, from both jobs' traces
+of one co-run (`fikit-run --trace DIR`: DIR/mps-N/<job>-<pid>.parquet) and
+the small job's trace alone (its profile, or an exclusive round's trace).
+The traces share the host's clock (CUPTI's timestamps); the first fifth of
+the small job's operations (model load, warm-up) is left out.
+
+- Waits: an operation's wait is its start minus the later of its launch and
+  the previous operation's end (as in start-waits.py). For the long waits,
+  which partner kernel ran when the operation became ready, where in that
+  kernel the operation started, and what the MPS model's rule gives on the
+  same partner kernel (blocks placed in order of readiness, waves of
+  `per_sm x SMs` blocks, a block of the small job placed when the partner's
+  last, partial wave is placed, else when it ends).
+- Kernel stretch: the small job's kernels, co-run against alone (matched by
+  their order: the same program), by how much of each a partner kernel
+  overlapped, by the partner kernel's one-wave SM share (its blocks over
+  `per_sm x SMs`, at most 1: what it presses on) and by the small kernel's
+  grid.
+
+    python3 -m venv /tmp/hs && /tmp/hs/bin/pip install polars numpy
+    /tmp/hs/bin/python scripts/analysis/corun-pair.py SMALL_ALONE SMALL_CORUN PARTNER_CORUN
+"""
+import sys
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+
+
+def device(path):
+    """Per-SM limits and SM count from a trace's metadata."""
+    m = {k.decode(): v.decode() for k, v in pq.read_metadata(path).metadata.items()}
+    return {k: int(m[f"fikit.{k}"]) for k in ("sm_count", "max_threads_per_sm", "max_registers_per_sm", "max_shared_memory_per_sm", "max_blocks_per_sm")}
+
+
+def ops(path, kinds):
+    d = pl.read_parquet(path).filter(pl.col("kind").is_in(kinds)).filter(pl.col("launch_start_ns").is_not_null()).sort("start_ns")
+    if d.height == 0:
+        raise ValueError(f"{path}: no {'/'.join(kinds)} operations with launch times")
+    return d
+
+
+def per_sm(d, dev):
+    """Blocks of each kernel that fit on one SM (as the simulator's blocks_per_sm)."""
+    thr = np.maximum((d["block_x"] * d["block_y"] * d["block_z"]).to_numpy().astype(np.int64), 1)
+    regs = np.maximum(d["registers_per_thread"].to_numpy().astype(np.int64), 1) * thr
+    sh = (d["static_shared_bytes"] + d["dynamic_shared_bytes"]).to_numpy().astype(np.int64)
+    by_sh = np.where(sh > 0, dev["max_shared_memory_per_sm"] // np.maximum(sh, 1), 1 << 40)
+    p = np.minimum.reduce([dev["max_threads_per_sm"] // thr, dev["max_registers_per_sm"] // regs, by_sh, np.full_like(thr, dev["max_blocks_per_sm"])])
+    return np.maximum(p, 1)
+
+
+def pct(a, q):
+    return np.percentile(a, q) / 1e3 if len(a) else float("nan")
+
+
+def main(alone_path, small_path, partner_path):
+    dev = device(partner_path)
+    sms = dev["sm_count"]
+    v = ops(small_path, ["kernel", "memset", "memcpy"])
+    v = v.slice(v.height // 5, v.height - v.height // 5)
+    p = ops(partner_path, ["kernel"])
+    ps, pe = p["start_ns"].to_numpy(), p["end_ns"].to_numpy()
+    blocks = (p["grid_x"] * p["grid_y"] * p["grid_z"]).to_numpy().astype(np.int64)
+    cap = per_sm(p, dev) * sms
+    waves = -(-blocks // cap)
+    fill = (blocks - (waves - 1) * cap) / cap
+    share = np.minimum(1.0, blocks / cap)
+
+    # Waits.
+    vs, ve, vl = v["start_ns"].to_numpy(), v["end_ns"].to_numpy(), v["launch_start_ns"].to_numpy()
+    prev = np.maximum.accumulate(np.concatenate([[vs[0]], ve[:-1]]))
+    ready = np.maximum(vl, prev)
+    wait = np.maximum(0, vs - ready)
+    t0, t1 = vs[0], ve[-1]
+    inside = (pe > t0) & (ps < t1)
+    print(f"{small_path}: {v.height} operations over {(t1 - t0) / 1e6:.1f} ms; the partner ran {inside.sum()} kernels then, busy {((np.minimum(pe[inside], t1) - np.maximum(ps[inside], t0)).sum() / (t1 - t0)):.0%} of it")
+    print(f"waits: {wait.sum() / 1e6:.1f} ms, per operation p50 {pct(wait, 50):.1f} µs, p90 {pct(wait, 90):.1f} µs")
+    j = np.searchsorted(ps, ready, side="right") - 1
+    running = (j >= 0) & (pe[np.maximum(j, 0)] > ready)
+    print(f"operations ready while a partner kernel ran: {running.mean():.0%}")
+    long = running & (wait > 50_000)
+    jl = j[long]
+    d = pe[jl] - ps[jl]
+    at = (vs[long] - ps[jl]) / d
+    rule = np.where(fill[jl] < 1.0, (waves[jl] - 1) / waves[jl], 1.0)
+    rule_wait = np.maximum(0.0, rule - (ready[long] - ps[jl]) / d) * d
+    print(f"waits over 50 µs: {long.sum()} operations, {wait[long].sum() / 1e6:.1f} ms; the partner kernel's waves p50 {np.median(waves[jl]):.0f}, its last wave's fill p50 {np.median(fill[jl]):.2f}")
+    print(f"  started at {np.percentile(at, 10):.3f} / {np.median(at):.3f} / {np.percentile(at, 90):.3f} (p10/p50/p90) of that kernel, {np.median(vs[long] - pe[jl]) / 1e3:+.1f} µs from its end (p50)")
+    print(f"  the model's rule on the same partner kernels: {rule_wait.sum() / 1e6:.1f} ms of waits")
+
+    # Kernel stretch.
+    a = ops(alone_path, ["kernel"])
+    k = ops(small_path, ["kernel"])
+    if a.height != k.height:
+        raise ValueError(f"{alone_path} has {a.height} kernels and {small_path} {k.height}: not the same program")
+    cut = k.height // 5
+    da = (a["end_ns"] - a["start_ns"]).to_numpy()[cut:]
+    ks, ke = k["start_ns"].to_numpy()[cut:], k["end_ns"].to_numpy()[cut:]
+    dk = ke - ks
+    kb = (k["grid_x"] * k["grid_y"] * k["grid_z"]).to_numpy()[cut:].astype(np.int64)
+    over = np.zeros(len(ks))
+    pressed = np.zeros(len(ks))
+    first = np.searchsorted(pe, ks, side="right")
+    for i in range(len(ks)):
+        n = first[i]
+        while n < len(ps) and ps[n] < ke[i]:
+            o = min(pe[n], ke[i]) - max(ps[n], ks[i])
+            if o > 0:
+                over[i] += o
+                pressed[i] += o * share[n]
+            n += 1
+    span = np.maximum(dk, 1)
+    over, pressed = over / span, pressed / span
+
+    def row(label, m):
+        if m.sum():
+            print(f"  {label}: {m.sum()} kernels, {da[m].sum() / 1e6:.1f} ms alone, {dk[m].sum() / da[m].sum():.2f}x")
+
+    print(f"kernels: {da.sum() / 1e6:.1f} ms alone, {dk.sum() / 1e6:.1f} ms beside the partner ({dk.sum() / da.sum():.2f}x)")
+    print("by the share of the kernel a partner kernel overlapped:")
+    for lo, hi in [(0, 0.01), (0.01, 0.5), (0.5, 0.99), (0.99, 1.01)]:
+        row(f"{lo:.2f}-{hi:.2f}", (over >= lo) & (over < hi))
+    m = over >= 0.5
+    print(f"overlapped at least half: the partner kernels' one-wave SM share, time-weighted, {(pressed[m] * dk[m]).sum() / (over[m] * dk[m]).sum():.2f}; by that share:")
+    for lo, hi in [(0, 0.5), (0.5, 0.75), (0.75, 0.99), (0.99, 1.01)]:
+        row(f"{lo:.2f}-{hi:.2f}", m & (pressed / np.maximum(over, 1e-9) >= lo) & (pressed / np.maximum(over, 1e-9) < hi))
+    print("by the small kernel's blocks:")
+    for lo, hi in [(1, sms // 4 + 1), (sms // 4 + 1, sms + 1), (sms + 1, 4 * sms + 1), (4 * sms + 1, 1 << 40)]:
+        row(f"{lo}-{hi - 1}" if hi < 1 << 40 else f"{lo}+", m & (kb >= lo) & (kb < hi))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    try:
+        main(*sys.argv[1:])
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"corun-pair.py: {e}")
