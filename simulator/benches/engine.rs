@@ -7,6 +7,9 @@
 //! - `synthetic_100k`: two synthetic jobs of 100 000 kernels each
 //!   (`FIKIT_BENCH_KERNELS` overrides the count), built with `fikit_trace::fixture`.
 //!
+//! - `mps_h200_model`: both pairs under MPS with the shipped H200 model
+//!   (`corun_slowdown` above 0: the slowdown's bookkeeping runs).
+//!
 //! The counter is the events the engine processed (`RunResult::events`), so divan prints items/s.
 //!
 //! `cargo bench -p fikit-sim --bench engine`; the target is at least
@@ -186,6 +189,33 @@ fn shipped_traces(bencher: Bencher, kind: PolicyKind) {
 #[divan::bench(args = POLICIES, sample_count = 10)]
 fn synthetic_100k(bencher: Bencher, kind: PolicyKind) {
     bench_pair(bencher, synthetic_pair(), kind);
+}
+
+/// MPS with the shipped H200 model: block by block with its
+/// concurrent-kernel slowdown, the path the default model (`corun_slowdown`
+/// 0) skips.
+#[divan::bench(args = ["shipped", "synthetic"], sample_count = 20)]
+fn mps_h200_model(bencher: Bencher, pair: &str) {
+    let w = if pair == "shipped" {
+        shipped()
+    } else {
+        synthetic_pair()
+    };
+    let (_, model) = GpuModel::shipped_for("NVIDIA H200").expect("the shipped H200 model");
+    let arrivals = [0, 0];
+    let events = run_policy(&w.jobs, &arrivals, PolicyKind::Mps, &model, false)
+        .expect("runs")
+        .events;
+    bencher.counter(ItemsCount::new(events)).bench(|| {
+        run_policy(
+            divan::black_box(&w.jobs),
+            &arrivals,
+            PolicyKind::Mps,
+            &model,
+            false,
+        )
+        .expect("runs")
+    });
 }
 
 /// Every shipped trace, loaded once (the synthetic pair when none ship).
