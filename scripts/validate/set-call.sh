@@ -17,6 +17,9 @@
 # Default DEADLINE_S: 540. PAIRS: comma-separated pair names to run (default:
 # all). RUN_ARGS (environment): more options for fikit-run, split at spaces,
 # e.g. RUN_ARGS='--policy exclusive,timeslice,fikit --launch-hook preload'.
+# QUIET=1 (environment): print only the rounds' progress, not the tables or
+# the summary (they are in the pack), for out-of-sample rounds that must not
+# be read before the model they will be judged with is committed.
 set -uo pipefail
 BIN=${1:?usage: set-call.sh BIN_DIR SET OUT_DIR PACK [DEADLINE_S [PAIRS]]}
 SET=${2:?set file}
@@ -38,7 +41,8 @@ only=()
 # shellcheck disable=SC2206 # options split at spaces, as documented
 more=(${RUN_ARGS:-})
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" --set "$SET" "${only[@]}" "${more[@]}" -o "$DIR" 2>&1 | tee -a "$DIR/set.log"
+show() { if [ -n "${QUIET:-}" ]; then grep --line-buffered -E '^fikit-run: (pair|round) ' | sed -u -E 's/: [0-9.]+ s.*//'; else cat; fi; }
+timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" --set "$SET" "${only[@]}" "${more[@]}" -o "$DIR" 2>&1 | tee -a "$DIR/set.log" | show
 echo "== fikit-run exited ${PIPESTATUS[0]} after ${SECONDS}s"
 parent=$(dirname "$DIR")
 base=$(basename "$DIR")
