@@ -640,9 +640,10 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
              SM share, least squares over a small kernel beside loads of 25/50/75% of the SMs on \
              another stream: latency-bound {:.3} (corun_slowdown), memory-streaming {:.3} (not \
              used), the replay's spin kernel {:.3} (replay_corun_slowdown; fits below 0 count as \
-             0; the compute-bound probe's fit, not used, is in calibrate's output); blocks of concurrent kernels placed {} (a \
-             one-block kernel started {:.2} block times into a kernel of {:.2} waves; the MPS \
-             model assumes in order); immediate and block preemption fields are the documented defaults",
+             0; the compute-bound probe's fit, not used, is in calibrate's output); blocks of \
+             concurrent kernels placed {} (a one-block kernel started {:.2} block times into a \
+             kernel of {:.2} waves; the MPS model assumes in order); immediate and block \
+             preemption fields are the documented defaults",
             args.join(" "),
             gpu,
             gpu_name(a.device),
