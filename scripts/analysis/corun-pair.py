@@ -17,9 +17,12 @@ the small job's operations (model load, warm-up) is left out.
   overlapped, by the partner kernel's one-wave SM share (its blocks over
   `per_sm x SMs`, at most 1: what it presses on) and by the small kernel's
   grid.
+- With PARTNER_ALONE (the partner's trace alone): the partner's kernels in
+  the small job's span, co-run against alone (matched by order), by how
+  much of each the small job's kernels overlapped.
 
     python3 -m venv /tmp/hs && /tmp/hs/bin/pip install polars numpy
-    /tmp/hs/bin/python scripts/analysis/corun-pair.py SMALL_ALONE SMALL_CORUN PARTNER_CORUN
+    /tmp/hs/bin/python scripts/analysis/corun-pair.py SMALL_ALONE SMALL_CORUN PARTNER_CORUN [PARTNER_ALONE]
 """
 import sys
 
@@ -55,7 +58,41 @@ def pct(a, q):
     return np.percentile(a, q) / 1e3 if len(a) else float("nan")
 
 
-def main(alone_path, small_path, partner_path):
+def overlap(starts, ends, other_starts, other_ends, weights=None):
+    """Per span, the share of it that the other spans (sorted, not
+    overlapping each other) cover, and the same with each other span's
+    cover times its weight."""
+    first = np.searchsorted(other_ends, starts, side="right")
+    covered, weighted = np.zeros(len(starts)), np.zeros(len(starts))
+    for i in range(len(starts)):
+        n = first[i]
+        while n < len(other_starts) and other_starts[n] < ends[i]:
+            o = max(0, min(other_ends[n], ends[i]) - max(other_starts[n], starts[i]))
+            covered[i] += o
+            weighted[i] += o * (1.0 if weights is None else weights[n])
+            n += 1
+    span = np.maximum(ends - starts, 1)
+    return covered / span, weighted / span
+
+
+def partner_stretch(partner_alone_path, p, ks, ke):
+    """The partner's kernels in the small job's span, co-run against alone."""
+    a = ops(partner_alone_path, ["kernel"])
+    if a.height != p.height:
+        raise ValueError(f"{partner_alone_path} has {a.height} kernels and the co-run partner {p.height}: not the same program")
+    ps, pe = p["start_ns"].to_numpy(), p["end_ns"].to_numpy()
+    da = (a["end_ns"] - a["start_ns"]).to_numpy()
+    dp = pe - ps
+    inside = (pe > ks[0]) & (ps < ke[-1])
+    over, _ = overlap(ps, pe, ks, ke)
+    print(f"the partner's kernels in the small job's span: {inside.sum()}, {da[inside].sum() / 1e6:.1f} ms alone, {dp[inside].sum() / da[inside].sum():.3f}x; by the share of each the small job's kernels overlapped:")
+    for lo, hi in [(0, 0.01), (0.01, 0.25), (0.25, 0.5), (0.5, 1.01)]:
+        m = inside & (over >= lo) & (over < hi)
+        if m.sum():
+            print(f"  {lo:.2f}-{hi:.2f}: {m.sum()} kernels, {da[m].sum() / 1e6:.1f} ms alone, {dp[m].sum() / da[m].sum():.3f}x")
+
+
+def main(alone_path, small_path, partner_path, partner_alone_path=None):
     dev = device(partner_path)
     sms = dev["sm_count"]
     v = ops(small_path, ["kernel", "memset", "memcpy"])
@@ -100,19 +137,7 @@ def main(alone_path, small_path, partner_path):
     ks, ke = k["start_ns"].to_numpy()[cut:], k["end_ns"].to_numpy()[cut:]
     dk = ke - ks
     kb = (k["grid_x"] * k["grid_y"] * k["grid_z"]).to_numpy()[cut:].astype(np.int64)
-    over = np.zeros(len(ks))
-    pressed = np.zeros(len(ks))
-    first = np.searchsorted(pe, ks, side="right")
-    for i in range(len(ks)):
-        n = first[i]
-        while n < len(ps) and ps[n] < ke[i]:
-            o = min(pe[n], ke[i]) - max(ps[n], ks[i])
-            if o > 0:
-                over[i] += o
-                pressed[i] += o * share[n]
-            n += 1
-    span = np.maximum(dk, 1)
-    over, pressed = over / span, pressed / span
+    over, pressed = overlap(ks, ke, ps, pe, share)
 
     def row(label, m):
         if m.sum():
@@ -129,10 +154,12 @@ def main(alone_path, small_path, partner_path):
     print("by the small kernel's blocks:")
     for lo, hi in [(1, sms // 4 + 1), (sms // 4 + 1, sms + 1), (sms + 1, 4 * sms + 1), (4 * sms + 1, 1 << 40)]:
         row(f"{lo}-{hi - 1}" if hi < 1 << 40 else f"{lo}+", m & (kb >= lo) & (kb < hi))
+    if partner_alone_path:
+        partner_stretch(partner_alone_path, p, ks, ke)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
     try:
         main(*sys.argv[1:])
