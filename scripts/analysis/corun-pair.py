@@ -95,8 +95,8 @@ def partner_stretch(partner_alone_path, p, ks, ke):
 def main(alone_path, small_path, partner_path, partner_alone_path=None):
     dev = device(partner_path)
     sms = dev["sm_count"]
-    v = ops(small_path, ["kernel", "memset", "memcpy"])
-    v = v.slice(v.height // 5, v.height - v.height // 5)
+    small = ops(small_path, ["kernel", "memset", "memcpy"])
+    v = small.slice(small.height // 5, small.height - small.height // 5)
     p = ops(partner_path, ["kernel"])
     ps, pe = p["start_ns"].to_numpy(), p["end_ns"].to_numpy()
     blocks = (p["grid_x"] * p["grid_y"] * p["grid_z"]).to_numpy().astype(np.int64)
@@ -129,7 +129,7 @@ def main(alone_path, small_path, partner_path, partner_alone_path=None):
 
     # Kernel stretch.
     a = ops(alone_path, ["kernel"])
-    k = ops(small_path, ["kernel"])
+    k = small.filter(pl.col("kind") == "kernel")
     if a.height != k.height:
         raise ValueError(f"{alone_path} has {a.height} kernels and {small_path} {k.height}: not the same program")
     cut = k.height // 5
