@@ -168,27 +168,29 @@ fn synthetic(name: &str, priority: u8, n: usize, seed: u64) -> Trace {
 
 const POLICIES: [PolicyKind; 5] = PolicyKind::ALL;
 
-/// Runs both jobs of `w` under `kind`, counting the engine's events.
-fn bench_pair(bencher: Bencher, w: &Workload, kind: PolicyKind) {
+/// Runs both jobs of `w` under `kind` on `model`, counting the engine's events.
+fn bench_pair(bencher: Bencher, w: &Workload, kind: PolicyKind, model: &GpuModel) {
     let arrivals = [0, 0];
-    let events = run_policy(&w.jobs, &arrivals, kind, &w.model, false)
+    let events = run_policy(&w.jobs, &arrivals, kind, model, false)
         .expect("runs")
         .events;
     bencher.counter(ItemsCount::new(events)).bench(|| {
-        run_policy(divan::black_box(&w.jobs), &arrivals, kind, &w.model, false).expect("runs")
+        run_policy(divan::black_box(&w.jobs), &arrivals, kind, model, false).expect("runs")
     });
 }
 
 /// The first two shipped traces under each policy.
 #[divan::bench(args = POLICIES, sample_count = 20)]
 fn shipped_traces(bencher: Bencher, kind: PolicyKind) {
-    bench_pair(bencher, shipped(), kind);
+    let w = shipped();
+    bench_pair(bencher, w, kind, &w.model);
 }
 
 /// Two synthetic 100k-kernel jobs under each policy.
 #[divan::bench(args = POLICIES, sample_count = 10)]
 fn synthetic_100k(bencher: Bencher, kind: PolicyKind) {
-    bench_pair(bencher, synthetic_pair(), kind);
+    let w = synthetic_pair();
+    bench_pair(bencher, w, kind, &w.model);
 }
 
 /// MPS with the shipped H200 model: block by block with its
@@ -202,20 +204,7 @@ fn mps_h200_model(bencher: Bencher, pair: &str) {
         synthetic_pair()
     };
     let (_, model) = GpuModel::shipped_for("NVIDIA H200").expect("the shipped H200 model");
-    let arrivals = [0, 0];
-    let events = run_policy(&w.jobs, &arrivals, PolicyKind::Mps, &model, false)
-        .expect("runs")
-        .events;
-    bencher.counter(ItemsCount::new(events)).bench(|| {
-        run_policy(
-            divan::black_box(&w.jobs),
-            &arrivals,
-            PolicyKind::Mps,
-            &model,
-            false,
-        )
-        .expect("runs")
-    });
+    bench_pair(bencher, w, PolicyKind::Mps, &model);
 }
 
 /// Every shipped trace, loaded once (the synthetic pair when none ship).
