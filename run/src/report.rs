@@ -61,6 +61,11 @@ pub struct Row {
     pub runs: usize,
     /// First kernel launch to last launch or synchronization, ms.
     pub region_ms: Option<Spread>,
+    /// fikit-sim's region for the same rounds, ms (median over the
+    /// repetitions); in an exclusive row, the profile's own region alone,
+    /// which [`Row::profile_vs_alone`] sets against the real runs alone.
+    #[serde(default)]
+    pub sim_region_ms: Option<f64>,
     /// Region against the same repetition's exclusive region.
     pub slowdown: Option<Spread>,
     /// The same repetition's time-slicing region against this one.
@@ -121,6 +126,33 @@ pub struct Row {
     /// shared round than alone, and the slowdown holds that too.
     #[serde(default)]
     pub host_vs_alone: Option<Spread>,
+}
+
+/// How far a profile's region alone may lie from the real runs' median
+/// before [`Row::profile_vs_alone`] calls it off, outside their range: 5%,
+/// the profiler's overhead budget, so a kernel-bound job's runs alone,
+/// which agree to about 1%, do not flag the tracing's own cost.
+pub const PROFILE_TOLERANCE: f64 = 0.05;
+
+impl Row {
+    /// In an exclusive row: the profile's region alone over the median of
+    /// the job's real regions alone, and whether it is off: outside their
+    /// range and more than [`PROFILE_TOLERANCE`] from their median. A
+    /// profile taken while the host ran slower or faster than in the runs
+    /// (a launch-bound job's host speed moves by up to 1.4x between
+    /// processes) moves every prediction made from it; `None` in other rows
+    /// or without both figures.
+    pub fn profile_vs_alone(&self) -> Option<(f64, bool)> {
+        if self.policy != RunPolicy::Exclusive {
+            return None;
+        }
+        let (sim, real) = (self.sim_region_ms?, self.region_ms?);
+        (real.median > 0.0).then(|| {
+            let r = sim / real.median;
+            let outside = sim < real.min || sim > real.max;
+            (r, outside && (r - 1.0).abs() > PROFILE_TOLERANCE)
+        })
+    }
 }
 
 /// Gate counters, medians over repetitions.
@@ -198,6 +230,9 @@ pub struct Predicted {
     /// Its mean iteration under the policy over its mean iteration alone,
     /// both counted so.
     pub per_iteration: f64,
+    /// Its region under the policy (alone under exclusive: the profile's
+    /// own), from its first kernel, ms.
+    pub region_ms: f64,
 }
 
 /// What the simulation says of every job of one round: the profiles as
@@ -230,13 +265,15 @@ pub fn predict(
         return Some(
             alone_its
                 .iter()
-                .map(|its| {
+                .zip(alone.iter().zip(&pre))
+                .map(|(its, (a, p))| {
                     let (p50, p99) = percentiles(its);
                     Predicted {
                         slowdown: 1.0,
                         p50_ms: ms(p50),
                         p99_ms: ms(p99),
                         per_iteration: 1.0,
+                        region_ms: ms(a.jobs[0].jct_ns() - p),
                     }
                 })
                 .collect(),
@@ -276,6 +313,7 @@ pub fn predict(
                     p50_ms: ms(p50),
                     p99_ms: ms(p99),
                     per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
+                    region_ms: ms(r.jct_ns - p),
                 }
             })
             .collect(),
@@ -498,6 +536,7 @@ pub fn rows(
                 sim_vs_timeslice: sim_vs_ts,
                 p50_ms: pct(0.5),
                 p99_ms: pct(0.99),
+                sim_region_ms: sim_pct(|p| p.region_ms),
                 sim_p50_ms: sim_pct(|p| p.p50_ms),
                 sim_p99_ms: sim_pct(|p| p.p99_ms),
                 overlap,
@@ -539,7 +578,7 @@ pub fn table(rows: &[Row]) -> String {
         "prio",
         "ok",
         "co-runs",
-        "region ms",
+        "region ms (sim)",
         "slowdown",
         "simulated",
         "error",
@@ -573,7 +612,10 @@ pub fn table(rows: &[Row]) -> String {
             format!("{}/{}", r.ok_runs, r.runs),
             r.co_runs
                 .map_or("-".into(), |c| format!("{c}/{}", r.ok_runs)),
-            spread(r.region_ms, ""),
+            match r.sim_region_ms {
+                None => spread(r.region_ms, ""),
+                Some(x) => format!("{} ({x:.2})", spread(r.region_ms, "")),
+            },
             spread(r.slowdown, "x"),
             f2(r.sim_slowdown.map(|s| s.median), "x"),
             r.error.map_or("-".into(), |e| {
@@ -657,6 +699,7 @@ mod tests {
                     p50_ms: s,
                     p99_ms: 2.0 * s,
                     per_iteration: s + 0.5,
+                    region_ms: 100.0 * s,
                 })
                 .collect(),
         )
@@ -886,6 +929,66 @@ mod tests {
             "{got} against {}",
             0.8 * base
         );
+    }
+
+    #[test]
+    fn a_profile_off_its_runs_alone_is_called_off() {
+        let names = hi_lo();
+        // Alone, hi took 100, 110 and 120 ms, lo 1,000 ms each time.
+        let rounds: Vec<Round> = [100, 110, 120]
+            .iter()
+            .enumerate()
+            .map(|(rep, &hi)| {
+                mk(
+                    RunPolicy::Exclusive,
+                    rep,
+                    (0, hi * 1_000_000),
+                    (0, 1_000_000_000),
+                )
+            })
+            .collect();
+        let alone = |hi: f64, lo: f64| {
+            let p = |region_ms| Predicted {
+                slowdown: 1.0,
+                p50_ms: 1.0,
+                p99_ms: 1.0,
+                per_iteration: 1.0,
+                region_ms,
+            };
+            Some(vec![p(hi), p(lo)])
+        };
+        let check = |hi: f64, lo: f64| {
+            let sims = vec![alone(hi, lo); 3];
+            let r = rows(&names, &[RunPolicy::Exclusive], &rounds, &sims, 0.9);
+            assert_eq!(r[0].sim_region_ms, Some(hi));
+            (
+                r[0].profile_vs_alone().unwrap(),
+                r[1].profile_vs_alone().unwrap(),
+                table(&r),
+            )
+        };
+        // hi's profile 115 ms: 115 / 110, inside 100-120. lo's 1,030 ms:
+        // outside its runs' range, but within 5% of them.
+        let ((h, h_off), (l, l_off), t) = check(115.0, 1030.0);
+        assert!((h - 115.0 / 110.0).abs() < 1e-12 && !h_off);
+        assert!((l - 1.03).abs() < 1e-12 && !l_off);
+        assert!(t.contains("110.00 [100.00-120.00] (115.00)"), "{t}");
+        // hi's 130 ms: outside the range and 18% over the median; lo's 940
+        // ms: 6% under.
+        let ((h, h_off), (l, l_off), _) = check(130.0, 940.0);
+        assert!((h - 130.0 / 110.0).abs() < 1e-12 && h_off);
+        assert!((l - 0.94).abs() < 1e-12 && l_off);
+        // Only exclusive rows say it.
+        let shared = vec![mk(RunPolicy::Timeslice, 0, (0, 200), (0, 1100))];
+        let r = rows(
+            &names,
+            &[RunPolicy::Timeslice],
+            &shared,
+            &[sim(&[2.0, 1.1])],
+            0.9,
+        );
+        assert_eq!(r[0].sim_region_ms, Some(200.0));
+        assert_eq!(r[0].profile_vs_alone(), None);
     }
 
     #[test]

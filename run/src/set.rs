@@ -353,28 +353,25 @@ pub struct Summary {
     /// different machines, a job's run alone reused from another call):
     /// their ratios compare machines as well as policies.
     pub mixed_machines: Vec<MixedMachines>,
-    /// Jobs whose profile's iterations, replayed alone, run over
-    /// [`SLOW_PROFILE`] times their real median alone: profiles recorded
-    /// while the host ran slower.
+    /// Jobs whose profile is off their real runs alone
+    /// ([`Row::profile_vs_alone`]): recorded while the host ran slower or
+    /// faster than in the runs.
     #[serde(default)]
     pub slow_profiles: Vec<SlowProfile>,
 }
 
-/// A profile's median iteration alone over the job's real one above which
-/// the summary names it: the tracing's own cost at batch 1 is about
-/// 10-20% (traces/README.md), a slow host's 1.3-1.9x (the validation log,
-/// 2026-11-25).
-pub const SLOW_PROFILE: f64 = 1.3;
-
-/// A job whose profile ran slower than the job runs alone.
+/// A job whose profile's region alone is off its real regions alone
+/// ([`Row::profile_vs_alone`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SlowProfile {
+    /// The pair whose rounds measured it.
+    pub pair: String,
     /// The job.
     pub job: String,
-    /// Its profile's median iteration, replayed alone, ms.
-    pub profile_p50_ms: f64,
-    /// Its real median iteration alone, ms.
-    pub real_p50_ms: f64,
+    /// Its profile's region, replayed alone, ms.
+    pub profile_region_ms: f64,
+    /// Its real regions alone, median, ms.
+    pub real_region_ms: f64,
 }
 
 /// A pair whose runs came from more than one machine.
@@ -553,16 +550,17 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         }
     }
     let mut slow_profiles: Vec<SlowProfile> = Vec::new();
-    for x in rows.iter().filter(|x| x.row.policy == RunPolicy::Exclusive) {
-        if let (Some(sim), Some(real)) = (x.row.sim_p50_ms, x.row.p50_ms)
-            && real > 0.0
-            && sim / real > SLOW_PROFILE
-            && !slow_profiles.iter().any(|p| p.job == x.row.job)
-        {
+    for x in &rows {
+        if let (Some((_, true)), Some(sim), Some(real)) = (
+            x.row.profile_vs_alone(),
+            x.row.sim_region_ms,
+            x.row.region_ms,
+        ) {
             slow_profiles.push(SlowProfile {
+                pair: x.pair.clone(),
                 job: x.row.job.clone(),
-                profile_p50_ms: sim,
-                real_p50_ms: real,
+                profile_region_ms: sim,
+                real_region_ms: real.median,
             });
         }
     }
@@ -701,6 +699,14 @@ fn fits_table(fits: &[Fit]) -> comfy_table::Table {
     t
 }
 
+/// An exclusive row's [`Row::profile_vs_alone`]: "1.02x", or "1.31x
+/// (off)" for a profile off the real runs alone; "-" in other rows.
+fn profile_vs_alone(row: &Row) -> String {
+    row.profile_vs_alone().map_or("-".into(), |(r, off)| {
+        format!("{r:.2}x{}", if off { " (off)" } else { "" })
+    })
+}
+
 /// The summary as text: the errors per policy and sample, then every row.
 pub fn summary_text(s: &Summary) -> String {
     let t = fits_table(&s.fits);
@@ -728,6 +734,7 @@ pub fn summary_text(s: &Summary) -> String {
         "simulated",
         "error",
         "host vs alone",
+        "profile vs alone",
     ]);
     for x in &s.rows {
         let row = &x.row;
@@ -748,6 +755,7 @@ pub fn summary_text(s: &Summary) -> String {
                 .map_or("-".into(), |s| format!("{:.2}x", s.median)),
             signed_pct(row.per_iteration_error, row.per_iteration_within),
             spread(row.host_vs_alone),
+            profile_vs_alone(row),
         ]);
     }
     let mut out = format!(
@@ -787,19 +795,24 @@ pub fn summary_text(s: &Summary) -> String {
     out
 }
 
-/// The summary's line naming slow profiles.
+/// The summary's line naming profiles off their runs alone.
 fn slow_profiles_line(slow: &[SlowProfile]) -> String {
     let each: Vec<String> = slow
         .iter()
         .map(|p| {
             format!(
-                "{} ({:.2} against {:.2} ms)",
-                p.job, p.profile_p50_ms, p.real_p50_ms
+                "{} {} ({:.2}x: {:.0} against {:.0} ms)",
+                p.pair,
+                p.job,
+                p.profile_region_ms / p.real_region_ms,
+                p.profile_region_ms,
+                p.real_region_ms
             )
         })
         .collect();
     format!(
-        "profiles slower than their jobs alone (median iteration replayed alone over the real one above {SLOW_PROFILE}x: recorded while the host ran slower, so predictions from them are too; profile again): {}",
+        "profiles off their jobs' runs alone (region replayed alone against the real ones: outside their range and more than {:.0}% from their median; recorded while the host ran slower or faster, so every prediction of the pair rests on that; profile again): {}",
+        crate::report::PROFILE_TOLERANCE * 100.0,
         each.join(", ")
     )
 }
@@ -851,13 +864,13 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
         h.push_str("<p>The same per iteration (mean iteration under the policy over alone, per repetition; the set-up before the first iteration left out):</p>\n");
         fits_html(&mut h, &s.per_iteration_fits);
     }
-    h.push_str("<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th><th>per iteration</th><th>simulated</th><th>error</th><th>host vs alone</th></tr>\n");
+    h.push_str("<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th><th>per iteration</th><th>simulated</th><th>error</th><th>host vs alone</th><th>profile vs alone</th></tr>\n");
     for x in &s.rows {
         let row = &x.row;
         let class = error_class(row.within_spread, row.error);
         let iclass = error_class(row.per_iteration_within, row.per_iteration_error);
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td><td{iclass}>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td{class}>{}</td><td>{}</td><td>{}</td><td{iclass}>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(&x.pair),
             x.sample.name(),
             row.policy.name(),
@@ -871,6 +884,7 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
             row.sim_per_iteration.map_or("-".into(), |s| format!("{:.2}x", s.median)),
             row.per_iteration_error.map_or("-".into(), |e| format!("{:+.1}%", e * 100.0)),
             spread(row.host_vs_alone),
+            profile_vs_alone(row),
         ));
     }
     h.push_str("</table>\n");
@@ -1052,6 +1066,7 @@ mod tests {
             ok_runs: 3,
             runs: 3,
             region_ms: None,
+            sim_region_ms: None,
             slowdown: Some(Spread {
                 median: real,
                 min: range.0,
@@ -1103,10 +1118,15 @@ mod tests {
         use RunPolicy::{Mps, Timeslice};
         // In sample: timeslice hi real 2.0, sim 1.5 (-25%).
         write("p1", vec![row(Timeslice, "hi", 2.0, (1.8, 2.2), 1.5)]);
-        // p1's job alone: its profile replays at 6.6 ms an iteration, the
-        // real job at 4.0: a slow profile.
+        // p1's job alone: its profile replays in 150 ms, the real job in
+        // 95-105 (median 100): a slow profile.
         let mut alone = row(RunPolicy::Exclusive, "hi", 1.0, (1.0, 1.0), 1.0);
-        (alone.p50_ms, alone.sim_p50_ms) = (Some(4.0), Some(6.6));
+        alone.region_ms = Some(Spread {
+            median: 100.0,
+            min: 95.0,
+            max: 105.0,
+        });
+        alone.sim_region_ms = Some(150.0);
         let mut p1: serde_json::Value =
             serde_json::from_slice(&std::fs::read(d.path().join("p1/run.json")).unwrap()).unwrap();
         p1["rows"]
@@ -1178,15 +1198,17 @@ mod tests {
         assert_eq!(
             sum.slow_profiles,
             [SlowProfile {
+                pair: "p1".into(),
                 job: "hi".into(),
-                profile_p50_ms: 6.6,
-                real_p50_ms: 4.0
+                profile_region_ms: 150.0,
+                real_region_ms: 100.0
             }]
         );
         assert!(
-            text.contains("profile again): hi (6.60 against 4.00 ms)"),
+            text.contains("profile again): p1 hi (1.50x: 150 against 100 ms)"),
             "{text}"
         );
+        assert!(text.contains("1.50x (off)"), "{text}");
         assert!(text.contains("not run yet: p3"), "{text}");
         assert!(
             text.contains("incomplete (rows shown, not counted above): p4"),
