@@ -340,6 +340,12 @@ pub struct Summary {
     /// The same for the slowdown per iteration (the set-up before the
     /// first iteration left out).
     pub per_iteration_fits: Vec<Fit>,
+    /// The slowdown's errors again over the pairs none of whose profiles is
+    /// off its runs alone ([`Summary::slow_profiles`]): the model's error
+    /// with the profiles' host speed set aside. Empty when no profile is
+    /// off (the same as `fits`).
+    #[serde(default)]
+    pub fits_on_true_profiles: Vec<Fit>,
     /// The gated policies against time slicing, per complete pair and job.
     pub vs_timeslice: Vec<VsTimeslice>,
     /// Their errors per policy, role and sample.
@@ -474,7 +480,23 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             profile_sets: saved.profile_sets,
         }));
     }
-    let fits_of = |error: fn(&Row) -> (Option<f64>, Option<bool>)| {
+    let mut slow_profiles: Vec<SlowProfile> = Vec::new();
+    for x in &rows {
+        if let (Some((_, true)), Some(sim), Some(real)) = (
+            x.row.profile_vs_alone(),
+            x.row.sim_region_ms,
+            x.row.region_ms,
+        ) {
+            slow_profiles.push(SlowProfile {
+                pair: x.pair.clone(),
+                job: x.row.job.clone(),
+                profile_region_ms: sim,
+                real_region_ms: real.median,
+            });
+        }
+    }
+    let off_pair = |pair: &str| slow_profiles.iter().any(|p| p.pair == pair);
+    let fits_of = |error: fn(&Row) -> (Option<f64>, Option<bool>), true_profiles: bool| {
         let mut fits = Vec::new();
         for &policy in set.policies.iter().filter(|&&p| p != RunPolicy::Exclusive) {
             for sample in [Sample::In, Sample::Out] {
@@ -482,6 +504,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
                     .iter()
                     .filter(|r| r.sample == sample && r.row.policy == policy)
                     .filter(|r| !incomplete.contains(&r.pair))
+                    .filter(|r| !true_profiles || !off_pair(&r.pair))
                     .map(|r| error(&r.row));
                 let Some((n, median, worst, within)) = error_figures(of) else {
                     continue;
@@ -498,8 +521,13 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         }
         fits
     };
-    let fits = fits_of(|r| (r.error, r.within_spread));
-    let per_iteration_fits = fits_of(|r| (r.per_iteration_error, r.per_iteration_within));
+    let fits = fits_of(|r| (r.error, r.within_spread), false);
+    let per_iteration_fits = fits_of(|r| (r.per_iteration_error, r.per_iteration_within), false);
+    let fits_on_true_profiles = if slow_profiles.is_empty() {
+        Vec::new()
+    } else {
+        fits_of(|r| (r.error, r.within_spread), true)
+    };
     let mut vs_timeslice = Vec::new();
     for x in rows.iter().filter(|x| !incomplete.contains(&x.pair)) {
         let gated = matches!(x.row.policy, RunPolicy::Fikit | RunPolicy::Preemptive);
@@ -549,25 +577,11 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             }
         }
     }
-    let mut slow_profiles: Vec<SlowProfile> = Vec::new();
-    for x in &rows {
-        if let (Some((_, true)), Some(sim), Some(real)) = (
-            x.row.profile_vs_alone(),
-            x.row.sim_region_ms,
-            x.row.region_ms,
-        ) {
-            slow_profiles.push(SlowProfile {
-                pair: x.pair.clone(),
-                job: x.row.job.clone(),
-                profile_region_ms: sim,
-                real_region_ms: real.median,
-            });
-        }
-    }
     Ok(Summary {
         rows,
         fits,
         per_iteration_fits,
+        fits_on_true_profiles,
         vs_timeslice,
         vs_fits,
         missing,
@@ -718,6 +732,15 @@ pub fn summary_text(s: &Summary) -> String {
             fits_table(&s.per_iteration_fits)
         )
     };
+    let true_profiles = if s.fits_on_true_profiles.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "the slowdown again over the pairs with no profile off its runs alone (named at the end)\n{}\n",
+            fits_table(&s.fits_on_true_profiles)
+        )
+    };
+    let per_iteration = per_iteration + &true_profiles;
     let mut r = comfy_table::Table::new();
     r.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
     r.set_header([
@@ -863,6 +886,10 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
     if !s.per_iteration_fits.is_empty() {
         h.push_str("<p>The same per iteration (mean iteration under the policy over alone, per repetition; the set-up before the first iteration left out):</p>\n");
         fits_html(&mut h, &s.per_iteration_fits);
+    }
+    if !s.fits_on_true_profiles.is_empty() {
+        h.push_str("<p>The slowdown again over the pairs with no profile off its runs alone (named at the end):</p>\n");
+        fits_html(&mut h, &s.fits_on_true_profiles);
     }
     h.push_str("<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th><th>per iteration</th><th>simulated</th><th>error</th><th>host vs alone</th><th>profile vs alone</th></tr>\n");
     for x in &s.rows {
@@ -1209,6 +1236,21 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("1.50x (off)"), "{text}");
+        // Without p1 (its profile off), the in-sample time-slicing row goes;
+        // p2's stay.
+        let true_fit = |p: RunPolicy, sample: Sample| {
+            sum.fits_on_true_profiles
+                .iter()
+                .find(|f| f.policy == p && f.sample == sample)
+                .map(|f| f.rows)
+        };
+        assert_eq!(true_fit(Timeslice, Sample::In), None);
+        assert_eq!(true_fit(Timeslice, Sample::Out), Some(1));
+        assert_eq!(true_fit(Mps, Sample::Out), Some(1));
+        assert!(
+            text.contains("the slowdown again over the pairs with no profile off"),
+            "{text}"
+        );
         assert!(text.contains("not run yet: p3"), "{text}");
         assert!(
             text.contains("incomplete (rows shown, not counted above): p4"),
@@ -1280,6 +1322,8 @@ mod tests {
         // p3 stopped early: not counted.
         write("p3", vec![vs(Fikit, "hi", 0, (9.0, 9.0, 9.0), 1.0)], false);
         let sum = summarize(&s, d.path()).unwrap();
+        // No profile off: no second set of fits.
+        assert!(sum.fits_on_true_profiles.is_empty());
         // Time slicing against itself is no figure; p3 is left out.
         assert_eq!(sum.vs_timeslice.len(), 4);
         assert!(sum.vs_timeslice.iter().all(|v| v.policy == Fikit));
