@@ -341,7 +341,7 @@ pub struct Summary {
     /// first iteration left out).
     pub per_iteration_fits: Vec<Fit>,
     /// The slowdown's errors again over the pairs none of whose profiles is
-    /// off its runs alone ([`Summary::slow_profiles`]): the model's error
+    /// off its runs alone ([`Summary::off_profiles`]): the model's error
     /// with the profiles' host speed set aside. Empty when no profile is
     /// off (the same as `fits`).
     #[serde(default)]
@@ -363,13 +363,13 @@ pub struct Summary {
     /// ([`Row::profile_vs_alone`]): recorded while the host ran slower or
     /// faster than in the runs.
     #[serde(default)]
-    pub slow_profiles: Vec<SlowProfile>,
+    pub off_profiles: Vec<OffProfile>,
 }
 
 /// A job whose profile's region alone is off its real regions alone
 /// ([`Row::profile_vs_alone`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SlowProfile {
+pub struct OffProfile {
     /// The pair whose rounds measured it.
     pub pair: String,
     /// The job.
@@ -480,14 +480,14 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             profile_sets: saved.profile_sets,
         }));
     }
-    let mut slow_profiles: Vec<SlowProfile> = Vec::new();
+    let mut off_profiles: Vec<OffProfile> = Vec::new();
     for x in &rows {
         if let (Some((_, true)), Some(sim), Some(real)) = (
             x.row.profile_vs_alone(),
             x.row.sim_region_ms,
             x.row.region_ms,
         ) {
-            slow_profiles.push(SlowProfile {
+            off_profiles.push(OffProfile {
                 pair: x.pair.clone(),
                 job: x.row.job.clone(),
                 profile_region_ms: sim,
@@ -495,7 +495,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             });
         }
     }
-    let off_pair = |pair: &str| slow_profiles.iter().any(|p| p.pair == pair);
+    let off_pair = |pair: &str| off_profiles.iter().any(|p| p.pair == pair);
     let fits_of = |error: fn(&Row) -> (Option<f64>, Option<bool>), true_profiles: bool| {
         let mut fits = Vec::new();
         for &policy in set.policies.iter().filter(|&&p| p != RunPolicy::Exclusive) {
@@ -523,7 +523,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     };
     let fits = fits_of(|r| (r.error, r.within_spread), false);
     let per_iteration_fits = fits_of(|r| (r.per_iteration_error, r.per_iteration_within), false);
-    let fits_on_true_profiles = if slow_profiles.is_empty() {
+    let fits_on_true_profiles = if off_profiles.is_empty() {
         Vec::new()
     } else {
         fits_of(|r| (r.error, r.within_spread), true)
@@ -587,7 +587,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         missing,
         incomplete,
         mixed_machines,
-        slow_profiles,
+        off_profiles,
     })
 }
 
@@ -812,15 +812,15 @@ pub fn summary_text(s: &Summary) -> String {
             each.join("; ")
         ));
     }
-    if !s.slow_profiles.is_empty() {
-        out.push_str(&format!("{}\n", slow_profiles_line(&s.slow_profiles)));
+    if !s.off_profiles.is_empty() {
+        out.push_str(&format!("{}\n", off_profiles_line(&s.off_profiles)));
     }
     out
 }
 
 /// The summary's line naming profiles off their runs alone.
-fn slow_profiles_line(slow: &[SlowProfile]) -> String {
-    let each: Vec<String> = slow
+fn off_profiles_line(off: &[OffProfile]) -> String {
+    let each: Vec<String> = off
         .iter()
         .map(|p| {
             format!(
@@ -973,10 +973,10 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
             runs.join(", ")
         ));
     }
-    if !s.slow_profiles.is_empty() {
+    if !s.off_profiles.is_empty() {
         h.push_str(&format!(
             "<p>{}</p>\n",
-            esc(&slow_profiles_line(&s.slow_profiles))
+            esc(&off_profiles_line(&s.off_profiles))
         ));
     }
     h.push_str("</body></html>\n");
@@ -1223,8 +1223,8 @@ mod tests {
         let text = summary_text(&sum);
         assert!(text.contains("the same per iteration"), "{text}");
         assert_eq!(
-            sum.slow_profiles,
-            [SlowProfile {
+            sum.off_profiles,
+            [OffProfile {
                 pair: "p1".into(),
                 job: "hi".into(),
                 profile_region_ms: 150.0,
