@@ -604,6 +604,11 @@ pub fn table(rows: &[Row]) -> String {
             }
         })
     };
+    // A real spread and, when there is one, the simulated figure after it.
+    let spread_sim = |real: Option<Spread>, unit: &str, sim: Option<f64>| match sim {
+        None => spread(real, unit),
+        Some(x) => format!("{} ({x:.2}{unit})", spread(real, unit)),
+    };
     for r in rows {
         t.add_row([
             r.policy.name().to_string(),
@@ -612,10 +617,7 @@ pub fn table(rows: &[Row]) -> String {
             format!("{}/{}", r.ok_runs, r.runs),
             r.co_runs
                 .map_or("-".into(), |c| format!("{c}/{}", r.ok_runs)),
-            match r.sim_region_ms {
-                None => spread(r.region_ms, ""),
-                Some(x) => format!("{} ({x:.2})", spread(r.region_ms, "")),
-            },
+            spread_sim(r.region_ms, "", r.sim_region_ms),
             spread(r.slowdown, "x"),
             f2(r.sim_slowdown.map(|s| s.median), "x"),
             r.error.map_or("-".into(), |e| {
@@ -630,10 +632,7 @@ pub fn table(rows: &[Row]) -> String {
                 )
             }),
             spread(r.vs_timeslice, "x"),
-            match r.sim_per_iteration {
-                None => spread(r.per_iteration, "x"),
-                Some(x) => format!("{} ({:.2}x)", spread(r.per_iteration, "x"), x.median),
-            },
+            spread_sim(r.per_iteration, "x", r.sim_per_iteration.map(|s| s.median)),
             with_sim(r.p50_ms, r.sim_p50_ms),
             with_sim(r.p99_ms, r.sim_p99_ms),
             r.overlap
