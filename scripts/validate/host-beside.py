@@ -96,9 +96,23 @@ while True:
 """
 
 
-def start(code, env):
+# Per condition: the partner's program (None: alone), whether it waits on the
+# GPU (it prints "ready" once its tensors are made), and whether it runs
+# under MPS.
+CONDITIONS = {
+    "alone": (None, False, False),
+    "cpu": (SPIN, False, False),
+    "gpu": (GPU, True, False),
+    "gpu-mps": (GPU, True, True),
+    "gpu-nap": (GPU_NAP, True, False),
+    "busy": (BUSY, True, False),
+    "busy-mps": (BUSY, True, True),
+}
+
+
+def start(code, on_gpu, env):
     p = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
-    if code in (GPU, GPU_NAP, BUSY):
+    if on_gpu:
         line = p.stdout.readline()
         if line.strip() != "ready":
             p.kill()
@@ -120,38 +134,31 @@ def main():
     ap.add_argument("--seconds", type=float, default=4.0, help="timed seconds per victim run")
     ap.add_argument("--rounds", type=int, default=3, help="turns through the conditions")
     ap.add_argument("--launches", type=int, default=200, help="launches per iteration")
-    ap.add_argument("--conditions", default="alone,cpu,gpu,gpu-mps,gpu-nap,busy,busy-mps", help="comma-separated, from alone,cpu,gpu,gpu-mps,gpu-nap,busy,busy-mps")
+    ap.add_argument("--conditions", default=",".join(CONDITIONS), help=f"comma-separated, from {','.join(CONDITIONS)}")
     a = ap.parse_args()
+    results = {k: [] for k in a.conditions.split(",")}
+    if "alone" not in results:
+        ap.error("--conditions must include alone")
+    unknown = [k for k in results if k not in CONDITIONS]
+    if unknown:
+        ap.error(f"--conditions: unknown condition {', '.join(unknown)}")
     base = dict(os.environ)
     mps_dir = tempfile.mkdtemp(prefix="fikit-mps-")
     mps = dict(base, CUDA_MPS_PIPE_DIRECTORY=mps_dir, CUDA_MPS_LOG_DIRECTORY=mps_dir)
-    results = {k: [] for k in a.conditions.split(",")}
-    if "alone" not in results:
-        sys.exit("host-beside.py: --conditions must include alone")
     for r in range(a.rounds):
         for cond in results:
-            env, partner = base, None
-            if cond == "cpu":
-                partner = start(SPIN, base)
-            elif cond == "gpu":
-                partner = start(GPU, base)
-            elif cond == "gpu-nap":
-                partner = start(GPU_NAP, base)
-            elif cond == "busy":
-                partner = start(BUSY, base)
-            elif cond in ("gpu-mps", "busy-mps"):
+            code, on_gpu, under_mps = CONDITIONS[cond]
+            env = mps if under_mps else base
+            if under_mps:
                 subprocess.run(["nvidia-cuda-mps-control", "-d"], env=mps, check=True)
-                env = mps
-                partner = start(GPU if cond == "gpu-mps" else BUSY, mps)
-            elif cond != "alone":
-                sys.exit(f"host-beside.py: unknown condition {cond}")
+            partner = start(code, on_gpu, env) if code else None
             try:
                 us = victim(env, a.launches, a.seconds)
             finally:
                 if partner:
                     partner.kill()
                     partner.wait()
-                if cond.endswith("-mps"):
+                if under_mps:
                     subprocess.run(["nvidia-cuda-mps-control"], input="quit\n", env=mps, text=True)
                     time.sleep(1.0)
             results[cond].append(us)
