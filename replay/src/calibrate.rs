@@ -174,15 +174,21 @@ pub enum LoadKind {
     /// cache (bound by memory latency, as a small inference kernel is more
     /// than by bandwidth) beside the memory-streaming load.
     Latency,
+    /// The memory-streaming victim beside a pointer-chasing load: what a
+    /// kernel that works memory hard feels beside kernels bound by memory
+    /// latency, which keep few requests in flight (a busy job's kernels
+    /// beside a batch-1 job's).
+    ChaseLoad,
 }
 
 impl LoadKind {
     /// Every kind, in the order calibrate measures them.
-    pub const ALL: [LoadKind; 4] = [
+    pub const ALL: [LoadKind; 5] = [
         LoadKind::Spin,
         LoadKind::Memory,
         LoadKind::Compute,
         LoadKind::Latency,
+        LoadKind::ChaseLoad,
     ];
 
     /// What the victim's and the load's calibration kernels do (`None`: the
@@ -193,7 +199,29 @@ impl LoadKind {
             LoadKind::Memory => Some((LoadMode::Stream, LoadMode::Stream)),
             LoadKind::Compute => Some((LoadMode::Compute, LoadMode::Compute)),
             LoadKind::Latency => Some((LoadMode::Chase, LoadMode::Stream)),
+            LoadKind::ChaseLoad => Some((LoadMode::Stream, LoadMode::Chase)),
         }
+    }
+}
+
+/// Bytes a probe kernel of `mode` moves in `passes` passes over `buf_bytes`
+/// with `blocks` blocks of `threads`: a stream reads and rewrites the whole
+/// buffer each pass (the grid together); a chase loads one 8-byte link per
+/// thread 64 times a pass (the bytes it asks for; DRAM moves at least a
+/// 32-byte sector for each). `None` for the compute kernel.
+pub fn probe_bytes(
+    mode: LoadMode,
+    buf_bytes: usize,
+    blocks: u32,
+    threads: u32,
+    passes: u32,
+) -> Option<f64> {
+    match mode {
+        LoadMode::Stream => Some(2.0 * buf_bytes as f64 * f64::from(passes)),
+        LoadMode::Chase => {
+            Some(f64::from(blocks) * f64::from(threads) * 64.0 * 8.0 * f64::from(passes))
+        }
+        LoadMode::Compute => None,
     }
 }
 
@@ -231,6 +259,12 @@ pub struct CorunPoint {
     /// of what the victim would take beside a load that did not end.
     #[serde(default)]
     pub outlived_ns: i64,
+    /// The load's memory traffic running alone with these blocks, bytes/s
+    /// ([`probe_bytes`] over its median span of fixed passes; 0 for a load
+    /// that moves no memory, and at no load): what a real kernel's DRAM
+    /// figures (`fikit-profile --metrics`) are set against.
+    #[serde(default)]
+    pub load_bytes_per_s: f64,
 }
 
 /// The concurrent-kernel slowdown of one kind of kernel.
@@ -246,6 +280,10 @@ pub struct CorunFit {
     pub victim_demand: f64,
     /// The victim alone, then beside each load.
     pub points: Vec<CorunPoint>,
+    /// The victim's memory traffic alone, bytes/s ([`probe_bytes`] over its
+    /// median time alone; 0 for a victim that moves no memory).
+    #[serde(default)]
+    pub victim_bytes_per_s: f64,
     /// Least-squares `c` of `stretch = 1 + c * load_demand` (through 1 at
     /// no load) over the points beside a load.
     pub slowdown: f64,
@@ -302,6 +340,11 @@ const LOAD_BYTES: usize = 1 << 30;
 const COMPUTE_PASSES: u32 = 200;
 /// Passes of the latency victim (64 dependent links per thread each).
 const CHASE_PASSES: u32 = 12;
+/// Passes of a streaming load timed alone for its traffic (each moves its
+/// 1 GiB buffer in and out: about a millisecond at a quarter of the SMs).
+const STREAM_TIMING_PASSES: u32 = 8;
+/// Runs of a load timed alone for its traffic (the median counts).
+const LOAD_TIMING_RUNS: usize = 3;
 /// How long each spin victim block runs, ns.
 const SPIN_VICTIM_NS: u64 = 500_000;
 
@@ -333,8 +376,13 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
         Some((_, m)) if moves_memory(m) => LOAD_BYTES,
         _ => 4096,
     })?;
-    if kind == LoadKind::Latency {
-        gpu.write_u64(victim_buf, &chase_links(VICTIM_BYTES / 8))?;
+    if let Some((v, l)) = modes {
+        if v == LoadMode::Chase {
+            gpu.write_u64(victim_buf, &chase_links(VICTIM_BYTES / 8))?;
+        }
+        if l == LoadMode::Chase {
+            gpu.write_u64(load_buf, &chase_links(LOAD_BYTES / 8))?;
+        }
     }
     let a = gpu.stream(false)?;
     let v = gpu.stream(false)?;
@@ -373,9 +421,9 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
                 gpu.launch_load(s, blocks, threads, mode, buf, passes, run_ns, stamp)
             }
         };
-    let victim_passes = match kind {
-        LoadKind::Memory => 1,
-        LoadKind::Latency => CHASE_PASSES,
+    let victim_passes = match modes {
+        Some((LoadMode::Stream, _)) => 1,
+        Some((LoadMode::Chase, _)) => CHASE_PASSES,
         _ => COMPUTE_PASSES,
     };
     let victim = |stamp| {
@@ -418,6 +466,49 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
         .map(|(s, e)| (e - s) as i64)
         .collect();
     let alone_ns = median(alone.clone()).max(1);
+    let victim_bytes_per_s = modes
+        .and_then(|(m, _)| probe_bytes(m, VICTIM_BYTES, victim_blocks, threads, victim_passes))
+        .map_or(0.0, |b| b / (alone_ns as f64 * 1e-9));
+    // A load of `blocks` alone, fixed passes: its traffic, bytes/s (0 for
+    // one that moves no memory).
+    let load_traffic = |blocks: u32| -> Result<f64, ReplayError> {
+        let Some((_, mode)) = modes else {
+            return Ok(0.0);
+        };
+        let passes = if mode == LoadMode::Chase {
+            CHASE_PASSES
+        } else {
+            STREAM_TIMING_PASSES
+        };
+        let Some(bytes) = probe_bytes(mode, LOAD_BYTES, blocks, threads, passes) else {
+            return Ok(0.0);
+        };
+        let mut spans = Vec::new();
+        for _ in 0..LOAD_TIMING_RUNS {
+            gpu.write_u64(stamps, &init)?;
+            launch(
+                a,
+                blocks,
+                load_buf,
+                0,
+                passes,
+                0,
+                stamps.slice(0, 32),
+                false,
+            )?;
+            gpu.synchronize()?;
+            let w = gpu.read_u64(stamps, 4)?;
+            if let Some((s, e)) = span(&w) {
+                spans.push((e - s) as i64);
+            }
+        }
+        let ns = median(spans);
+        Ok(if ns > 0 {
+            bytes / (ns as f64 * 1e-9)
+        } else {
+            0.0
+        })
+    };
     let mut points = vec![CorunPoint {
         load_demand: 0.0,
         samples: alone.len(),
@@ -425,10 +516,12 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
         stretch: 1.0,
         outlived: 0,
         outlived_ns: 0,
+        load_bytes_per_s: 0.0,
     }];
     for &d in load_demands {
         let blocks = ((d * capacity).round() as u32).max(1);
         let load_demand = f64::from(blocks) / capacity;
+        let load_bytes_per_s = load_traffic(blocks)?;
         let mut beside = Vec::new();
         let mut outlived = Vec::new();
         for _ in 0..CORUN_ROUNDS {
@@ -478,6 +571,7 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
             stretch: victim_ns as f64 / alone_ns as f64,
             outlived: outlived.len(),
             outlived_ns: median(outlived),
+            load_bytes_per_s,
         });
     }
     let fit: Vec<(f64, f64)> = points
@@ -492,6 +586,7 @@ pub fn corun(gpu: &Gpu, kind: LoadKind, load_demands: &[f64]) -> Result<CorunFit
         victim_demand: f64::from(victim_blocks) / capacity,
         slowdown: fit_slowdown(&fit),
         points,
+        victim_bytes_per_s,
     })
 }
 
@@ -738,6 +833,25 @@ mod tests {
         assert_eq!(d.median_in_blocks, 6.5);
         assert_eq!(d.order, DispatchOrder::LaunchOrder);
         assert_eq!(d.block_ns, DISPATCH_BLOCK_NS);
+    }
+
+    #[test]
+    fn probe_bytes_by_what_the_kernel_does() {
+        // A stream reads and rewrites the whole buffer once a pass, whatever
+        // its blocks: 1 GiB, 8 passes, 16 GiB.
+        assert_eq!(
+            probe_bytes(LoadMode::Stream, 1 << 30, 33, 256, 8),
+            Some(16.0 * (1u64 << 30) as f64)
+        );
+        assert_eq!(
+            probe_bytes(LoadMode::Stream, 1 << 30, 1000, 256, 8),
+            probe_bytes(LoadMode::Stream, 1 << 30, 33, 256, 8)
+        );
+        // A chase: 8 bytes a link, 64 links a pass per thread: 2 blocks of 3
+        // threads, 2 passes: 6 x 64 x 8 x 2 = 6,144, whatever the buffer.
+        assert_eq!(probe_bytes(LoadMode::Chase, 1 << 30, 2, 3, 2), Some(6144.0));
+        assert_eq!(probe_bytes(LoadMode::Chase, 4096, 2, 3, 2), Some(6144.0));
+        assert_eq!(probe_bytes(LoadMode::Compute, 1 << 30, 2, 3, 2), None);
     }
 
     #[test]
