@@ -360,6 +360,45 @@ fn mps_two_kernels_that_each_fit_alone_but_not_together() {
 }
 
 #[test]
+fn mps_a_kernel_that_moves_no_dram_presses_on_no_one() {
+    // The case above, c = 1, with H's kernel measured by a metrics pass to
+    // move no DRAM bytes and the model's calibration load given a traffic:
+    // H weighs 0 (`corun_weight`), so L runs at full speed beside it while
+    // H still feels L. L's first 64 blocks end at 100. H runs 1 + 100/132 =
+    // 1.7576x until then (56.9 of its 100 ns done); at 100 L places 64 more
+    // (32 SMs free) and presses on 136 blocks, 68 SMs: H runs 1 + 68/132 =
+    // 1.5152x, its 43.1 left take 65.3: H ends at 165. L's 64 end at 200,
+    // its last 72 are placed when H leaves, 165, and end at 265.
+    let mut h = job("high", 0, vec![wide("h1", 1, 0, 100, 200)]);
+    let key = h.kernels[0].kernel_key;
+    h.kernel_metrics.insert(
+        key,
+        fikit_trace::KernelMetrics {
+            dram_read_bytes: 0,
+            dram_write_bytes: 0,
+            sm_issue_bp: None,
+            l2_bytes: None,
+        },
+    );
+    let l = job("low", 9, vec![wide("l1", 1, 0, 100, 200)]);
+    let weighed = GpuModel {
+        corun_slowdown: 1.0,
+        corun_load_traffic: vec![[0.5, 1e10]],
+        ..model()
+    };
+    assert_eq!(
+        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &weighed),
+        [165, 265]
+    );
+    // Without the load's traffic the figures change nothing: [176, 276].
+    let c1 = GpuModel {
+        corun_slowdown: 1.0,
+        ..model()
+    };
+    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &c1), [176, 276]);
+}
+
+#[test]
 fn mps_a_kernel_waits_for_room_and_its_host_waits_with_it() {
     // L fills the device for [0,300) (264 blocks, one wave). H arrives at 10:
     // h1 (one block) [0,30) of its time; the host syncs on it, the sync

@@ -579,11 +579,34 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // Real batch-1 kernels issue little and wait on memory: under MPS they
     // slow like the latency-bound probe, not the streaming one (the
     // validation log, 2026-11-26), so its fit is the model's.
-    let (c_latency, c_memory, c_spin) = (
+    let (c_latency, c_memory, c_spin, c_chase_load) = (
         at_least_0(slowdown(LoadKind::Latency)),
         at_least_0(slowdown(LoadKind::Memory)),
         at_least_0(slowdown(LoadKind::Spin)),
+        at_least_0(slowdown(LoadKind::ChaseLoad)),
     );
+    // The latency-bound probe's load: its traffic alone at each share, what
+    // a real kernel's DRAM figures would weigh against
+    // (`corun_load_traffic`). Reported, not written into the model: weighing
+    // by DRAM traffic fits memory-bound neighbours but not a compute-bound
+    // one (the validation log, 2026-11-26), so the model keeps every kernel
+    // pressing fully.
+    let load_traffic: Vec<[f64; 2]> = corun
+        .iter()
+        .find(|f| f.kind == LoadKind::Latency)
+        .map(|f| {
+            f.points
+                .iter()
+                .filter(|p| p.load_demand > 0.0 && p.load_bytes_per_s > 0.0)
+                .map(|p| [p.load_demand, p.load_bytes_per_s])
+                .collect()
+        })
+        .unwrap_or_default();
+    let traffic_words = load_traffic
+        .iter()
+        .map(|[s, b]| format!("{:.0}% {:.0} GB/s", s * 100.0, b / 1e9))
+        .collect::<Vec<_>>()
+        .join(", ");
     // The order in which blocks of concurrent kernels are placed: what the
     // MPS model assumes (in order), checked; not a model parameter.
     eprintln!(
@@ -640,7 +663,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
              SM share, least squares over a small kernel beside loads of 25/50/75% of the SMs on \
              another stream: latency-bound {:.3} (corun_slowdown), memory-streaming {:.3} (not \
              used), the replay's spin kernel {:.3} (replay_corun_slowdown; fits below 0 count as \
-             0; the compute-bound probe's fit, not used, is in calibrate's output); blocks of \
+             0; the compute-bound probe's fit, not used, is in calibrate's output), a streaming \
+             kernel beside pointer-chasing loads {:.3} (not used); the latency-bound probe's load \
+             alone moved {} (not used: corun_load_traffic left empty); blocks of \
              concurrent kernels placed {} (a one-block kernel started {:.2} block times into a \
              kernel of {:.2} waves; the MPS model assumes in order); immediate and block \
              preemption fields are the documented defaults",
@@ -658,6 +683,12 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             c_latency,
             c_memory,
             c_spin,
+            c_chase_load,
+            if traffic_words.is_empty() {
+                "nothing measured".to_string()
+            } else {
+                traffic_words
+            },
             dispatch.order.describe(),
             dispatch.median_in_blocks,
             dispatch.waves,

@@ -21,6 +21,7 @@ impl Mps {
                 mode: model.mps_sharing,
                 corun_slowdown: model.corun_slowdown,
                 order: model.mps_order,
+                load_traffic: model.corun_load_traffic.clone().into(),
             },
         }
     }
@@ -45,7 +46,7 @@ impl Policy for Mps {
     }
 
     fn sm_sharing(&self) -> Option<SmShare> {
-        Some(self.share)
+        Some(self.share.clone())
     }
 }
 

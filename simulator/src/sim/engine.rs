@@ -199,7 +199,7 @@ pub trait Policy {
 }
 
 /// How kernels of different jobs share the SMs ([`Policy::sm_sharing`]).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SmShare {
     /// Block by block ([`crate::sim::slots`]) or fluid.
     pub mode: SmSharing,
@@ -208,6 +208,11 @@ pub struct SmShare {
     pub corun_slowdown: f64,
     /// Block by block: in what order kernels take room.
     pub order: MpsOrder,
+    /// Block by block: the calibration load's DRAM traffic per SM share,
+    /// against which a kernel's own traffic weighs how hard it presses on
+    /// the others ([`GpuModel::corun_load_traffic`](crate::sim::gpu::GpuModel::corun_load_traffic));
+    /// empty: every kernel presses fully.
+    pub load_traffic: std::sync::Arc<[[f64; 2]]>,
 }
 
 /// A rotation of time slices (see [`Policy::rotation`]).
@@ -739,12 +744,24 @@ impl<'a> Engine<'a> {
             let job = &self.jobs[j];
             let occupancy = job.occupancy(op).expect("a kernel has an occupancy");
             // Its place in line: when it became ready, or when it was launched.
-            let key = match self.sharing.map(|s| s.order) {
+            let key = match self.sharing.as_ref().map(|s| s.order) {
                 Some(MpsOrder::Launch) => self.state[j].ops[op].issued_at,
                 _ => now,
             };
+            // How hard it presses on other jobs' kernels: by its DRAM
+            // traffic where the model and its trace have the figures.
+            let weight = match self.sharing.as_ref() {
+                Some(s) if s.corun_slowdown > 0.0 && !s.load_traffic.is_empty() => {
+                    crate::sim::gpu::corun_weight(
+                        &s.load_traffic,
+                        occupancy.demand,
+                        job.dram_bytes_per_s(op),
+                    )
+                }
+                _ => 1.0,
+            };
             self.slots
-                .admit(j, op, occupancy, job.ops[op].duration_ns, key);
+                .admit(j, op, occupancy, job.ops[op].duration_ns, key, weight);
         } else {
             self.schedule(finish, Event::Done(j, op, version));
         }
@@ -752,18 +769,22 @@ impl<'a> Engine<'a> {
 
     /// How kernels share the SMs: block by block.
     fn blocks(&self) -> bool {
-        self.sharing.is_some_and(|s| s.mode == SmSharing::Blocks)
+        self.sharing
+            .as_ref()
+            .is_some_and(|s| s.mode == SmSharing::Blocks)
     }
 
     /// How kernels share the SMs: fluid.
     fn fluid(&self) -> bool {
-        self.sharing.is_some_and(|s| s.mode == SmSharing::Fluid)
+        self.sharing
+            .as_ref()
+            .is_some_and(|s| s.mode == SmSharing::Fluid)
     }
 
     /// Block-by-block sharing: places the blocks that fit now and schedules
     /// their waves' ends; a kernel's first block is its start on timelines.
     fn place_blocks(&mut self) {
-        let c = self.sharing.map_or(0.0, |s| s.corun_slowdown);
+        let c = self.sharing.as_ref().map_or(0.0, |s| s.corun_slowdown);
         let mut placed = std::mem::take(&mut self.placed);
         placed.clear();
         self.slots.place(self.now, c, &mut placed);
@@ -1030,7 +1051,7 @@ impl<'a> Engine<'a> {
     /// `c`: [`SmShare::corun_slowdown`]).
     fn update_rates(&mut self) {
         let now = self.now;
-        let c = self.sharing.map_or(0.0, |s| s.corun_slowdown);
+        let c = self.sharing.as_ref().map_or(0.0, |s| s.corun_slowdown);
         let mut shares = std::mem::take(&mut self.shares);
         shares.clear();
         shares.extend(self.state.iter().enumerate().map(|(j, st)| {

@@ -102,6 +102,21 @@ pub struct GpuModel {
     /// timer and move no memory: `fikit-sim validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
     pub replay_corun_slowdown: f64,
+    /// The memory-streaming load beside which `corun_slowdown` was measured:
+    /// its DRAM traffic alone at each SM share, `[share, bytes/s]`, shares
+    /// rising (`fikit-sim calibrate`'s latency-bound probe). With it, under
+    /// MPS block by block, a kernel whose trace carries DRAM figures
+    /// (`fikit-profile --metrics`) presses on other jobs' kernels in
+    /// proportion to its traffic against the load's at the kernel's one-wave
+    /// share, at most fully ([`corun_weight`]): a batch-1 kernel that finds
+    /// its data in L2 slows a busy neighbour little, a kernel streaming as
+    /// hard as the load slows it as the load did. Empty, or for a kernel
+    /// without figures: every kernel presses fully. Empty in the shipped
+    /// models and in what `fikit-sim calibrate` writes (it reports the load's
+    /// traffic beside its fit): on real pairs the weighing fits memory-bound
+    /// neighbours but makes a compute-bound one (bert training, 0.4 TB/s)
+    /// far too light (the validation log, 2026-11-26). For experiments.
+    pub corun_load_traffic: Vec<[f64; 2]>,
     /// How kernels of different jobs share the SMs under MPS.
     pub mps_sharing: SmSharing,
     /// In what order kernels take SM room under MPS, block by block:
@@ -127,6 +142,8 @@ impl Default for GpuModel {
     /// - 4 waves: a typical large kernel runs a few waves of blocks;
     /// - no hand-over cost: measured only by live replay with timelines
     ///   (simulator/README.md), so a calibrated model file carries it;
+    /// - no load traffic: every kernel presses fully on the others (weighing
+    ///   by DRAM traffic does not hold on real pairs yet);
     /// - no concurrent-kernel slowdown (either kind): co-running kernels
     ///   slow each other only by competing for SM room, as before
     ///   `fikit-sim calibrate` measured it; a calibrated model file carries both;
@@ -149,6 +166,7 @@ impl Default for GpuModel {
             block_waves: 4,
             corun_slowdown: 0.0,
             replay_corun_slowdown: 0.0,
+            corun_load_traffic: Vec::new(),
             mps_sharing: SmSharing::Blocks,
             mps_order: MpsOrder::Ready,
         }
@@ -174,6 +192,37 @@ pub enum ModelError {
         /// What is wrong.
         message: String,
     },
+}
+
+/// How hard a kernel of one-wave SM share `share` presses on other jobs'
+/// kernels under MPS, 0 to 1 ([`GpuModel::corun_load_traffic`]): its DRAM
+/// traffic alone, `bytes_per_s`, over the calibration load's at the same
+/// share (`load`: `[share, bytes/s]`, shares rising; linear between them,
+/// from 0 at no share, flat past the last), at most 1. 1 without a figure
+/// or without the load's traffic.
+pub fn corun_weight(load: &[[f64; 2]], share: f64, bytes_per_s: Option<f64>) -> f64 {
+    let (Some(b), Some(&[s_last, b_last])) = (bytes_per_s, load.last()) else {
+        return 1.0;
+    };
+    let reference = if share >= s_last {
+        b_last
+    } else {
+        let mut prev = [0.0, 0.0];
+        let mut at = b_last;
+        for &[s, v] in load {
+            if share <= s {
+                at = prev[1] + (v - prev[1]) * (share - prev[0]) / (s - prev[0]);
+                break;
+            }
+            prev = [s, v];
+        }
+        at
+    };
+    if reference > 0.0 {
+        (b / reference).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
 }
 
 /// The calibrated models the project ships (`simulator/models/`), compiled
@@ -295,6 +344,15 @@ impl GpuModel {
                 return Err(format!("{name} must be a number at least 0, found {v}"));
             }
         }
+        let mut last = 0.0;
+        for (i, &[share, bytes]) in self.corun_load_traffic.iter().enumerate() {
+            if !(share > last && share <= 1.0 && bytes.is_finite() && bytes > 0.0) {
+                return Err(format!(
+                    "corun_load_traffic[{i}]: [{share}, {bytes}]: shares must rise within (0, 1] and traffic be a number above 0"
+                ));
+            }
+            last = share;
+        }
         if self.block_waves < 1 {
             return Err(format!(
                 "block_waves must be at least 1, found {}",
@@ -317,6 +375,42 @@ mod tests {
         assert_eq!(gpu_family("NVIDIA GeForce RTX 4090"), None);
         assert_eq!(gpu_family("Tesla T4").as_deref(), Some("t4"));
         assert_eq!(gpu_family("synthetic"), None);
+    }
+
+    #[test]
+    fn a_kernel_weighs_by_its_traffic_against_the_load_at_its_share() {
+        // The load moved 1000 B/s at a quarter of the SMs, 1600 at half,
+        // 1800 at three quarters.
+        let load = [[0.25, 1000.0], [0.5, 1600.0], [0.75, 1800.0]];
+        // At a quarter: 250 / 1000.
+        assert_eq!(corun_weight(&load, 0.25, Some(250.0)), 0.25);
+        // Below the first share, from 0: at 0.1 the load's is 400.
+        assert!((corun_weight(&load, 0.1, Some(100.0)) - 0.25).abs() < 1e-12);
+        // Between shares: at 0.375 the load's is 1300.
+        assert!((corun_weight(&load, 0.375, Some(650.0)) - 0.5).abs() < 1e-12);
+        // Past the last share, flat: 900 / 1800 at 1.
+        assert_eq!(corun_weight(&load, 1.0, Some(900.0)), 0.5);
+        // At most 1: streaming harder than the load presses as the load did.
+        assert_eq!(corun_weight(&load, 0.5, Some(5000.0)), 1.0);
+        // No figure, or no load traffic: fully, as before the metrics.
+        assert_eq!(corun_weight(&load, 0.5, None), 1.0);
+        assert_eq!(corun_weight(&[], 0.5, Some(1.0)), 1.0);
+        // Load traffic must rise in share within (0, 1], above 0.
+        let with = |t: Vec<[f64; 2]>| GpuModel {
+            corun_load_traffic: t,
+            ..GpuModel::default()
+        };
+        assert!(with(load.to_vec()).validate().is_ok());
+        for bad in [
+            vec![[0.5, 1.0], [0.25, 1.0]],
+            vec![[0.0, 1.0]],
+            vec![[1.5, 1.0]],
+            vec![[0.5, 0.0]],
+            vec![[0.5, f64::NAN]],
+        ] {
+            let e = with(bad).validate().unwrap_err();
+            assert!(e.starts_with("corun_load_traffic["), "{e}");
+        }
     }
 
     #[test]

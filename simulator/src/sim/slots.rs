@@ -74,6 +74,9 @@ struct Active {
     /// Waves alone.
     waves: u64,
     sms: f64,
+    /// How hard it presses on other jobs' kernels, 0 to 1 (its DRAM
+    /// traffic against the calibration load's: [`crate::sim::gpu::corun_weight`]).
+    weight: f64,
     /// Blocks not placed yet.
     to_place: u64,
     /// Blocks placed and not retired.
@@ -174,6 +177,7 @@ impl SlotPool {
         occupancy: &Occupancy,
         duration_ns: i64,
         order: i64,
+        weight: f64,
     ) {
         if job >= self.held.len() {
             self.held.resize(job + 1, 0.0);
@@ -191,6 +195,7 @@ impl SlotPool {
                 width: occupancy.wave_blocks(),
                 waves: occupancy.waves(),
                 sms: f64::from(occupancy.sms),
+                weight,
                 to_place: occupancy.blocks,
                 resident: 0,
                 placed_waves: 0,
@@ -281,7 +286,7 @@ impl SlotPool {
         }
         pressing.iter_mut().for_each(|p| *p = 0.0);
         for k in kernels.iter() {
-            pressing[k.job] += k.pressing();
+            pressing[k.job] += k.pressing() * k.weight;
         }
         let pressed: f64 = pressing.iter().sum();
         for k in kernels.iter_mut() {
@@ -344,6 +349,15 @@ mod tests {
     /// at)`, each wave's end the next event; returns each kernel's (first
     /// block, end).
     fn run(kernels: &[(usize, Occupancy, i64, i64)], c: f64) -> Vec<(i64, i64)> {
+        run_weighted(kernels, &vec![1.0; kernels.len()], c)
+    }
+
+    /// [`run`] with each kernel's weight (how hard it presses on the others).
+    fn run_weighted(
+        kernels: &[(usize, Occupancy, i64, i64)],
+        weights: &[f64],
+        c: f64,
+    ) -> Vec<(i64, i64)> {
         let mut pool = SlotPool::new(4);
         let mut out = Vec::new();
         let mut ends: Vec<Placed> = Vec::new();
@@ -353,7 +367,7 @@ mod tests {
         loop {
             while admitted < kernels.len() && kernels[admitted].3 <= now {
                 let (job, occ, d, _) = kernels[admitted];
-                pool.admit(job, admitted, &occ, d, now);
+                pool.admit(job, admitted, &occ, d, now, weights[admitted]);
                 admitted += 1;
             }
             out.clear();
@@ -446,6 +460,26 @@ mod tests {
         // Without the slowdown job 1 ends at 100 and job 0 runs its waves
         // around the 2 SMs job 1 held for the first 100 ns.
         assert_eq!(run(&pair, 0.0)[0], (0, 100));
+    }
+
+    #[test]
+    fn a_light_kernel_presses_on_its_neighbour_by_its_weight() {
+        // The case above with job 1's small kernel at weight 0.25 (a quarter
+        // of the calibration load's DRAM traffic at its share). Job 1 still
+        // feels job 0's full wave (weight 1): 2x, (0, 200). Job 0 feels job
+        // 1's 2 SMs x 0.25 = 0.5 SM, o = 0.05: 1.05x. Its first 8 blocks end
+        // at 105 and the next 8 are placed then; at 200 job 1 leaves, they
+        // have done 95 / 1.05 = 90.5 ns of 100 and end at 210. The other 14
+        // go as room frees: 2 at 200 (end 300), 8 at 210 (end 310), 2 at 300
+        // (end 400) and the last 2 at 310: end 410.
+        let pair = [(1, occ(2, 1), 100, 0), (0, occ(30, 1), 300, 0)];
+        assert_eq!(run_weighted(&pair, &[0.25, 1.0], 1.0), [(0, 200), (0, 410)]);
+        // At weight 0 job 0 is not slowed, only kept off job 1's 2 SMs: 8
+        // blocks end at 100, 8 more at 200; at 200 job 1's 2 SMs free too,
+        // so the last 14 go 10 at 200 (end 300) and 4 at 300: end 400.
+        assert_eq!(run_weighted(&pair, &[0.0, 1.0], 1.0), [(0, 200), (0, 400)]);
+        // At weight 1 it is the case above.
+        assert_eq!(run_weighted(&pair, &[1.0, 1.0], 1.0), [(0, 200), (0, 433)]);
     }
 
     #[test]
