@@ -179,16 +179,22 @@ pub enum LoadKind {
     /// latency, which keep few requests in flight (a busy job's kernels
     /// beside a batch-1 job's).
     ChaseLoad,
+    /// The pointer-chasing victim beside the compute-bound load (dependent
+    /// FMAs, no memory traffic): whether a kernel bound by memory latency
+    /// slows beside work that fills the SMs' issue slots but not the memory
+    /// system (a training job's matrix products move little from DRAM).
+    LatencyCompute,
 }
 
 impl LoadKind {
     /// Every kind, in the order calibrate measures them.
-    pub const ALL: [LoadKind; 5] = [
+    pub const ALL: [LoadKind; 6] = [
         LoadKind::Spin,
         LoadKind::Memory,
         LoadKind::Compute,
         LoadKind::Latency,
         LoadKind::ChaseLoad,
+        LoadKind::LatencyCompute,
     ];
 
     /// What the victim's and the load's calibration kernels do (`None`: the
@@ -200,6 +206,7 @@ impl LoadKind {
             LoadKind::Compute => Some((LoadMode::Compute, LoadMode::Compute)),
             LoadKind::Latency => Some((LoadMode::Chase, LoadMode::Stream)),
             LoadKind::ChaseLoad => Some((LoadMode::Stream, LoadMode::Chase)),
+            LoadKind::LatencyCompute => Some((LoadMode::Chase, LoadMode::Compute)),
         }
     }
 }

@@ -270,7 +270,10 @@ pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
                     .iter()
                     .map(|&k| {
                         let demands: &[f64] = match k {
-                            fikit_replay::calibrate::LoadKind::Compute => &CORUN_COMPUTE_DEMANDS,
+                            fikit_replay::calibrate::LoadKind::Compute
+                            | fikit_replay::calibrate::LoadKind::LatencyCompute => {
+                                &CORUN_COMPUTE_DEMANDS
+                            }
                             _ => &CORUN_DEMANDS,
                         };
                         fikit_replay::calibrate::corun(&gpu, k, demands)
@@ -555,7 +558,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // Concurrent-kernel slowdown: small kernels beside loads of a quarter to
     // three quarters of the SMs, each kind of kernel beside its own kind.
     eprintln!(
-        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory, compute and pointer-chasing kernels beside loads of 25-75% of the SMs, the compute kernel also 12.5%; a memory-streaming kernel beside pointer-chasing loads; each memory load also timed alone for its traffic)"
+        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory, compute and pointer-chasing kernels beside loads of 25-75% of the SMs, the compute kernel also 12.5%; a memory-streaming kernel beside pointer-chasing loads and a pointer-chasing one beside compute-bound loads, also 12.5%; each memory load also timed alone for its traffic)"
     );
     let outs = probes_with(
         &[vec!["--mode".to_string(), "corun".to_string()]],
