@@ -360,10 +360,11 @@ fn mps_two_kernels_that_each_fit_alone_but_not_together() {
 }
 
 #[test]
-fn mps_a_kernel_that_moves_no_dram_presses_on_no_one() {
+fn mps_a_kernel_that_moves_no_dram_and_issues_little_presses_on_no_one() {
     // The case above, c = 1, with H's kernel measured by a metrics pass to
-    // move no DRAM bytes and the model's calibration load given a traffic:
-    // H weighs 0 (`corun_weight`), so L runs at full speed beside it while
+    // move no DRAM bytes (its issue rate not counted) and the model's
+    // calibration load given a traffic: H weighs 0 (`corun_weight`), so L
+    // runs at full speed beside it while
     // H still feels L. L's first 64 blocks end at 100. H runs 1 + 100/132 =
     // 1.7576x until then (56.9 of its 100 ns done); at 100 L places 64 more
     // (32 SMs free) and presses on 136 blocks, 68 SMs: H runs 1 + 68/132 =
@@ -395,7 +396,14 @@ fn mps_a_kernel_that_moves_no_dram_presses_on_no_one() {
         corun_slowdown: 1.0,
         ..model()
     };
-    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &c1), [176, 276]);
+    assert_eq!(
+        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &c1),
+        [176, 276]
+    );
+    // Nor does a kernel that moves no DRAM bytes but issues at the SMs'
+    // peak: it presses fully, as in the case above.
+    h.kernel_metrics.get_mut(&key).unwrap().sm_issue_bp = Some(10_000);
+    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &weighed), [176, 276]);
 }
 
 #[test]

@@ -590,10 +590,9 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     );
     // The latency-bound probe's load: its traffic alone at each share, what
     // a real kernel's DRAM figures would weigh against
-    // (`corun_load_traffic`). Reported, not written into the model: weighing
-    // by DRAM traffic fits memory-bound neighbours but not a compute-bound
-    // one (the validation log, 2026-11-26), so the model keeps every kernel
-    // pressing fully.
+    // (`corun_load_traffic`). Reported, not written into the model until
+    // out-of-sample rounds judge the weighing (the validation log,
+    // 2026-11-26), so the model keeps every kernel pressing fully.
     let load_traffic: Vec<[f64; 2]> = corun
         .iter()
         .find(|f| f.kind == LoadKind::Latency)

@@ -749,13 +749,14 @@ impl<'a> Engine<'a> {
                 _ => now,
             };
             // How hard it presses on other jobs' kernels: by its DRAM
-            // traffic where the model and its trace have the figures.
+            // traffic and issue rate where the model and its trace have
+            // the figures.
             let weight = match self.sharing.as_ref() {
                 Some(s) if s.corun_slowdown > 0.0 && !s.load_traffic.is_empty() => {
                     crate::sim::gpu::corun_weight(
                         &s.load_traffic,
                         occupancy.demand,
-                        job.dram_bytes_per_s(op),
+                        job.pressure(op),
                     )
                 }
                 _ => 1.0,

@@ -106,16 +106,16 @@ pub struct GpuModel {
     /// its DRAM traffic alone at each SM share, `[share, bytes/s]`, shares
     /// rising (`fikit-sim calibrate`'s latency-bound probe). With it, under
     /// MPS block by block, a kernel whose trace carries DRAM figures
-    /// (`fikit-profile --metrics`) presses on other jobs' kernels in
-    /// proportion to its traffic against the load's at the kernel's one-wave
-    /// share, at most fully ([`corun_weight`]): a batch-1 kernel that finds
-    /// its data in L2 slows a busy neighbour little, a kernel streaming as
-    /// hard as the load slows it as the load did. Empty, or for a kernel
-    /// without figures: every kernel presses fully. Empty in the shipped
-    /// models and in what `fikit-sim calibrate` writes (it reports the load's
-    /// traffic beside its fit): on real pairs the weighing fits memory-bound
-    /// neighbours but makes a compute-bound one (bert training, 0.4 TB/s)
-    /// far too light (the validation log, 2026-11-26). For experiments.
+    /// (`fikit-profile --metrics`) presses on other jobs' kernels by the
+    /// larger of its traffic against the load's at the kernel's one-wave
+    /// share and its SM issue rate, at most fully ([`corun_weight`]): a
+    /// batch-1 kernel that finds its data in L2 and issues little slows a
+    /// busy neighbour little; a kernel streaming as hard as the load, or
+    /// filling the issue slots, slows it as the load did. Empty, or for a
+    /// kernel without figures: every kernel presses fully. Empty in the
+    /// shipped models and in what `fikit-sim calibrate` writes (it reports
+    /// the load's traffic beside its fit) until out-of-sample rounds judge
+    /// it (the validation log, 2026-11-26). For experiments.
     pub corun_load_traffic: Vec<[f64; 2]>,
     /// How kernels of different jobs share the SMs under MPS.
     pub mps_sharing: SmSharing,
@@ -195,13 +195,19 @@ pub enum ModelError {
 }
 
 /// How hard a kernel of one-wave SM share `share` presses on other jobs'
-/// kernels under MPS, 0 to 1 ([`GpuModel::corun_load_traffic`]): its DRAM
-/// traffic alone, `bytes_per_s`, over the calibration load's at the same
-/// share (`load`: `[share, bytes/s]`, shares rising; linear between them,
-/// from 0 at no share, flat past the last), at most 1. 1 without a figure
-/// or without the load's traffic.
-pub fn corun_weight(load: &[[f64; 2]], share: f64, bytes_per_s: Option<f64>) -> f64 {
-    let (Some(b), Some(&[s_last, b_last])) = (bytes_per_s, load.last()) else {
+/// kernels under MPS, 0 to 1 ([`GpuModel::corun_load_traffic`]), from what
+/// it does to the two things co-running kernels share (`pressure`: its DRAM
+/// traffic alone, bytes/s, and its SM issue rate, 0 to 1, where measured):
+/// the larger of its traffic over the calibration load's at the same share
+/// (`load`: `[share, bytes/s]`, shares rising; linear between them, from 0
+/// at no share, flat past the last) and its issue rate, at most 1. A kernel
+/// that streams like the load, or fills the SMs' issue slots, presses fully
+/// (calibrate's compute-bound load, issuing at about its peak beside a
+/// latency-bound kernel, slowed it 1.31x at a quarter of the SMs where the
+/// streaming load did 1.53x, and far more beyond); one that does neither
+/// presses little. 1 without figures or without the load's traffic.
+pub fn corun_weight(load: &[[f64; 2]], share: f64, pressure: Option<(f64, Option<f64>)>) -> f64 {
+    let (Some((b, issue)), Some(&[s_last, b_last])) = (pressure, load.last()) else {
         return 1.0;
     };
     let reference = if share >= s_last {
@@ -218,11 +224,8 @@ pub fn corun_weight(load: &[[f64; 2]], share: f64, bytes_per_s: Option<f64>) -> 
         }
         at
     };
-    if reference > 0.0 {
-        (b / reference).clamp(0.0, 1.0)
-    } else {
-        1.0
-    }
+    let memory = if reference > 0.0 { b / reference } else { 1.0 };
+    memory.max(issue.unwrap_or(0.0)).clamp(0.0, 1.0)
 }
 
 /// The calibrated models the project ships (`simulator/models/`), compiled
@@ -383,18 +386,23 @@ mod tests {
         // 1800 at three quarters.
         let load = [[0.25, 1000.0], [0.5, 1600.0], [0.75, 1800.0]];
         // At a quarter: 250 / 1000.
-        assert_eq!(corun_weight(&load, 0.25, Some(250.0)), 0.25);
+        assert_eq!(corun_weight(&load, 0.25, Some((250.0, None))), 0.25);
         // Below the first share, from 0: at 0.1 the load's is 400.
-        assert!((corun_weight(&load, 0.1, Some(100.0)) - 0.25).abs() < 1e-12);
+        assert!((corun_weight(&load, 0.1, Some((100.0, None))) - 0.25).abs() < 1e-12);
         // Between shares: at 0.375 the load's is 1300.
-        assert!((corun_weight(&load, 0.375, Some(650.0)) - 0.5).abs() < 1e-12);
+        assert!((corun_weight(&load, 0.375, Some((650.0, None))) - 0.5).abs() < 1e-12);
         // Past the last share, flat: 900 / 1800 at 1.
-        assert_eq!(corun_weight(&load, 1.0, Some(900.0)), 0.5);
+        assert_eq!(corun_weight(&load, 1.0, Some((900.0, None))), 0.5);
         // At most 1: streaming harder than the load presses as the load did.
-        assert_eq!(corun_weight(&load, 0.5, Some(5000.0)), 1.0);
+        assert_eq!(corun_weight(&load, 0.5, Some((5000.0, None))), 1.0);
+        // The issue rate where it is larger: a kernel moving 250 of 1600 at
+        // half the SMs but issuing at 70% of peak presses by 0.7; one issuing
+        // at 10% by its traffic, 0.25 at a quarter.
+        assert_eq!(corun_weight(&load, 0.5, Some((250.0, Some(0.7)))), 0.7);
+        assert_eq!(corun_weight(&load, 0.25, Some((250.0, Some(0.1)))), 0.25);
         // No figure, or no load traffic: fully, as before the metrics.
         assert_eq!(corun_weight(&load, 0.5, None), 1.0);
-        assert_eq!(corun_weight(&[], 0.5, Some(1.0)), 1.0);
+        assert_eq!(corun_weight(&[], 0.5, Some((1.0, Some(0.0)))), 1.0);
         // Load traffic must rise in share within (0, 1], above 0.
         let with = |t: Vec<[f64; 2]>| GpuModel {
             corun_load_traffic: t,

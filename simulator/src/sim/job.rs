@@ -181,11 +181,11 @@ pub struct Job {
     pub gap_after_kernel_ns: Arc<[i64]>,
     /// Profiled mean duration per kernel key, ns: FIKIT's duration prediction.
     pub mean_duration_ns: Arc<HashMap<u64, i64>>,
-    /// DRAM bytes read and written per launch, per kernel key, where the
-    /// trace carries a metrics pass's figures (`fikit-profile --metrics`);
-    /// empty without. Under MPS a kernel presses on other jobs' kernels in
-    /// proportion to its DRAM traffic ([`crate::sim::gpu::corun_weight`]).
-    pub dram_bytes: Arc<HashMap<u64, u64>>,
+    /// A metrics pass's figures per kernel key, where the trace carries them
+    /// (`fikit-profile --metrics`); empty without. Under MPS they can weigh
+    /// how hard a kernel presses on other jobs' kernels
+    /// ([`crate::sim::gpu::corun_weight`]).
+    pub metrics: Arc<HashMap<u64, fikit_trace::KernelMetrics>>,
     /// For each op, its position among the job's kernels in issue order
     /// (`u32::MAX` for copies and memsets).
     pub kernel_position: Arc<[u32]>,
@@ -278,13 +278,18 @@ impl Job {
         self.occupancy(op).map_or(0.0, |o| o.demand)
     }
 
-    /// Kernel `op`'s DRAM traffic, bytes/s: its key's DRAM bytes
-    /// ([`Job::dram_bytes`]) over its recorded duration. `None` for a copy
-    /// or memset, or a kernel without figures.
-    pub fn dram_bytes_per_s(&self, op: usize) -> Option<f64> {
+    /// Kernel `op`'s DRAM traffic, bytes/s (its key's DRAM bytes read and
+    /// written over its recorded duration), and its SM issue rate, 0 to 1,
+    /// where measured ([`Job::metrics`]). `None` for a copy or memset, or a
+    /// kernel without figures.
+    pub fn pressure(&self, op: usize) -> Option<(f64, Option<f64>)> {
         let o = &self.ops[op];
-        let bytes = *self.dram_bytes.get(&o.kernel_key()?)?;
-        Some(bytes as f64 / (o.duration_ns.max(1) as f64 * 1e-9))
+        let m = self.metrics.get(&o.kernel_key()?)?;
+        let bytes = m.dram_read_bytes.saturating_add(m.dram_write_bytes);
+        Some((
+            bytes as f64 / (o.duration_ns.max(1) as f64 * 1e-9),
+            m.sm_issue_bp.map(|b| f64::from(b) / 10_000.0),
+        ))
     }
 
     /// How kernel `op` occupies the SMs (`None` for a copy or memset).
@@ -582,13 +587,7 @@ impl Job {
             recorded_span_ns,
             gap_after_kernel_ns: gap_after_kernel_ns.into(),
             mean_duration_ns: Arc::new(mean_duration_ns),
-            dram_bytes: Arc::new(
-                trace
-                    .kernel_metrics
-                    .iter()
-                    .map(|(&k, m)| (k, m.dram_read_bytes.saturating_add(m.dram_write_bytes)))
-                    .collect(),
-            ),
+            metrics: Arc::new(trace.kernel_metrics.iter().map(|(&k, &m)| (k, m)).collect()),
             shapes: shapes.into(),
         }
     }
@@ -792,7 +791,7 @@ impl Job {
             recorded_span_ns: self.recorded_span_ns,
             gap_after_kernel_ns: gaps.into(),
             mean_duration_ns: Arc::clone(&self.mean_duration_ns),
-            dram_bytes: Arc::clone(&self.dram_bytes),
+            metrics: Arc::clone(&self.metrics),
             kernel_position: kernel_position.into(),
             occupancies: Arc::clone(&self.occupancies),
             setup_iterations: self.setup_iterations,
