@@ -209,8 +209,8 @@ pub struct SmShare {
     /// Block by block: in what order kernels take room.
     pub order: MpsOrder,
     /// Block by block: the calibration load's DRAM traffic per SM share,
-    /// against which a kernel's own traffic weighs how hard it presses on
-    /// the others ([`GpuModel::corun_load_traffic`](crate::sim::gpu::GpuModel::corun_load_traffic));
+    /// against which a kernel's own traffic (and its issue rate) weigh how
+    /// hard it presses on the others ([`GpuModel::corun_load_traffic`](crate::sim::gpu::GpuModel::corun_load_traffic));
     /// empty: every kernel presses fully.
     pub load_traffic: std::sync::Arc<[[f64; 2]]>,
 }

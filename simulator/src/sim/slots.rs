@@ -37,7 +37,9 @@
 //!   GPU showed 3x; the validation log, 2026-11-26.) `o` changes whenever
 //!   blocks are placed or retire, and every wave in flight then runs the
 //!   work it has left at the new rate (before 2026-11-25, `o` was taken
-//!   once, when a wave was placed). On the GPU blocks retire one by one, so
+//!   once, when a wave was placed). Each kernel's share counts times its
+//!   weight, 1 unless the model weighs kernels by a metrics pass's figures
+//!   ([`crate::sim::gpu::corun_weight`]). On the GPU blocks retire one by one, so
 //!   a waiting kernel may start up to a block time earlier than here.
 //!
 //! Alone, a kernel runs its `W` waves back to back, their lengths the integer
@@ -75,7 +77,8 @@ struct Active {
     waves: u64,
     sms: f64,
     /// How hard it presses on other jobs' kernels, 0 to 1 (its DRAM
-    /// traffic against the calibration load's: [`crate::sim::gpu::corun_weight`]).
+    /// traffic against the calibration load's, or its issue rate:
+    /// [`crate::sim::gpu::corun_weight`]; 1 without figures).
     weight: f64,
     /// Blocks not placed yet.
     to_place: u64,
@@ -170,6 +173,7 @@ impl SlotPool {
     /// [`SlotPool::place`], after every kernel whose `order` key is at most
     /// its own (the time it became ready, or was launched: see
     /// [`MpsOrder`](crate::sim::gpu::MpsOrder)); equal keys in admission order.
+    /// `weight` (0 to 1): how hard it presses on other jobs' kernels.
     pub fn admit(
         &mut self,
         job: usize,
