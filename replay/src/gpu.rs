@@ -90,6 +90,9 @@ pub enum LoadMode {
     Compute = 1,
     /// Follows dependent links through its buffer: bound by memory latency.
     Chase = 2,
+    /// Streams like [`LoadMode::Stream`] with 16-byte loads and stores: more
+    /// bytes in flight per thread, so it streams harder at the same share.
+    Wide = 3,
 }
 
 /// Device memory, freed with the process.

@@ -104,7 +104,9 @@ extern "C" __global__ void fikit_probe(unsigned long long run_ns,
 // so every block moves its share), 1 computes (dependent FMAs in registers,
 // no memory traffic), 2 chases pointers (`buf` holds `words / 2` next
 // indices, 64-bit; each pass every thread follows 64 dependent links: a
-// kernel bound by memory latency, not bandwidth). With `run_ns` = 0 every
+// kernel bound by memory latency, not bandwidth), 3 streams like 0 with
+// 16-byte loads and stores (more bytes in flight per thread: it streams harder
+// at the same share). With `run_ns` = 0 every
 // block does `passes` passes: fixed work, whose time grows when other
 // kernels slow it down (the victim);
 // otherwise each block repeats passes until it has run `run_ns` (the load
@@ -148,6 +150,16 @@ extern "C" __global__ void fikit_load(unsigned int mode,
         if (mode == 0) {
             for (unsigned long long i = first; i < words; i += stride) {
                 buf[i] = buf[i] * 0.999f + 1.0f;
+            }
+        } else if (mode == 3) {
+            float4* b4 = (float4*)buf;
+            for (unsigned long long i = first; i < words / 4; i += stride) {
+                float4 v = b4[i];
+                v.x = v.x * 0.999f + 1.0f;
+                v.y = v.y * 0.999f + 1.0f;
+                v.z = v.z * 0.999f + 1.0f;
+                v.w = v.w * 0.999f + 1.0f;
+                b4[i] = v;
             }
         } else if (mode == 2) {
             for (int k = 0; k < 64; ++k) at = chain[at];

@@ -558,7 +558,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // Concurrent-kernel slowdown: small kernels beside loads of a quarter to
     // three quarters of the SMs, each kind of kernel beside its own kind.
     eprintln!(
-        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory, compute and pointer-chasing kernels beside loads of 25-75% of the SMs, the compute kernel also 12.5%; a memory-streaming kernel beside pointer-chasing loads and a pointer-chasing one beside compute-bound loads, also 12.5%; each memory load also timed alone for its traffic)"
+        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory, compute and pointer-chasing kernels beside loads of 25-75% of the SMs, the compute kernel also 12.5%; a memory-streaming kernel beside pointer-chasing loads, a pointer-chasing one beside compute-bound loads (also 12.5%) and beside loads streaming with 16-byte accesses; each memory load also timed alone for its traffic)"
     );
     let outs = probes_with(
         &[vec!["--mode".to_string(), "corun".to_string()]],
