@@ -143,7 +143,8 @@ impl Default for GpuModel {
     /// - no hand-over cost: measured only by live replay with timelines
     ///   (simulator/README.md), so a calibrated model file carries it;
     /// - no load traffic: every kernel presses fully on the others (weighing
-    ///   by DRAM traffic does not hold on real pairs yet);
+    ///   kernels by their metrics worsened the worst out-of-sample error;
+    ///   the validation log, 2026-11-26);
     /// - no concurrent-kernel slowdown (either kind): co-running kernels
     ///   slow each other only by competing for SM room, as before
     ///   `fikit-sim calibrate` measured it; a calibrated model file carries both;
@@ -207,23 +208,17 @@ pub enum ModelError {
 /// streaming load did 1.53x, and far more beyond); one that does neither
 /// presses little. 1 without figures or without the load's traffic.
 pub fn corun_weight(load: &[[f64; 2]], share: f64, pressure: Option<(f64, Option<f64>)>) -> f64 {
-    let (Some((b, issue)), Some(&[s_last, b_last])) = (pressure, load.last()) else {
+    let (Some((b, issue)), Some(&[_, b_last])) = (pressure, load.last()) else {
         return 1.0;
     };
-    let reference = if share >= s_last {
-        b_last
-    } else {
-        let mut prev = [0.0, 0.0];
-        let mut at = b_last;
-        for &[s, v] in load {
-            if share <= s {
-                at = prev[1] + (v - prev[1]) * (share - prev[0]) / (s - prev[0]);
-                break;
-            }
-            prev = [s, v];
-        }
-        at
-    };
+    // The segment (from the point before, or 0) whose end reaches `share`.
+    let reference = std::iter::once(&[0.0, 0.0])
+        .chain(load)
+        .zip(load)
+        .find(|(_, end)| share <= end[0])
+        .map_or(b_last, |(&[s0, v0], &[s1, v1])| {
+            v0 + (v1 - v0) * (share - s0) / (s1 - s0)
+        });
     let memory = if reference > 0.0 { b / reference } else { 1.0 };
     memory.max(issue.unwrap_or(0.0)).clamp(0.0, 1.0)
 }
