@@ -11,7 +11,9 @@ the small job's operations (model load, warm-up) is left out.
   kernel the operation started, and what the MPS model's rule gives on the
   same partner kernel (blocks placed in order of readiness, waves of
   `per_sm x SMs` blocks, a block of the small job placed when the partner's
-  last, partial wave is placed, else when it ends).
+  last, partial wave is placed, else when it ends); how many of them ended
+  after that kernel did, and the waits and the rule by how full its last
+  wave was.
 - Kernel stretch: the small job's kernels, co-run against alone (matched by
   their order: the same program), by how much of each a partner kernel
   overlapped, by the partner kernel's one-wave SM share (its blocks over
@@ -126,6 +128,12 @@ def main(alone_path, small_path, partner_path, partner_alone_path=None):
     print(f"waits over 50 µs: {long.sum()} operations, {wait[long].sum() / 1e6:.1f} ms; the partner kernel's waves p50 {np.median(waves[jl]):.0f}, its last wave's fill p50 {np.median(fill[jl]):.2f}")
     print(f"  started at {np.percentile(at, 10):.3f} / {np.median(at):.3f} / {np.percentile(at, 90):.3f} (p10/p50/p90) of that kernel, {np.median(vs[long] - pe[jl]) / 1e3:+.1f} µs from its end (p50)")
     print(f"  the model's rule on the same partner kernels: {rule_wait.sum() / 1e6:.1f} ms of waits")
+    past = vs[long] > pe[jl]
+    print(f"  past that partner kernel's end: {past.mean():.0%} of them, {np.maximum(0, vs[long] - pe[jl]).sum() / 1e6:.1f} ms of their waits")
+    for lo, hi in [(0, 0.5), (0.5, 0.8), (0.8, 0.95), (0.95, 1.01)]:
+        m = (fill[jl] >= lo) & (fill[jl] < hi)
+        if m.sum():
+            print(f"  its last wave {lo:.2f}-{hi:.2f} full: {m.sum()} waits, {wait[long][m].sum() / 1e6:.1f} ms, the rule {rule_wait[m].sum() / 1e6:.1f} ms")
 
     # Kernel stretch.
     a = ops(alone_path, ["kernel"])
