@@ -648,6 +648,16 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .code(2)
         .stderr(predicates::str::contains("cannot be used with"));
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "lo"], "sample": "in"}]));
+    // --trace records rounds; with what runs none it is bad input, not ignored.
+    for nothing_runs in ["--summary-only", "--resimulate"] {
+        cmd("fikit-run")
+            .arg("--set")
+            .arg(&set)
+            .args(["--trace", "tr", nothing_runs])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("cannot be used with"));
+    }
     cmd("fikit-run")
         .arg("--set")
         .arg(&set)

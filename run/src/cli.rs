@@ -49,8 +49,10 @@ pub struct Args {
     /// rows), table.txt, logs/ (each job's output per round).
     #[arg(short = 'o', long, default_value = "fikit-run-out")]
     pub out: PathBuf,
-    /// Also record every job with fikit-profile into DIR/<policy>-<repetition>/.
-    #[arg(long, value_name = "DIR")]
+    /// Also record every job with fikit-profile into DIR/<policy>-<repetition>/
+    /// (with --set: DIR/<pair>/<policy>-<repetition>/, the rounds each pair
+    /// runs; a job's runs alone that an earlier pair made are not run again).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["report", "summary_only", "resimulate"])]
     pub trace: Option<PathBuf>,
     /// GPU model for the prediction: a model file, or `default`; without it
     /// the shipped calibrated model of the profiles' GPU.
@@ -930,6 +932,9 @@ pub struct SetOptions {
     pub min_overlap: f64,
     /// Predict with the profiles on the host speed of the runs alone.
     pub host_speed_from_alone: bool,
+    /// Record every job of every round with fikit-profile into
+    /// `<trace>/<pair>/<policy>-<repetition>/` (`profiler` is then set).
+    pub trace: Option<PathBuf>,
 }
 
 impl SetOptions {
@@ -959,15 +964,25 @@ impl SetOptions {
             .collect()
     }
 
-    /// The options of pair `scenario`'s run in `dir` (`report`: rebuilt
-    /// from that run.json instead).
-    fn pair_run(&self, scenario: Scenario, dir: PathBuf, report: Option<PathBuf>) -> RunOptions {
+    /// The options of pair `pair`'s run of `scenario` in `dir` (`report`:
+    /// rebuilt from that run.json instead; nothing is then traced).
+    fn pair_run(
+        &self,
+        pair: &str,
+        scenario: Scenario,
+        dir: PathBuf,
+        report: Option<PathBuf>,
+    ) -> RunOptions {
+        let trace_dir = match &report {
+            Some(_) => None,
+            None => self.trace.as_ref().map(|t| t.join(pair)),
+        };
         RunOptions {
             scenario,
             exec: ExecOptions {
                 collector: self.collector.clone().unwrap_or_default(),
-                profiler: None,
-                trace_dir: None,
+                profiler: trace_dir.as_ref().and(self.profiler.clone()),
+                trace_dir,
                 out_dir: dir,
                 gate_timeout_ms: self.gate_timeout_ms,
                 gate_nap_us: self.gate_nap_us,
@@ -1031,7 +1046,16 @@ impl Args {
         } else {
             Some(fikit_profile::run::find_collector().map_err(bad)?)
         };
-        let profiler = profiler_beside()?.ok();
+        let profiler = match (profiler_beside()?, &self.trace) {
+            (Ok(p), _) => Some(p),
+            (Err(p), Some(_)) => {
+                return Err(bad(format!(
+                    "--trace needs fikit-profile beside this program: {} is missing",
+                    p.display()
+                )));
+            }
+            (Err(_), None) => None,
+        };
         let shim = match &collector {
             Some(c) => shim_for(self.launch_hook, c)?,
             None => None,
@@ -1051,6 +1075,7 @@ impl Args {
             round_timeout_s: self.round_timeout_s,
             min_overlap: self.min_overlap,
             host_speed_from_alone: self.host_speed_from_alone,
+            trace: self.trace,
         })
     }
 }
@@ -1240,7 +1265,7 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
                 p.name,
                 saved.display()
             );
-            let opts = o.pair_run(o.set.scenario(p, &profiles), dir, Some(saved));
+            let opts = o.pair_run(&p.name, o.set.scenario(p, &profiles), dir, Some(saved));
             if let Err(e) = run_with(&opts, None, Vec::new()) {
                 eprintln!("fikit-run: pair {}: {e:#}", p.name);
                 code = 1;
@@ -1296,7 +1321,7 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
                 p.name,
                 p.sample.name()
             );
-            let opts = o.pair_run(scenario, dir, None);
+            let opts = o.pair_run(&p.name, scenario, dir, None);
             // A pair that cannot run (a bad profile, say) is reported and the
             // others still run.
             match run_with(&opts, Some((&p.name, &mut alone)), resume) {
@@ -1430,6 +1455,7 @@ mod set_profiles {
             round_timeout_s: 1,
             min_overlap: 0.5,
             host_speed_from_alone: false,
+            trace: None,
         }
     }
 
@@ -1474,5 +1500,31 @@ mod set_profiles {
         assert_eq!(s.jobs[0].more_profiles.len(), 2);
         assert_eq!(s.jobs[1].profile, Some(PathBuf::from("/p/lo.parquet")));
         assert!(s.jobs[1].more_profiles.is_empty());
+    }
+
+    #[test]
+    fn a_traced_set_records_each_pair_in_its_own_folder_and_a_rebuild_records_nothing() {
+        let mut o = options(serde_json::json!({
+            "jobs": {
+                "hi": {"priority": 0, "command": ["true"]},
+                "lo": {"priority": 9, "command": ["true"]}
+            },
+            "pairs": [{"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"}]
+        }));
+        let scenario = || o.set.scenario(&o.set.pairs[0], &Default::default());
+        // Untraced: no profiler around the jobs.
+        let run = o.pair_run("hi-lo", scenario(), PathBuf::from("/out/hi-lo"), None);
+        assert_eq!((run.exec.profiler, run.exec.trace_dir), (None, None));
+        o.trace = Some(PathBuf::from("/t"));
+        o.profiler = Some(PathBuf::from("/bin/fikit-profile"));
+        let scenario = || o.set.scenario(&o.set.pairs[0], &Default::default());
+        let run = o.pair_run("hi-lo", scenario(), PathBuf::from("/out/hi-lo"), None);
+        assert_eq!(run.exec.trace_dir, Some(PathBuf::from("/t/hi-lo")));
+        assert_eq!(run.exec.profiler, Some(PathBuf::from("/bin/fikit-profile")));
+        assert_eq!(run.exec.out_dir, PathBuf::from("/out/hi-lo"));
+        // Rebuilding from a run.json runs nothing, so traces nothing.
+        let saved = Some(PathBuf::from("/out/hi-lo/run.json"));
+        let run = o.pair_run("hi-lo", scenario(), PathBuf::from("/out/hi-lo"), saved);
+        assert_eq!((run.exec.profiler, run.exec.trace_dir), (None, None));
     }
 }

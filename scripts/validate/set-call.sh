@@ -16,7 +16,9 @@
 # three gzipped, NAME.gz; libfikit_shim.so too for `--launch-hook preload`).
 # Default DEADLINE_S: 540. PAIRS: comma-separated pair names to run (default:
 # all). RUN_ARGS (environment): more options for fikit-run, split at spaces,
-# e.g. RUN_ARGS='--policy exclusive,timeslice,fikit --launch-hook preload'.
+# e.g. RUN_ARGS='--policy exclusive,timeslice,fikit --launch-hook preload';
+# RUN_ARGS="--policy exclusive,mps --repetitions 2 --trace OUT_DIR/traces"
+# traces both jobs of every round (in the pack; about 3 MB a job and round).
 # QUIET=1 (environment): print only the rounds' progress, not the tables or
 # the summary (they are in the pack), for out-of-sample rounds that must not
 # be read before the model they will be judged with is committed.
