@@ -254,12 +254,21 @@ fn shim_for(hook: LaunchHook, collector: &Path) -> Result<Option<PathBuf>> {
     Ok(Some(shim))
 }
 
-/// fikit-profile beside this program: `Ok(path)`, or `Err(path)` where it
-/// is missing.
-fn profiler_beside() -> Result<std::result::Result<PathBuf, PathBuf>> {
+/// fikit-profile beside this program, `None` where it is missing; bad input
+/// where it is missing and `--trace` (`traced`) needs it.
+fn profiler_beside(traced: bool) -> Result<Option<PathBuf>> {
     let exe = std::env::current_exe().context("cannot find this program")?;
     let p = exe.with_file_name("fikit-profile");
-    Ok(if p.is_file() { Ok(p) } else { Err(p) })
+    if p.is_file() {
+        Ok(Some(p))
+    } else if traced {
+        Err(bad(format!(
+            "--trace needs fikit-profile beside this program: {} is missing",
+            p.display()
+        )))
+    } else {
+        Ok(None)
+    }
 }
 
 fn bad(e: impl std::fmt::Display) -> anyhow::Error {
@@ -333,12 +342,7 @@ impl Args {
         };
         let profiler = match &self.trace {
             None => None,
-            Some(_) => Some(profiler_beside()?.map_err(|p| {
-                bad(format!(
-                    "--trace needs fikit-profile beside this program: {} is missing",
-                    p.display()
-                ))
-            })?),
+            Some(_) => profiler_beside(true)?,
         };
         Ok(RunOptions {
             scenario,
@@ -1046,16 +1050,7 @@ impl Args {
         } else {
             Some(fikit_profile::run::find_collector().map_err(bad)?)
         };
-        let profiler = match (profiler_beside()?, &self.trace) {
-            (Ok(p), _) => Some(p),
-            (Err(p), Some(_)) => {
-                return Err(bad(format!(
-                    "--trace needs fikit-profile beside this program: {} is missing",
-                    p.display()
-                )));
-            }
-            (Err(_), None) => None,
-        };
+        let profiler = profiler_beside(self.trace.is_some())?;
         let shim = match &collector {
             Some(c) => shim_for(self.launch_hook, c)?,
             None => None,
