@@ -22,6 +22,7 @@ impl Mps {
                 corun_slowdown: model.corun_slowdown,
                 order: model.mps_order,
                 load_traffic: model.corun_load_traffic.clone().into(),
+                weight_max: model.corun_weight_max,
             },
         }
     }

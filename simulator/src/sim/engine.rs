@@ -213,6 +213,9 @@ pub struct SmShare {
     /// hard it presses on the others ([`GpuModel::corun_load_traffic`](crate::sim::gpu::GpuModel::corun_load_traffic));
     /// empty: every kernel presses fully.
     pub load_traffic: std::sync::Arc<[[f64; 2]]>,
+    /// Block by block, with `load_traffic`: the most a kernel weighs, and
+    /// the most share its neighbours feel ([`GpuModel::corun_weight_max`](crate::sim::gpu::GpuModel::corun_weight_max)).
+    pub weight_max: f64,
 }
 
 /// A rotation of time slices (see [`Policy::rotation`]).
@@ -757,6 +760,7 @@ impl<'a> Engine<'a> {
                         &s.load_traffic,
                         occupancy.demand,
                         job.pressure(op),
+                        s.weight_max,
                     )
                 }
                 _ => 1.0,
@@ -785,10 +789,16 @@ impl<'a> Engine<'a> {
     /// Block-by-block sharing: places the blocks that fit now and schedules
     /// their waves' ends; a kernel's first block is its start on timelines.
     fn place_blocks(&mut self) {
-        let c = self.sharing.as_ref().map_or(0.0, |s| s.corun_slowdown);
+        let (c, o_max) = self.sharing.as_ref().map_or((0.0, 1.0), |s| {
+            let weighed = !s.load_traffic.is_empty();
+            (
+                s.corun_slowdown,
+                if weighed { s.weight_max.max(1.0) } else { 1.0 },
+            )
+        });
         let mut placed = std::mem::take(&mut self.placed);
         placed.clear();
-        self.slots.place(self.now, c, &mut placed);
+        self.slots.place(self.now, c, o_max, &mut placed);
         for p in &placed {
             if p.first {
                 self.state[p.job].ops[p.op].resumed_at = self.now;

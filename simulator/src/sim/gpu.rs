@@ -117,6 +117,15 @@ pub struct GpuModel {
     /// the load's traffic beside its fit) until out-of-sample rounds judge
     /// it (the validation log, 2026-11-26). For experiments.
     pub corun_load_traffic: Vec<[f64; 2]>,
+    /// With `corun_load_traffic`: the most a kernel may weigh. 1 (the
+    /// default): a kernel streaming harder than the calibration load at its
+    /// share presses as the load did. Above 1: it presses by its traffic
+    /// over the load's, up to this, and the share `o` its neighbours feel
+    /// may reach it (calibrate's wide load, streaming 1.37x the narrow
+    /// load's top traffic at half and three quarters of the SMs, slowed the
+    /// latency-bound probe more than the narrow load's fit times that ratio;
+    /// the validation log, 2026-11-26). For experiments.
+    pub corun_weight_max: f64,
     /// How kernels of different jobs share the SMs under MPS.
     pub mps_sharing: SmSharing,
     /// In what order kernels take SM room under MPS, block by block:
@@ -168,6 +177,7 @@ impl Default for GpuModel {
             corun_slowdown: 0.0,
             replay_corun_slowdown: 0.0,
             corun_load_traffic: Vec::new(),
+            corun_weight_max: 1.0,
             mps_sharing: SmSharing::Blocks,
             mps_order: MpsOrder::Ready,
         }
@@ -196,7 +206,8 @@ pub enum ModelError {
 }
 
 /// How hard a kernel of one-wave SM share `share` presses on other jobs'
-/// kernels under MPS, 0 to 1 ([`GpuModel::corun_load_traffic`]), from what
+/// kernels under MPS, 0 to `max` ([`GpuModel::corun_load_traffic`],
+/// [`GpuModel::corun_weight_max`]), from what
 /// it does to the two things co-running kernels share (`pressure`: its DRAM
 /// traffic alone, bytes/s, and its SM issue rate, 0 to 1, where measured):
 /// the larger of its traffic over the calibration load's at the same share
@@ -207,7 +218,12 @@ pub enum ModelError {
 /// latency-bound kernel, slowed it 1.31x at a quarter of the SMs where the
 /// streaming load did 1.53x, and far more beyond); one that does neither
 /// presses little. 1 without figures or without the load's traffic.
-pub fn corun_weight(load: &[[f64; 2]], share: f64, pressure: Option<(f64, Option<f64>)>) -> f64 {
+pub fn corun_weight(
+    load: &[[f64; 2]],
+    share: f64,
+    pressure: Option<(f64, Option<f64>)>,
+    max: f64,
+) -> f64 {
     let (Some((b, issue)), Some(&[_, b_last])) = (pressure, load.last()) else {
         return 1.0;
     };
@@ -220,7 +236,7 @@ pub fn corun_weight(load: &[[f64; 2]], share: f64, pressure: Option<(f64, Option
             v0 + (v1 - v0) * (share - s0) / (s1 - s0)
         });
     let memory = if reference > 0.0 { b / reference } else { 1.0 };
-    memory.max(issue.unwrap_or(0.0)).clamp(0.0, 1.0)
+    memory.max(issue.unwrap_or(0.0)).clamp(0.0, max.max(1.0))
 }
 
 /// The calibrated models the project ships (`simulator/models/`), compiled
@@ -351,6 +367,12 @@ impl GpuModel {
             }
             last = share;
         }
+        if !(self.corun_weight_max.is_finite() && self.corun_weight_max >= 1.0) {
+            return Err(format!(
+                "corun_weight_max must be a number at least 1, found {}",
+                self.corun_weight_max
+            ));
+        }
         if self.block_waves < 1 {
             return Err(format!(
                 "block_waves must be at least 1, found {}",
@@ -381,23 +403,40 @@ mod tests {
         // 1800 at three quarters.
         let load = [[0.25, 1000.0], [0.5, 1600.0], [0.75, 1800.0]];
         // At a quarter: 250 / 1000.
-        assert_eq!(corun_weight(&load, 0.25, Some((250.0, None))), 0.25);
+        assert_eq!(corun_weight(&load, 0.25, Some((250.0, None)), 1.0), 0.25);
         // Below the first share, from 0: at 0.1 the load's is 400.
-        assert!((corun_weight(&load, 0.1, Some((100.0, None))) - 0.25).abs() < 1e-12);
+        assert!((corun_weight(&load, 0.1, Some((100.0, None)), 1.0) - 0.25).abs() < 1e-12);
         // Between shares: at 0.375 the load's is 1300.
-        assert!((corun_weight(&load, 0.375, Some((650.0, None))) - 0.5).abs() < 1e-12);
+        assert!((corun_weight(&load, 0.375, Some((650.0, None)), 1.0) - 0.5).abs() < 1e-12);
         // Past the last share, flat: 900 / 1800 at 1.
-        assert_eq!(corun_weight(&load, 1.0, Some((900.0, None))), 0.5);
+        assert_eq!(corun_weight(&load, 1.0, Some((900.0, None)), 1.0), 0.5);
         // At most 1: streaming harder than the load presses as the load did.
-        assert_eq!(corun_weight(&load, 0.5, Some((5000.0, None))), 1.0);
+        assert_eq!(corun_weight(&load, 0.5, Some((5000.0, None)), 1.0), 1.0);
         // The issue rate where it is larger: a kernel moving 250 of 1600 at
         // half the SMs but issuing at 70% of peak presses by 0.7; one issuing
         // at 10% by its traffic, 0.25 at a quarter.
-        assert_eq!(corun_weight(&load, 0.5, Some((250.0, Some(0.7)))), 0.7);
-        assert_eq!(corun_weight(&load, 0.25, Some((250.0, Some(0.1)))), 0.25);
+        assert_eq!(corun_weight(&load, 0.5, Some((250.0, Some(0.7))), 1.0), 0.7);
+        assert_eq!(
+            corun_weight(&load, 0.25, Some((250.0, Some(0.1))), 1.0),
+            0.25
+        );
         // No figure, or no load traffic: fully, as before the metrics.
-        assert_eq!(corun_weight(&load, 0.5, None), 1.0);
-        assert_eq!(corun_weight(&[], 0.5, Some((1.0, Some(0.0)))), 1.0);
+        assert_eq!(corun_weight(&load, 0.5, None, 1.0), 1.0);
+        assert_eq!(corun_weight(&[], 0.5, Some((1.0, Some(0.0))), 1.0), 1.0);
+        // With a larger most: streaming harder than the load presses by the
+        // ratio (2000 / 1600 at half the SMs), up to the most (5000 / 1600
+        // held at 1.5); an issue rate stays at most 1.
+        assert_eq!(corun_weight(&load, 0.5, Some((2000.0, None)), 1.5), 1.25);
+        assert_eq!(corun_weight(&load, 0.5, Some((5000.0, None)), 1.5), 1.5);
+        assert_eq!(corun_weight(&load, 0.5, Some((800.0, Some(1.0))), 1.5), 1.0);
+        // The most must be a number at least 1.
+        for bad in [0.5, f64::NAN, f64::INFINITY] {
+            let m = GpuModel {
+                corun_weight_max: bad,
+                ..GpuModel::default()
+            };
+            assert!(m.validate().unwrap_err().starts_with("corun_weight_max"));
+        }
         // Load traffic must rise in share within (0, 1], above 0.
         let with = |t: Vec<[f64; 2]>| GpuModel {
             corun_load_traffic: t,

@@ -215,8 +215,10 @@ impl SlotPool {
 
     /// Places what fits now, kernels in the order they reached the GPU;
     /// appends each wave placed to `out`. `corun_slowdown`: the `c` of the
-    /// waves' slowdown.
-    pub fn place(&mut self, now: i64, corun_slowdown: f64, out: &mut Vec<Placed>) {
+    /// waves' slowdown; `o_max`: the most share `o` a kernel feels (1, or
+    /// more where kernels may weigh more than 1:
+    /// [`crate::sim::gpu::GpuModel::corun_weight_max`]).
+    pub fn place(&mut self, now: i64, corun_slowdown: f64, o_max: f64, out: &mut Vec<Placed>) {
         if !std::mem::take(&mut self.changed) {
             return;
         }
@@ -294,7 +296,7 @@ impl SlotPool {
         }
         let pressed: f64 = pressing.iter().sum();
         for k in kernels.iter_mut() {
-            let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, 1.0);
+            let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, o_max.max(1.0));
             let factor = 1.0 + corun_slowdown * o;
             for w in k.in_flight.iter_mut() {
                 if w.factor == factor {
@@ -375,7 +377,9 @@ mod tests {
                 admitted += 1;
             }
             out.clear();
-            pool.place(now, c, &mut out);
+            // Kernels weighing more than 1 may press past the whole device.
+            let o_max = weights.iter().copied().fold(1.0, f64::max);
+            pool.place(now, c, o_max, &mut out);
             for p in &out {
                 if p.first {
                     result[p.op].0 = now;
@@ -484,6 +488,13 @@ mod tests {
         assert_eq!(run_weighted(&pair, &[0.0, 1.0], 1.0), [(0, 200), (0, 400)]);
         // At weight 1 it is the case above.
         assert_eq!(run_weighted(&pair, &[1.0, 1.0], 1.0), [(0, 200), (0, 433)]);
+        // Job 0 streaming 1.5x the load (weight 1.5, `corun_weight_max` at
+        // least that): job 1 feels o = 10 SMs x 1.5 / 10 = 1.5, 2.5x: (0,
+        // 250). Job 0 still feels 0.05: waves of 8 end at 105 and 210; the
+        // third, placed at 210, has done 40 / 1.05 = 38.1 ns when job 1
+        // leaves at 250 and ends at full speed at 312. 2 blocks go at 250
+        // (end 350), the last 4 at 312: end 412.
+        assert_eq!(run_weighted(&pair, &[0.25, 1.5], 1.0), [(0, 250), (0, 412)]);
     }
 
     #[test]
