@@ -206,6 +206,8 @@ pub struct SmShare {
     /// How much slower a kernel runs per unit of the SM share other jobs'
     /// kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
     pub corun_slowdown: f64,
+    /// The share below which that slowdown is 0 ([`GpuModel::corun_threshold`](crate::sim::gpu::GpuModel::corun_threshold)).
+    pub corun_threshold: f64,
     /// Block by block: in what order kernels take room.
     pub order: MpsOrder,
     /// Block by block: the calibration load's DRAM traffic per SM share,
@@ -789,16 +791,13 @@ impl<'a> Engine<'a> {
     /// Block-by-block sharing: places the blocks that fit now and schedules
     /// their waves' ends; a kernel's first block is its start on timelines.
     fn place_blocks(&mut self) {
-        let (c, o_max) = self.sharing.as_ref().map_or((0.0, 1.0), |s| {
-            let weighed = !s.load_traffic.is_empty();
-            (
-                s.corun_slowdown,
-                if weighed { s.weight_max.max(1.0) } else { 1.0 },
-            )
-        });
+        let (c, o_min) = self
+            .sharing
+            .as_ref()
+            .map_or((0.0, 0.0), |s| (s.corun_slowdown, s.corun_threshold));
         let mut placed = std::mem::take(&mut self.placed);
         placed.clear();
-        self.slots.place(self.now, c, o_max, &mut placed);
+        self.slots.place(self.now, c, o_min, &mut placed);
         for p in &placed {
             if p.first {
                 self.state[p.job].ops[p.op].resumed_at = self.now;
@@ -1059,10 +1058,12 @@ impl<'a> Engine<'a> {
     /// demands (each job's at most 1) add up past the device, all run
     /// `1 / total` as fast; a kernel also runs `1 + c * o` times slower
     /// while other jobs' kernels hold a share `o` of the SMs (at most 1;
-    /// `c`: [`SmShare::corun_slowdown`]).
+    /// `c`: [`SmShare::corun_slowdown`]; `o` counts above
+    /// [`SmShare::corun_threshold`] only).
     fn update_rates(&mut self) {
         let now = self.now;
         let c = self.sharing.as_ref().map_or(0.0, |s| s.corun_slowdown);
+        let o_min = self.sharing.as_ref().map_or(0.0, |s| s.corun_threshold);
         let mut shares = std::mem::take(&mut self.shares);
         shares.clear();
         shares.extend(self.state.iter().enumerate().map(|(j, st)| {
@@ -1078,7 +1079,7 @@ impl<'a> Engine<'a> {
         for (j, st) in self.state.iter_mut().enumerate() {
             let rate = if c > 0.0 {
                 let others = (total - shares[j]).clamp(0.0, 1.0);
-                1.0 / (over * (1.0 + c * others))
+                1.0 / (over * (1.0 + c * (others - o_min).max(0.0)))
             } else {
                 1.0 / over
             };

@@ -91,13 +91,22 @@ pub struct GpuModel {
     /// blocks fill the device: a kernel stops after `duration / waves`.
     pub block_waves: i64,
     /// Concurrent-kernel slowdown under MPS: while other jobs' kernels
-    /// press on a share `o` of the SMs (at most 1: block by block, what
-    /// their started kernels' full waves would hold,
-    /// [`crate::sim::slots`]; fluid, the sum of their SM demands), a kernel
-    /// runs `1 + corun_slowdown * o` times slower, on top of the SM
+    /// press on a share `o` of the SMs (at most 1, unless kernels weigh
+    /// more: `corun_weight_max`; block by block, what their started
+    /// kernels' full waves would hold, [`crate::sim::slots`]; fluid, the
+    /// sum of their SM demands), a kernel runs `1 + corun_slowdown * o`
+    /// times slower (`o` above `corun_threshold` only), on top of the SM
     /// sharing. What co-running kernels cost each other in caches and
     /// memory; `fikit-sim calibrate` measures it with a latency-bound kernel.
     pub corun_slowdown: f64,
+    /// The share of the SMs below which co-running kernels cost each other
+    /// nothing: a kernel runs `1 + corun_slowdown * max(0, o - corun_threshold)`
+    /// times slower. 0 (the default): the line through no slowdown at no
+    /// share, as `fikit-sim calibrate` fits it. The latency-bound probe's
+    /// points (25/50/75% of the SMs) lie on a steeper line that meets no
+    /// slowdown at about 8-9% (H100: slope 3.10, 0.082; H200: 2.09, 0.090;
+    /// the validation log, 2026-11-26). For experiments.
+    pub corun_threshold: f64,
     /// The same for the live replay's synthetic kernels, which spin on the
     /// timer and move no memory: `fikit-sim validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
@@ -108,7 +117,8 @@ pub struct GpuModel {
     /// MPS block by block, a kernel whose trace carries DRAM figures
     /// (`fikit-profile --metrics`) presses on other jobs' kernels by the
     /// larger of its traffic against the load's at the kernel's one-wave
-    /// share and its SM issue rate, at most fully ([`corun_weight`]): a
+    /// share and its SM issue rate, at most fully (or `corun_weight_max`;
+    /// [`corun_weight`]): a
     /// batch-1 kernel that finds its data in L2 and issues little slows a
     /// busy neighbour little; a kernel streaming as hard as the load, or
     /// filling the issue slots, slows it as the load did. Empty, or for a
@@ -175,6 +185,7 @@ impl Default for GpuModel {
             preempt_cost_ns: 40_000,
             block_waves: 4,
             corun_slowdown: 0.0,
+            corun_threshold: 0.0,
             replay_corun_slowdown: 0.0,
             corun_load_traffic: Vec::new(),
             corun_weight_max: 1.0,
@@ -367,9 +378,21 @@ impl GpuModel {
             }
             last = share;
         }
+        if !(self.corun_threshold.is_finite() && (0.0..1.0).contains(&self.corun_threshold)) {
+            return Err(format!(
+                "corun_threshold must be a share from 0 up to (not including) 1, found {}",
+                self.corun_threshold
+            ));
+        }
         if !(self.corun_weight_max.is_finite() && self.corun_weight_max >= 1.0) {
             return Err(format!(
                 "corun_weight_max must be a number at least 1, found {}",
+                self.corun_weight_max
+            ));
+        }
+        if self.corun_weight_max > 1.0 && self.corun_load_traffic.is_empty() {
+            return Err(format!(
+                "corun_weight_max {} needs corun_load_traffic (without the load's traffic every kernel weighs 1)",
                 self.corun_weight_max
             ));
         }
@@ -429,19 +452,41 @@ mod tests {
         assert_eq!(corun_weight(&load, 0.5, Some((2000.0, None)), 1.5), 1.25);
         assert_eq!(corun_weight(&load, 0.5, Some((5000.0, None)), 1.5), 1.5);
         assert_eq!(corun_weight(&load, 0.5, Some((800.0, Some(1.0))), 1.5), 1.0);
-        // The most must be a number at least 1.
-        for bad in [0.5, f64::NAN, f64::INFINITY] {
-            let m = GpuModel {
-                corun_weight_max: bad,
-                ..GpuModel::default()
-            };
-            assert!(m.validate().unwrap_err().starts_with("corun_weight_max"));
-        }
-        // Load traffic must rise in share within (0, 1], above 0.
         let with = |t: Vec<[f64; 2]>| GpuModel {
             corun_load_traffic: t,
             ..GpuModel::default()
         };
+        // The most must be a number at least 1, and above 1 only with the
+        // load's traffic.
+        for (bad, t) in [
+            (0.5, load.to_vec()),
+            (f64::NAN, load.to_vec()),
+            (f64::INFINITY, load.to_vec()),
+            (1.5, Vec::new()),
+        ] {
+            let m = GpuModel {
+                corun_weight_max: bad,
+                ..with(t)
+            };
+            assert!(m.validate().unwrap_err().starts_with("corun_weight_max"));
+        }
+        assert!(
+            GpuModel {
+                corun_weight_max: 1.5,
+                ..with(load.to_vec())
+            }
+            .validate()
+            .is_ok()
+        );
+        // The threshold must be a share from 0 up to 1.
+        for bad in [-0.1, 1.0, f64::NAN] {
+            let m = GpuModel {
+                corun_threshold: bad,
+                ..GpuModel::default()
+            };
+            assert!(m.validate().unwrap_err().starts_with("corun_threshold"));
+        }
+        // Load traffic must rise in share within (0, 1], above 0.
         assert!(with(load.to_vec()).validate().is_ok());
         for bad in [
             vec![[0.5, 1.0], [0.25, 1.0]],
