@@ -215,8 +215,10 @@ pub struct SmShare {
     /// hard it presses on the others ([`GpuModel::corun_load_traffic`](crate::sim::gpu::GpuModel::corun_load_traffic));
     /// empty: every kernel presses fully.
     pub load_traffic: std::sync::Arc<[[f64; 2]]>,
-    /// Block by block, with `load_traffic`: the most a kernel weighs, and
-    /// the most share its neighbours feel ([`GpuModel::corun_weight_max`](crate::sim::gpu::GpuModel::corun_weight_max)).
+    /// Block by block, with `load_traffic`: the most a kernel weighs
+    /// ([`GpuModel::corun_weight_max`](crate::sim::gpu::GpuModel::corun_weight_max));
+    /// a kernel feels at most the heaviest weight among other jobs'
+    /// started kernels, or 1 ([`crate::sim::slots`]).
     pub weight_max: f64,
 }
 
@@ -1062,8 +1064,10 @@ impl<'a> Engine<'a> {
     /// [`SmShare::corun_threshold`] only).
     fn update_rates(&mut self) {
         let now = self.now;
-        let c = self.sharing.as_ref().map_or(0.0, |s| s.corun_slowdown);
-        let o_min = self.sharing.as_ref().map_or(0.0, |s| s.corun_threshold);
+        let (c, o_min) = self
+            .sharing
+            .as_ref()
+            .map_or((0.0, 0.0), |s| (s.corun_slowdown, s.corun_threshold));
         let mut shares = std::mem::take(&mut self.shares);
         shares.clear();
         shares.extend(self.state.iter().enumerate().map(|(j, st)| {
