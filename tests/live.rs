@@ -12,7 +12,7 @@ fn shipped(name: &str) -> String {
 
 #[test]
 fn live_subcommands_have_help() {
-    for sub in ["calibrate", "validate"] {
+    for sub in ["calibrate", "validate", "load"] {
         cmd("fikit-sim")
             .args([sub, "--help"])
             .assert()
@@ -72,4 +72,51 @@ fn live_refuses_a_missing_trace_with_exit_2() {
         .args(["--live", "/nonexistent/trace.parquet"])
         .assert()
         .code(2);
+}
+
+#[test]
+fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
+    for (args, says) in [
+        (&["--share", "0"][..], "--share 0: must be a share of the block slots in (0, 1]"),
+        (&["--share", "1.5"], "--share 1.5: must be a share"),
+        (&["--share", "NaN"], "--share NaN: must be a share"),
+        (&["--seconds=-1"], "--seconds -1: must be a positive number"),
+        (&["--kernel-ms", "0"], "--kernel-ms 0: must be at least 1"),
+    ] {
+        cmd("fikit-sim")
+            .arg("load")
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    cmd("fikit-sim")
+        .args(["load", "--kind", "neither"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn load_without_a_usable_gpu_fails_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop = dir.path().join("stop");
+    // Stops at once on a GPU machine: the stop file is already there.
+    std::fs::write(&stop, "").unwrap();
+    for victim in [false, true] {
+        let mut c = cmd("fikit-sim");
+        c.args(["load", "--seconds", "5", "--stop-file"]).arg(&stop);
+        if victim {
+            c.arg("--victim");
+        }
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        if !out.status.success() {
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert!(
+                err.contains("cannot load libcuda") || err.contains("CUDA driver"),
+                "{err}"
+            );
+        }
+    }
 }

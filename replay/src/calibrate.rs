@@ -132,6 +132,103 @@ pub fn busy(gpu: &Gpu, kernel_ns: u64, run_ns: u64) -> Result<u64, ReplayError> 
     Ok(n)
 }
 
+/// The calibration load [`hold_load`] kept running.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HeldLoad {
+    /// Its blocks, all resident at once.
+    pub blocks: u32,
+    /// Its share of the device's resident-block slots (`blocks` over
+    /// the load kernel's blocks per SM times the SMs).
+    pub demand: f64,
+    /// Load kernels launched, each `kernel_ns` long.
+    pub kernels: u64,
+}
+
+/// Keeps a calibration load running (`compute`: the dependent FMAs of
+/// [`LoadKind::Compute`]'s load; else the memory-streaming load beside which
+/// [`corun`] times its latency-bound victim, [`LoadKind::Latency`]'s) on a
+/// share `demand` of the device's block slots, in kernels of `kernel_ns`
+/// launched back to back on one stream, until `stop` returns true (checked
+/// once a kernel). Another process's kernels then run beside a load of
+/// known share, as calibrate's victims did: a job's own kernels become the
+/// victims (`fikit-sim load`, the sensitivity pass).
+pub fn hold_load(
+    gpu: &Gpu,
+    compute: bool,
+    demand: f64,
+    kernel_ns: u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<HeldLoad, ReplayError> {
+    let mode = if compute {
+        LoadMode::Compute
+    } else {
+        LoadMode::Stream
+    };
+    let threads = CORUN_THREADS;
+    let per_sm = gpu.load_blocks_per_sm(threads)?.max(1);
+    let capacity = f64::from(per_sm) * f64::from(gpu.sm_count);
+    let blocks = ((demand * capacity).round() as u32).clamp(1, capacity as u32);
+    let buf = gpu.alloc(if compute { 4096 } else { LOAD_BYTES })?;
+    let stamp = gpu.alloc(32)?;
+    gpu.write_u64(stamp, &[u64::MAX, 0, u64::MAX, 0])?;
+    let s = gpu.stream(false)?;
+    let events = [gpu.event(false)?, gpu.event(false)?];
+    let mut kernels = 0u64;
+    // Two kernels in the stream at a time: the next is queued while one
+    // runs, so the load never stops between them.
+    for i in 0.. {
+        gpu.launch_load(s, blocks, threads, mode, buf, 0, kernel_ns, stamp)?;
+        gpu.record(events[i % 2], s)?;
+        kernels += 1;
+        if i > 0 {
+            gpu.wait(events[(i + 1) % 2])?;
+        }
+        if stop() {
+            break;
+        }
+    }
+    gpu.synchronize()?;
+    Ok(HeldLoad {
+        blocks,
+        demand: f64::from(blocks) / capacity,
+        kernels,
+    })
+}
+
+/// Runs one of calibrate's victims (`compute`: the dependent FMAs of
+/// [`LoadKind::Compute`]; else the latency-bound pointer chase of
+/// [`LoadKind::Latency`]; a quarter as many blocks as SMs, [`CORUN_THREADS`]
+/// threads each) back to back, each run waited for, until `stop` returns
+/// true (checked after each run); returns how many ran. Under `fikit-profile`
+/// beside another process's job, its runs' stretch is how hard that job's
+/// kernels press on a latency-bound neighbour (`fikit-sim load --victim`,
+/// the pressure pass).
+pub fn hold_victim(gpu: &Gpu, compute: bool, stop: &dyn Fn() -> bool) -> Result<u64, ReplayError> {
+    let threads = CORUN_THREADS;
+    let blocks = (gpu.sm_count / 4).max(1);
+    let (mode, passes, bytes) = if compute {
+        (LoadMode::Compute, COMPUTE_PASSES, 4096)
+    } else {
+        (LoadMode::Chase, CHASE_PASSES, VICTIM_BYTES)
+    };
+    let buf = gpu.alloc(bytes)?;
+    if !compute {
+        gpu.write_u64(buf, &chase_links(VICTIM_BYTES / 8))?;
+    }
+    let stamp = gpu.alloc(32)?;
+    gpu.write_u64(stamp, &[u64::MAX, 0, u64::MAX, 0])?;
+    let s = gpu.stream(false)?;
+    let done = gpu.event(false)?;
+    let mut runs = 0u64;
+    while !stop() {
+        gpu.launch_load(s, blocks, threads, mode, buf, passes, 0, stamp)?;
+        gpu.record(done, s)?;
+        gpu.wait(done)?;
+        runs += 1;
+    }
+    Ok(runs)
+}
+
 /// Every `period_ns` for `run_ns`, launches one short kernel (`kernel_ns`,
 /// one block) and waits for it; returns each one's host-measured latency
 /// (launch to completion), ns: what a sparse, latency-bound job sees while

@@ -90,6 +90,137 @@ pub struct CalibrateArgs {
     run_ms: u64,
 }
 
+/// `fikit-sim load`.
+#[derive(Args)]
+pub struct LoadArgs {
+    /// Share of the device's resident-block slots the load holds, in (0, 1]
+    /// (calibrate's corun probe measured its victims beside 0.25, 0.5 and
+    /// 0.75).
+    #[arg(long, default_value_t = 0.5)]
+    share: f64,
+    /// Stop after this many seconds.
+    #[arg(long, default_value_t = 600.0)]
+    seconds: f64,
+    /// Stop as soon as this file exists (checked once a load kernel).
+    #[arg(long, value_name = "FILE")]
+    stop_file: Option<PathBuf>,
+    /// Length of each load kernel, ms (launched back to back; the stop is
+    /// seen within two of them).
+    #[arg(long, default_value_t = 20)]
+    kernel_ms: u64,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+    /// Write what was held (blocks, share, kernels) here as JSON.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    /// Run calibrate's latency-bound victim (a pointer chase, a quarter as
+    /// many blocks as SMs) back to back instead of the load: profiled
+    /// beside a job, its runs' stretch is how hard the job's kernels press
+    /// on a latency-bound neighbour (the pressure pass). --share is then
+    /// not used.
+    #[arg(long)]
+    victim: bool,
+    /// What the load (or the victim) does: `memory` (the load streams
+    /// memory; the victim chases pointers, bound by memory latency) or
+    /// `compute` (dependent FMAs in registers, bound by issue slots).
+    #[arg(long, value_enum, default_value = "memory")]
+    kind: ProbeKindArg,
+}
+
+/// What `fikit-sim load`'s kernels do.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProbeKindArg {
+    /// Memory: the streaming load, or the pointer-chasing victim.
+    Memory,
+    /// Dependent FMAs in registers.
+    Compute,
+}
+
+/// What `fikit-sim load` is asked to do, checked.
+pub struct LoadOptions {
+    share: f64,
+    run_ns: i64,
+    stop_file: Option<PathBuf>,
+    kernel_ns: u64,
+    device: i32,
+    report: Option<PathBuf>,
+    victim: bool,
+    compute: bool,
+}
+
+impl TryFrom<LoadArgs> for LoadOptions {
+    type Error = Failure;
+    fn try_from(a: LoadArgs) -> Result<Self, Failure> {
+        if !(a.share > 0.0 && a.share <= 1.0) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--share {}: must be a share of the block slots in (0, 1]",
+                a.share
+            )));
+        }
+        if !(a.seconds > 0.0 && a.seconds.is_finite()) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--seconds {}: must be a positive number",
+                a.seconds
+            )));
+        }
+        if a.kernel_ms == 0 {
+            return Err(bad_input(anyhow::anyhow!("--kernel-ms 0: must be at least 1")));
+        }
+        Ok(LoadOptions {
+            share: a.share,
+            run_ns: (a.seconds * 1e9) as i64,
+            stop_file: a.stop_file,
+            kernel_ns: a.kernel_ms * 1_000_000,
+            device: a.device,
+            report: a.report,
+            victim: a.victim,
+            compute: a.kind == ProbeKindArg::Compute,
+        })
+    }
+}
+
+/// `fikit-sim load`: holds the load until the time is up or the stop file
+/// appears; prints (and with --report writes) what it held.
+pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
+    let gpu = fikit_replay::gpu::Gpu::open(o.device)
+        .context("opening the GPU")
+        .map_err(other)?;
+    let end = fikit_replay::now_ns() + o.run_ns;
+    let stop = || fikit_replay::now_ns() >= end || o.stop_file.as_ref().is_some_and(|f| f.exists());
+    if o.victim {
+        let runs = fikit_replay::calibrate::hold_victim(&gpu, o.compute, &stop)
+            .context("running the victim")
+            .map_err(other)?;
+        eprintln!("fikit-sim load: {runs} runs of the latency-bound victim on {}", gpu.name);
+        if let Some(path) = &o.report {
+            let v = serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "victim_runs": runs });
+            std::fs::write(path, v.to_string())
+                .with_context(|| format!("writing {}", path.display()))
+                .map_err(other)?;
+        }
+        return Ok(());
+    }
+    let held = fikit_replay::calibrate::hold_load(&gpu, o.compute, o.share, o.kernel_ns, &stop)
+        .context("holding the load")
+        .map_err(other)?;
+    let v = serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "load": held });
+    eprintln!(
+        "fikit-sim load: {} blocks ({:.3} of the block slots) on {}, {} kernels of {} ms",
+        held.blocks,
+        held.demand,
+        gpu.name,
+        held.kernels,
+        o.kernel_ns / 1_000_000
+    );
+    if let Some(path) = &o.report {
+        std::fs::write(path, v.to_string())
+            .with_context(|| format!("writing {}", path.display()))
+            .map_err(other)?;
+    }
+    Ok(())
+}
+
 /// `fikit-sim validate`.
 #[derive(Args)]
 pub struct ValidateArgs {

@@ -64,6 +64,11 @@ enum Command {
     Import(import::ImportArgs),
     /// Measure the GPU's time-slice quantum, context-switch cost, context hand-over and concurrent-kernel slowdown (needs a GPU) and write a GPU model file.
     Calibrate(live::CalibrateArgs),
+    /// Hold calibrate's memory-streaming load on a share of the GPU's block
+    /// slots (needs a GPU) while another process runs beside it: a job
+    /// profiled so (`fikit-profile`) shows how its own kernels slow beside a
+    /// load of known share (the sensitivity pass, scripts/validate/sensitivity.sh).
+    Load(live::LoadArgs),
     /// Run scenarios both simulated and live on the GPU; print the JCT error per job and policy.
     Validate(live::ValidateArgs),
     /// Replay one launch plan on the GPU (a worker process of live replay).
@@ -450,6 +455,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::Export(args)) => export::run_export(args.into()),
         Some(Command::Import(args)) => import::run_import(args),
         Some(Command::Calibrate(args)) => live::run_calibrate(args),
+        Some(Command::Load(args)) => live::run_load(args.try_into()?),
         Some(Command::Validate(args)) => live::run_validate(args),
         Some(Command::LiveWorker(args)) => live::run_worker(args),
         Some(Command::LiveProbe(args)) => live::run_probe(args),

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The pressure pass on a GPU machine: each job of a validation set run under
+# MPS (a daemon of its own, in a private pipe folder) beside calibrate's
+# latency-bound victim (`fikit-sim load --victim`, a pointer chase run back to
+# back), both profiled, so that how much the job's kernels stretch the victim
+# can be read from the two traces (scripts/analysis/pressure.py). The victim
+# starts seconds before the job (its runs alone) and stops after it.
+#
+#   scripts/validate/pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]
+#
+# BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
+# (environment): memory (default: the pointer chase) or compute (dependent
+# FMAs), the victim's kind. Writes
+# OUT_DIR/JOB/JOB-PID.parquet and OUT_DIR/JOB/victim-PID.parquet, and
+# OUT_DIR/pressure.log.
+set -uo pipefail
+BIN=${1:?usage: pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]}
+SET=${2:?set file}
+OUT=${3:?output folder}
+shift 3
+[ $# -gt 0 ] || { echo "name at least one job of $SET" >&2; exit 2; }
+mkdir -p "$OUT"
+log="$OUT/pressure.log"
+export CUDA_MPS_PIPE_DIRECTORY
+CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d)
+export CUDA_MPS_LOG_DIRECTORY="$CUDA_MPS_PIPE_DIRECTORY/log"
+mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
+nvidia-cuda-mps-control -d || { echo "cannot start the MPS daemon" >&2; exit 1; }
+trap 'echo quit | nvidia-cuda-mps-control; rm -rf "$CUDA_MPS_PIPE_DIRECTORY"' EXIT
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) victim ${KIND:-memory}" | tee -a "$log"
+for job in "$@"; do
+  mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]]' "$SET" "$job")
+  [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; continue; }
+  rm -f "$OUT/stop"
+  "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+  victim=$!
+  # The victim's runs alone: its context is up within a second or two.
+  sleep 4
+  t0=$SECONDS
+  "$BIN/fikit-profile" --name "$job" -q -o "$OUT/$job" -- "${cmd[@]}" >"$OUT/$job.log" 2>&1
+  rc=$?
+  touch "$OUT/stop"
+  wait "$victim"
+  echo "$job beside the victim: exit $rc, $((SECONDS - t0)) s; victim exit $?" | tee -a "$log"
+done
