@@ -77,7 +77,10 @@ fn live_refuses_a_missing_trace_with_exit_2() {
 #[test]
 fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
     for (args, says) in [
-        (&["--share", "0"][..], "--share 0: must be a share of the block slots in (0, 1]"),
+        (
+            &["--share", "0"][..],
+            "--share 0: must be a share of the block slots in (0, 1]",
+        ),
         (&["--share", "1.5"], "--share 1.5: must be a share"),
         (&["--share", "NaN"], "--share NaN: must be a share"),
         (&["--seconds=-1"], "--seconds -1: must be a positive number"),

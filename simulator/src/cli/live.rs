@@ -165,7 +165,9 @@ impl TryFrom<LoadArgs> for LoadOptions {
             )));
         }
         if a.kernel_ms == 0 {
-            return Err(bad_input(anyhow::anyhow!("--kernel-ms 0: must be at least 1")));
+            return Err(bad_input(anyhow::anyhow!(
+                "--kernel-ms 0: must be at least 1"
+            )));
         }
         Ok(LoadOptions {
             share: a.share,
@@ -192,7 +194,15 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
         let runs = fikit_replay::calibrate::hold_victim(&gpu, o.compute, &stop)
             .context("running the victim")
             .map_err(other)?;
-        eprintln!("fikit-sim load: {runs} runs of the latency-bound victim on {}", gpu.name);
+        eprintln!(
+            "fikit-sim load: {runs} runs of the {} victim on {}",
+            if o.compute {
+                "compute-bound"
+            } else {
+                "latency-bound"
+            },
+            gpu.name
+        );
         if let Some(path) = &o.report {
             let v = serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "victim_runs": runs });
             std::fs::write(path, v.to_string())
