@@ -94,6 +94,18 @@ fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
             .stderr(predicate::str::contains(says));
     }
     cmd("fikit-sim")
+        .args(["load", "--victim", "--victim-passes", "0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--victim-passes 0: must be at least 1",
+        ));
+    // Passes are the victim's: without --victim they are refused.
+    cmd("fikit-sim")
+        .args(["load", "--victim-passes", "3"])
+        .assert()
+        .code(2);
+    cmd("fikit-sim")
         .args(["load", "--kind", "neither"])
         .assert()
         .code(2);

@@ -199,18 +199,27 @@ pub fn hold_load(
 /// [`LoadKind::Compute`]; else the latency-bound pointer chase of
 /// [`LoadKind::Latency`]; a quarter as many blocks as SMs, [`CORUN_THREADS`]
 /// threads each) back to back, each run waited for, until `stop` returns
-/// true (checked after each run); returns how many ran. Under `fikit-profile`
+/// true (checked after each run); returns how many ran. `passes`: the
+/// victim's passes per run (`None`: calibrate's, about 0.45 ms a run on
+/// Hopper; fewer make runs short enough to lie inside a batch-1 job's
+/// kernels). Under `fikit-profile`
 /// beside another process's job, its runs' stretch is how hard that job's
 /// kernels press on a latency-bound neighbour (`fikit-sim load --victim`,
 /// the pressure pass).
-pub fn hold_victim(gpu: &Gpu, compute: bool, stop: &dyn Fn() -> bool) -> Result<u64, ReplayError> {
+pub fn hold_victim(
+    gpu: &Gpu,
+    compute: bool,
+    passes: Option<u32>,
+    stop: &dyn Fn() -> bool,
+) -> Result<u64, ReplayError> {
     let threads = CORUN_THREADS;
     let blocks = (gpu.sm_count / 4).max(1);
-    let (mode, passes, bytes) = if compute {
+    let (mode, default_passes, bytes) = if compute {
         (LoadMode::Compute, COMPUTE_PASSES, 4096)
     } else {
         (LoadMode::Chase, CHASE_PASSES, VICTIM_BYTES)
     };
+    let passes = passes.unwrap_or(default_passes).max(1);
     let buf = gpu.alloc(bytes)?;
     if !compute {
         gpu.write_u64(buf, &chase_links(VICTIM_BYTES / 8))?;

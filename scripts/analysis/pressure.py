@@ -10,6 +10,11 @@ The traces share the host's clock (CUPTI's timestamps).
   kernels): the victim's runs that the job's kernels overlapped wholly, their
   median stretch and quartiles; and how much of the victim's time the job's
   kernels overlapped at all.
+- A fit over all the steady runs, wholly overlapped or not: a run that the
+  job's kernels overlapped for `t` of its `d` ran `d - alone = t (1 - 1/s)`,
+  `s` the victim's slowdown while overlapped; least squares for `1 - 1/s`.
+  It needs the victim to find room at once (a batch-1 job's kernels leave
+  it); beside a job that fills the SMs, waiting for room inflates it.
 - The job's one-wave SM share, time-weighted over its kernel time: its blocks
   over what fits on the SMs at once (threads, registers, shared memory
   against the per-SM limits of Hopper: 2,048 threads, 64 Ki registers,
@@ -95,9 +100,13 @@ def main(argv):
     late = js > first
     w_bar = float(np.sum(share[late] * dur[late]) / np.sum(dur[late]))
     busy = float(np.sum((ov * vd)[in_steady]) / np.sum(vd[in_steady]))
+    t = (ov * vd)[in_steady]
+    extra = (vd - alone)[in_steady]
+    b = float(np.sum(extra * t) / np.sum(t * t)) if np.sum(t * t) > 0 else float("nan")
+    fit = f"{1 / (1 - b):.2f}x" if b < 1 else "past any slowdown (b >= 1)"
     line = (
         f"{argv[1]}: victim alone {alone / 1e3:.0f} us ({len(before)} runs); steady: {in_steady.sum()} runs, "
-        f"{busy:.2f} of their time overlapped by the job's kernels; "
+        f"{busy:.2f} of their time overlapped by the job's kernels, fit {fit}; "
     )
     if len(whole) >= 10:
         p = float(np.median(whole))

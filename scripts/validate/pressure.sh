@@ -10,7 +10,8 @@
 #
 # BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
 # (environment): memory (default: the pointer chase) or compute (dependent
-# FMAs), the victim's kind. Writes
+# FMAs), the victim's kind; PASSES (environment): the victim's passes per run
+# (fikit-sim load --victim-passes; default calibrate's, about 0.45 ms a run). Writes
 # OUT_DIR/JOB/JOB-PID.parquet and OUT_DIR/JOB/victim-PID.parquet, and
 # OUT_DIR/pressure.log.
 set -uo pipefail
@@ -32,7 +33,7 @@ for job in "$@"; do
   mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]]' "$SET" "$job")
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; continue; }
   rm -f "$OUT/stop"
-  "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+  "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"} --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
   victim=$!
   # The victim's runs alone: its context is up within a second or two.
   sleep 4

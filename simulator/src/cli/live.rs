@@ -126,6 +126,12 @@ pub struct LoadArgs {
     /// `compute` (dependent FMAs in registers, bound by issue slots).
     #[arg(long, value_enum, default_value = "memory")]
     kind: ProbeKindArg,
+    /// With --victim: passes per victim run (default calibrate's: 12 for the
+    /// pointer chase, 200 for the compute victim, about 0.45 ms a run on
+    /// Hopper). One chase pass runs about 40 µs, short enough to lie inside
+    /// a batch-1 job's longer kernels.
+    #[arg(long, value_name = "N", requires = "victim")]
+    victim_passes: Option<u32>,
 }
 
 /// What `fikit-sim load`'s kernels do.
@@ -147,6 +153,7 @@ pub struct LoadOptions {
     report: Option<PathBuf>,
     victim: bool,
     compute: bool,
+    victim_passes: Option<u32>,
 }
 
 impl TryFrom<LoadArgs> for LoadOptions {
@@ -164,6 +171,11 @@ impl TryFrom<LoadArgs> for LoadOptions {
                 a.seconds
             )));
         }
+        if a.victim_passes == Some(0) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--victim-passes 0: must be at least 1"
+            )));
+        }
         if a.kernel_ms == 0 {
             return Err(bad_input(anyhow::anyhow!(
                 "--kernel-ms 0: must be at least 1"
@@ -178,6 +190,7 @@ impl TryFrom<LoadArgs> for LoadOptions {
             report: a.report,
             victim: a.victim,
             compute: a.kind == ProbeKindArg::Compute,
+            victim_passes: a.victim_passes,
         })
     }
 }
@@ -191,7 +204,7 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
     let end = fikit_replay::now_ns() + o.run_ns;
     let stop = || fikit_replay::now_ns() >= end || o.stop_file.as_ref().is_some_and(|f| f.exists());
     if o.victim {
-        let runs = fikit_replay::calibrate::hold_victim(&gpu, o.compute, &stop)
+        let runs = fikit_replay::calibrate::hold_victim(&gpu, o.compute, o.victim_passes, &stop)
             .context("running the victim")
             .map_err(other)?;
         eprintln!(
