@@ -85,6 +85,14 @@ fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
         (&["--share", "NaN"], "--share NaN: must be a share"),
         (&["--seconds=-1"], "--seconds -1: must be a positive number"),
         (&["--kernel-ms", "0"], "--kernel-ms 0: must be at least 1"),
+        (
+            &["--kernel-ms", "60001"],
+            "--kernel-ms 60001: at most 60000",
+        ),
+        (
+            &["--seconds", "1e12"],
+            "--seconds 1000000000000: must be a positive number",
+        ),
     ] {
         cmd("fikit-sim")
             .arg("load")

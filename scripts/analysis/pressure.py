@@ -24,7 +24,7 @@ The traces share the host's clock (CUPTI's timestamps).
 
     /tmp/hs/bin/python scripts/analysis/pressure.py JOB VICTIM [C]
 
-Needs polars and numpy. Exit 2 on bad input.
+Needs polars, pyarrow and numpy. Exit 2 on bad input.
 """
 import sys
 
@@ -93,6 +93,9 @@ def main(argv):
     alone = float(np.median(before))
     first = np.sort(js)[len(js) // 5]
     in_steady = (vs > first) & (ve < je.max())
+    if in_steady.sum() < 10:
+        print(f"{argv[2]}: fewer than 10 victim runs inside the job's steady part", file=sys.stderr)
+        return 2
     whole = vd[in_steady & (ov > 0.99)] / alone
     blocks = (job["grid_x"] * job["grid_y"] * job["grid_z"]).to_numpy().astype(float)
     share = np.minimum(1, blocks / (per_sm(job) * sms))

@@ -27,7 +27,8 @@ CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d)
 export CUDA_MPS_LOG_DIRECTORY="$CUDA_MPS_PIPE_DIRECTORY/log"
 mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
 nvidia-cuda-mps-control -d || { echo "cannot start the MPS daemon" >&2; exit 1; }
-trap 'echo quit | nvidia-cuda-mps-control; rm -rf "$CUDA_MPS_PIPE_DIRECTORY"' EXIT
+# On any exit: stop a load or victim still running, then the daemon.
+trap 'touch "$OUT/stop"; kill $(jobs -p) 2>/dev/null; wait; echo quit | nvidia-cuda-mps-control; rm -rf "$CUDA_MPS_PIPE_DIRECTORY"' EXIT
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) victim ${KIND:-memory}" | tee -a "$log"
 for job in "$@"; do
   mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]]' "$SET" "$job")

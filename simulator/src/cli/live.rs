@@ -165,10 +165,16 @@ impl TryFrom<LoadArgs> for LoadOptions {
                 a.share
             )));
         }
-        if !(a.seconds > 0.0 && a.seconds.is_finite()) {
+        if !(a.seconds > 0.0 && a.seconds <= 86_400.0) {
             return Err(bad_input(anyhow::anyhow!(
-                "--seconds {}: must be a positive number",
+                "--seconds {}: must be a positive number, at most a day (86400)",
                 a.seconds
+            )));
+        }
+        if a.kernel_ms > 60_000 {
+            return Err(bad_input(anyhow::anyhow!(
+                "--kernel-ms {}: at most 60000 (a minute)",
+                a.kernel_ms
             )));
         }
         if a.victim_passes == Some(0) {

@@ -64,10 +64,12 @@ enum Command {
     Import(import::ImportArgs),
     /// Measure the GPU's time-slice quantum, context-switch cost, context hand-over and concurrent-kernel slowdown (needs a GPU) and write a GPU model file.
     Calibrate(live::CalibrateArgs),
-    /// Hold calibrate's memory-streaming load on a share of the GPU's block
-    /// slots (needs a GPU) while another process runs beside it: a job
-    /// profiled so (`fikit-profile`) shows how its own kernels slow beside a
-    /// load of known share (the sensitivity pass, scripts/validate/sensitivity.sh).
+    /// Hold one of calibrate's probe kernels on the GPU (needs a GPU) while
+    /// another process runs beside it: a load (memory-streaming or compute)
+    /// on a share of the block slots, beside which a profiled job shows how
+    /// its own kernels slow (scripts/validate/sensitivity.sh), or with
+    /// --victim a victim run back to back, which shows how hard a job's
+    /// kernels press on a neighbour (scripts/validate/pressure.sh).
     Load(live::LoadArgs),
     /// Run scenarios both simulated and live on the GPU; print the JCT error per job and policy.
     Validate(live::ValidateArgs),
