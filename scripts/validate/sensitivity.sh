@@ -30,12 +30,15 @@ nvidia-cuda-mps-control -d || { echo "cannot start the MPS daemon" >&2; exit 1; 
 # On any exit: stop a load or victim still running, then the daemon.
 trap 'touch "$OUT/stop"; kill $(jobs -p) 2>/dev/null; wait; echo quit | nvidia-cuda-mps-control; rm -rf "$CUDA_MPS_PIPE_DIRECTORY"' EXIT
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) share $SHARE kind ${KIND:-memory}" | tee -a "$log"
+failed=0
 for job in "$@"; do
-  mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]]' "$SET" "$job")
-  [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; continue; }
+  mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]]' "$SET" "$job" 2>/dev/null)
+  [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   t0=$SECONDS
   "$BIN/fikit-profile" --name "$job" -q -o "$OUT/alone" -- "${cmd[@]}" >"$OUT/alone-$job.log" 2>&1
-  echo "$job alone: exit $?, $((SECONDS - t0)) s" | tee -a "$log"
+  rc=$?
+  [ "$rc" -eq 0 ] || failed=1
+  echo "$job alone: exit $rc, $((SECONDS - t0)) s" | tee -a "$log"
   rm -f "$OUT/stop"
   "$BIN/fikit-sim" load --kind "${KIND:-memory}" --share "$SHARE" --seconds 300 --stop-file "$OUT/stop" --report "$OUT/load-$job.json" 2>>"$log" &
   load=$!
@@ -44,7 +47,10 @@ for job in "$@"; do
   t0=$SECONDS
   "$BIN/fikit-profile" --name "$job" -q -o "$OUT/beside" -- "${cmd[@]}" >"$OUT/beside-$job.log" 2>&1
   rc=$?
+  [ "$rc" -eq 0 ] || failed=1
   touch "$OUT/stop"
   wait "$load"
   echo "$job beside the load: exit $rc, $((SECONDS - t0)) s; load exit $?" | tee -a "$log"
 done
+# Exit 1 when a job was not in the set or a run failed (each is in the log).
+exit "$failed"
