@@ -77,6 +77,28 @@ def overlap(starts, ends, other_starts, other_ends, weights=None):
     return covered / span, weighted / span
 
 
+def covered(starts, ends, other_starts, other_ends):
+    """Per span, the share of it that the union of the other spans covers
+    (they may overlap one another and come in any order)."""
+    order = np.argsort(other_starts)
+    ms, me = [], []
+    for a, b in zip(other_starts[order], other_ends[order]):
+        if ms and a <= me[-1]:
+            me[-1] = max(me[-1], b)
+        else:
+            ms.append(a)
+            me.append(b)
+    ms, me = np.array(ms), np.array(me)
+    cum = np.concatenate([[0], np.cumsum(me - ms)])
+
+    def upto(x):
+        i = np.searchsorted(ms, x, side="right") - 1
+        k = np.maximum(i, 0)
+        return cum[k] + np.where(i >= 0, np.clip(x - ms[k], 0, me[k] - ms[k]), 0)
+
+    return (upto(ends) - upto(starts)) / np.maximum(ends - starts, 1)
+
+
 def partner_stretch(partner_alone_path, p, ks, ke):
     """The partner's kernels in the small job's span, co-run against alone."""
     a = ops(partner_alone_path, ["kernel"])

@@ -17,20 +17,25 @@ The traces share the host's clock (CUPTI's timestamps).
   it); beside a job that fills the SMs, waiting for room inflates it.
 - The job's one-wave SM share, time-weighted over its kernel time: its blocks
   over what fits on the SMs at once (threads, registers, shared memory
-  against the per-SM limits of Hopper: 2,048 threads, 64 Ki registers,
-  228 KiB shared memory, 32 blocks), at most 1. With C (the model's
+  against the per-SM limits in the job trace's metadata, as corun-pair.py
+  counts them), at most 1. With C (the model's
   `corun_slowdown` for the victim's kind), the weight the model's
   `1 + C w o` would need: (stretch - 1) / (C x share).
 
     /tmp/hs/bin/python scripts/analysis/pressure.py JOB VICTIM [C]
 
-Needs polars, pyarrow and numpy. Exit 2 on bad input.
+Needs polars, pyarrow and numpy, and corun-pair.py beside it. Exit 2 on bad input.
 """
+import importlib.util
+import os
 import sys
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
+
+_spec = importlib.util.spec_from_file_location("corun_pair", os.path.join(os.path.dirname(__file__), "corun-pair.py"))
+corun_pair = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corun_pair)
 
 
 def kernels(path):
@@ -40,17 +45,6 @@ def kernels(path):
     return t
 
 
-def per_sm(t):
-    threads = (t["block_x"] * t["block_y"] * t["block_z"]).to_numpy().astype(float)
-    regs = np.maximum(t["registers_per_thread"].to_numpy().astype(float), 1)
-    smem = (t["static_shared_bytes"] + t["dynamic_shared_bytes"]).to_numpy().astype(float)
-    warps = np.ceil(threads / 32)
-    by_threads = np.floor(2048 / np.maximum(threads, 1))
-    by_regs = np.floor(65536 / (np.ceil(regs * 32 / 256) * 256 * warps))
-    by_smem = np.where(smem > 0, np.floor(233472 / (smem + 1024)), 32)
-    return np.maximum(np.minimum.reduce([by_threads, by_regs, by_smem, np.full_like(by_threads, 32)]), 1)
-
-
 def main(argv):
     if len(argv) not in (3, 4) or argv[1].startswith("-"):
         print(__doc__.strip(), file=sys.stderr)
@@ -58,34 +52,14 @@ def main(argv):
     try:
         c = float(argv[3]) if len(argv) == 4 else None
         job, victim = kernels(argv[1]), kernels(argv[2])
-        kv = pq.read_metadata(argv[1]).metadata or {}
+        dev = corun_pair.device(argv[1])
     except Exception as e:  # noqa: BLE001 - any read failure is bad input
         print(f"cannot read: {e}", file=sys.stderr)
         return 2
-    sms = int(kv.get(b"fikit.sm_count", b"0") or 0)
-    if sms <= 0:
-        print(f"{argv[1]}: no fikit.sm_count in its metadata", file=sys.stderr)
-        return 2
     js, je = job["start_ns"].to_numpy(), job["end_ns"].to_numpy()
-    order = np.argsort(js)
-    ms, me = [], []
-    for a, b in zip(js[order], je[order]):
-        if ms and a <= me[-1]:
-            me[-1] = max(me[-1], b)
-        else:
-            ms.append(a)
-            me.append(b)
-    ms, me = np.array(ms), np.array(me)
-    cum = np.concatenate([[0], np.cumsum(me - ms)])
-
-    def upto(x):
-        i = np.searchsorted(ms, x, side="right") - 1
-        k = np.maximum(i, 0)
-        return cum[k] + np.where(i >= 0, np.clip(x - ms[k], 0, me[k] - ms[k]), 0)
-
     vs, ve = victim["start_ns"].to_numpy(), victim["end_ns"].to_numpy()
     vd = (ve - vs).astype(float)
-    ov = (upto(ve) - upto(vs)) / np.maximum(vd, 1)
+    ov = corun_pair.covered(vs, ve, js, je)
     before = vd[ve < js.min()]
     if len(before) < 10:
         print(f"{argv[2]}: fewer than 10 victim runs before the job's first kernel", file=sys.stderr)
@@ -98,7 +72,7 @@ def main(argv):
         return 2
     whole = vd[in_steady & (ov > 0.99)] / alone
     blocks = (job["grid_x"] * job["grid_y"] * job["grid_z"]).to_numpy().astype(float)
-    share = np.minimum(1, blocks / (per_sm(job) * sms))
+    share = np.minimum(1, blocks / (corun_pair.per_sm(job, dev) * dev["sm_count"]))
     dur = (je - js).astype(float)
     late = js > first
     w_bar = float(np.sum(share[late] * dur[late]) / np.sum(dur[late]))

@@ -14,12 +14,19 @@ here, and the rank correlation of the two.
 
     /tmp/hs/bin/python scripts/analysis/sensitivity.py ALONE BESIDE SHARE [--top N] [--traced SMALL_CORUN PARTNER_CORUN]
 
-Needs polars and numpy. Exit 2 on bad input.
+Needs polars, pyarrow and numpy, and corun-pair.py beside it. Exit 2 on bad
+input.
 """
+import importlib.util
+import os
 import sys
 
 import numpy as np
 import polars as pl
+
+_spec = importlib.util.spec_from_file_location("corun_pair", os.path.join(os.path.dirname(__file__), "corun-pair.py"))
+corun_pair = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(corun_pair)
 
 
 def kernels(path):
@@ -39,32 +46,6 @@ def by_key(t, name):
         pl.len().alias(f"n_{name}"),
         pl.col("name").first(),
     )
-
-
-def covered(small, partner):
-    """Share of each small kernel a partner kernel overlapped (the union of
-    the partner's kernels)."""
-    order = np.argsort(partner["start_ns"].to_numpy())
-    ps = partner["start_ns"].to_numpy()[order]
-    pe = partner["end_ns"].to_numpy()[order]
-    ms, me = [], []
-    for a, b in zip(ps, pe):
-        if ms and a <= me[-1]:
-            me[-1] = max(me[-1], b)
-        else:
-            ms.append(a)
-            me.append(b)
-    ms, me = np.array(ms), np.array(me)
-    cum = np.concatenate([[0], np.cumsum(me - ms)])
-
-    def upto(x):
-        i = np.searchsorted(ms, x, side="right") - 1
-        j = np.maximum(i, 0)
-        return cum[j] + np.where(i >= 0, np.clip(x - ms[j], 0, me[j] - ms[j]), 0)
-
-    s = small["start_ns"].to_numpy()
-    e = small["end_ns"].to_numpy()
-    return (upto(e) - upto(s)) / np.maximum(e - s, 1)
 
 
 def ranks(x):
@@ -126,7 +107,13 @@ def main(argv):
         except Exception as e:  # noqa: BLE001
             print(f"cannot read: {e}", file=sys.stderr)
             return 2
-        small = steady(small.with_columns(pl.Series("ov", covered(small, partner))))
+        ov = corun_pair.covered(
+            small["start_ns"].to_numpy(),
+            small["end_ns"].to_numpy(),
+            partner["start_ns"].to_numpy(),
+            partner["end_ns"].to_numpy(),
+        )
+        small = steady(small.with_columns(pl.Series("ov", ov)))
         real = small.filter(pl.col("ov") > 0.99).group_by("kernel_key").agg(
             pl.col("d").median().alias("co"), pl.len().alias("n_co")
         )
