@@ -6,7 +6,7 @@
 # can be read from the two traces (scripts/analysis/pressure.py). The victim
 # starts seconds before the job (its runs alone) and stops after it.
 #
-#   scripts/validate/pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]
+#   scripts/validate/pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]   (from the repository root)
 #
 # BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
 # (environment): memory (default: the pointer chase) or compute (dependent
@@ -22,17 +22,13 @@ shift 3
 [ $# -gt 0 ] || { echo "name at least one job of $SET" >&2; exit 2; }
 mkdir -p "$OUT"
 log="$OUT/pressure.log"
-export CUDA_MPS_PIPE_DIRECTORY
-CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d)
-export CUDA_MPS_LOG_DIRECTORY="$CUDA_MPS_PIPE_DIRECTORY/log"
-mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
-nvidia-cuda-mps-control -d || { echo "cannot start the MPS daemon" >&2; exit 1; }
-# On any exit: stop a load or victim still running, then the daemon.
-trap 'touch "$OUT/stop"; kill $(jobs -p) 2>/dev/null; wait; echo quit | nvidia-cuda-mps-control; rm -rf "$CUDA_MPS_PIPE_DIRECTORY"' EXIT
+# shellcheck source=scripts/lib/mps-pass.sh
+source scripts/lib/mps-pass.sh
+private_mps "$OUT"
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) victim ${KIND:-memory}" | tee -a "$log"
 failed=0
 for job in "$@"; do
-  mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]]' "$SET" "$job" 2>/dev/null)
+  job_command "$SET" "$job"
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   rm -f "$OUT/stop"
   "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"} --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &

@@ -7,7 +7,7 @@
 # (scripts/analysis/sensitivity.py). The load starts before the job and
 # stops after it; it runs in its own process, as an MPS partner does.
 #
-#   scripts/validate/sensitivity.sh BIN_DIR SET OUT_DIR SHARE JOB [JOB ...]
+#   scripts/validate/sensitivity.sh BIN_DIR SET OUT_DIR SHARE JOB [JOB ...]   (from the repository root)
 #
 # BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
 # (environment): memory (default) or compute, the load's kind. Writes
@@ -22,17 +22,13 @@ shift 4
 [ $# -gt 0 ] || { echo "name at least one job of $SET" >&2; exit 2; }
 mkdir -p "$OUT/alone" "$OUT/beside"
 log="$OUT/sensitivity.log"
-export CUDA_MPS_PIPE_DIRECTORY
-CUDA_MPS_PIPE_DIRECTORY=$(mktemp -d)
-export CUDA_MPS_LOG_DIRECTORY="$CUDA_MPS_PIPE_DIRECTORY/log"
-mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
-nvidia-cuda-mps-control -d || { echo "cannot start the MPS daemon" >&2; exit 1; }
-# On any exit: stop a load or victim still running, then the daemon.
-trap 'touch "$OUT/stop"; kill $(jobs -p) 2>/dev/null; wait; echo quit | nvidia-cuda-mps-control; rm -rf "$CUDA_MPS_PIPE_DIRECTORY"' EXIT
+# shellcheck source=scripts/lib/mps-pass.sh
+source scripts/lib/mps-pass.sh
+private_mps "$OUT"
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) share $SHARE kind ${KIND:-memory}" | tee -a "$log"
 failed=0
 for job in "$@"; do
-  mapfile -t cmd < <(python3 -c 'import json,sys; [print(a) for a in json.load(open(sys.argv[1]))["jobs"][sys.argv[2]]["command"]]' "$SET" "$job" 2>/dev/null)
+  job_command "$SET" "$job"
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   t0=$SECONDS
   "$BIN/fikit-profile" --name "$job" -q -o "$OUT/alone" -- "${cmd[@]}" >"$OUT/alone-$job.log" 2>&1
