@@ -209,7 +209,7 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
         .map_err(other)?;
     let end = fikit_replay::now_ns() + o.run_ns;
     let stop = || fikit_replay::now_ns() >= end || o.stop_file.as_ref().is_some_and(|f| f.exists());
-    if o.victim {
+    let report = if o.victim {
         let runs = fikit_replay::calibrate::hold_victim(&gpu, o.compute, o.victim_passes, &stop)
             .context("running the victim")
             .map_err(other)?;
@@ -222,28 +222,23 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
             },
             gpu.name
         );
-        if let Some(path) = &o.report {
-            let v = serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "victim_runs": runs });
-            std::fs::write(path, v.to_string())
-                .with_context(|| format!("writing {}", path.display()))
-                .map_err(other)?;
-        }
-        return Ok(());
-    }
-    let held = fikit_replay::calibrate::hold_load(&gpu, o.compute, o.share, o.kernel_ns, &stop)
-        .context("holding the load")
-        .map_err(other)?;
-    let v = serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "load": held });
-    eprintln!(
-        "fikit-sim load: {} blocks ({:.3} of the block slots) on {}, {} kernels of {} ms",
-        held.blocks,
-        held.demand,
-        gpu.name,
-        held.kernels,
-        o.kernel_ns / 1_000_000
-    );
+        serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "victim_runs": runs })
+    } else {
+        let held = fikit_replay::calibrate::hold_load(&gpu, o.compute, o.share, o.kernel_ns, &stop)
+            .context("holding the load")
+            .map_err(other)?;
+        eprintln!(
+            "fikit-sim load: {} blocks ({:.3} of the block slots) on {}, {} kernels of {} ms",
+            held.blocks,
+            held.demand,
+            gpu.name,
+            held.kernels,
+            o.kernel_ns / 1_000_000
+        );
+        serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "load": held })
+    };
     if let Some(path) = &o.report {
-        std::fs::write(path, v.to_string())
+        std::fs::write(path, report.to_string())
             .with_context(|| format!("writing {}", path.display()))
             .map_err(other)?;
     }

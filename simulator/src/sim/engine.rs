@@ -790,13 +790,18 @@ impl<'a> Engine<'a> {
             .is_some_and(|s| s.mode == SmSharing::Fluid)
     }
 
+    /// The MPS share's concurrent-kernel slowdown and the share it is felt
+    /// above (0 and 0 without one).
+    fn corun_terms(&self) -> (f64, f64) {
+        self.sharing
+            .as_ref()
+            .map_or((0.0, 0.0), |s| (s.corun_slowdown, s.corun_threshold))
+    }
+
     /// Block-by-block sharing: places the blocks that fit now and schedules
     /// their waves' ends; a kernel's first block is its start on timelines.
     fn place_blocks(&mut self) {
-        let (c, o_min) = self
-            .sharing
-            .as_ref()
-            .map_or((0.0, 0.0), |s| (s.corun_slowdown, s.corun_threshold));
+        let (c, o_min) = self.corun_terms();
         let mut placed = std::mem::take(&mut self.placed);
         placed.clear();
         self.slots.place(self.now, c, o_min, &mut placed);
@@ -1064,10 +1069,7 @@ impl<'a> Engine<'a> {
     /// [`SmShare::corun_threshold`] only).
     fn update_rates(&mut self) {
         let now = self.now;
-        let (c, o_min) = self
-            .sharing
-            .as_ref()
-            .map_or((0.0, 0.0), |s| (s.corun_slowdown, s.corun_threshold));
+        let (c, o_min) = self.corun_terms();
         let mut shares = std::mem::take(&mut self.shares);
         shares.clear();
         shares.extend(self.state.iter().enumerate().map(|(j, st)| {
@@ -1083,7 +1085,7 @@ impl<'a> Engine<'a> {
         for (j, st) in self.state.iter_mut().enumerate() {
             let rate = if c > 0.0 {
                 let others = (total - shares[j]).clamp(0.0, 1.0);
-                1.0 / (over * (1.0 + c * (others - o_min).max(0.0)))
+                1.0 / (over * crate::sim::gpu::corun_factor(c, o_min, others))
             } else {
                 1.0 / over
             };

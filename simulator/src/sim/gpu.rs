@@ -216,6 +216,16 @@ pub enum ModelError {
     },
 }
 
+/// How many times slower a kernel runs while other jobs' kernels press on a
+/// share `o` of the SMs: `1 + c max(0, o - threshold)` (`c`:
+/// [`GpuModel::corun_slowdown`]; `threshold`: [`GpuModel::corun_threshold`]).
+/// The one formula of the concurrent-kernel slowdown, block by block
+/// ([`crate::sim::slots`]) and fluid.
+#[inline]
+pub fn corun_factor(c: f64, threshold: f64, o: f64) -> f64 {
+    1.0 + c * (o - threshold).max(0.0)
+}
+
 /// How hard a kernel of one-wave SM share `share` presses on other jobs'
 /// kernels under MPS, 0 to `max` ([`GpuModel::corun_load_traffic`],
 /// [`GpuModel::corun_weight_max`]), from what

@@ -321,7 +321,7 @@ impl SlotPool {
                 .filter(|&(j, _)| j != k.job)
                 .fold(1.0, |m: f64, (_, &h)| m.max(h));
             let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, cap);
-            let factor = 1.0 + corun_slowdown * (o - o_min).max(0.0);
+            let factor = crate::sim::gpu::corun_factor(corun_slowdown, o_min, o);
             for w in k.in_flight.iter_mut() {
                 if w.factor == factor {
                     continue;
