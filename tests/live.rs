@@ -143,3 +143,79 @@ fn load_without_a_usable_gpu_fails_cleanly() {
         }
     }
 }
+
+/// A pressure pass's folder: the job keeps one kernel of 4 blocks of 1,024
+/// threads running from 2,000 to 10,000 ns on a device of 10 SMs (a share
+/// of 0.2), and the victim, 100 ns a run alone ten times before it, takes
+/// 150 ns a run beside it: a slowdown of 1.5.
+fn pressure_pass(dir: &std::path::Path) {
+    use fikit_trace::fixture;
+    let trace = |name: &str, spans: &[(i64, i64)], grid: u32| {
+        let mut t = fixture::empty(name, 0);
+        t.meta.device.sm_count = 10;
+        t.kernels = spans
+            .iter()
+            .enumerate()
+            .map(|(i, &(s, e))| {
+                let mut k = fixture::kernel("k", 7, i as u32, None, s, e);
+                k.grid = [grid, 1, 1];
+                k.block = [1024, 1, 1];
+                k
+            })
+            .collect();
+        t
+    };
+    let job: Vec<(i64, i64)> = (0..80)
+        .map(|i| (2_000 + i * 100, 2_100 + i * 100))
+        .collect();
+    let mut runs: Vec<(i64, i64)> = (0..10).map(|i| (i * 150, i * 150 + 100)).collect();
+    runs.extend((0..20).map(|i| (4_000 + i * 200, 4_150 + i * 200)));
+    std::fs::create_dir_all(dir).unwrap();
+    fikit_trace::write_trace(&dir.join("small-1.parquet"), &trace("small", &job, 4)).unwrap();
+    fikit_trace::write_trace(&dir.join("victim-2.parquet"), &trace("victim", &runs, 1)).unwrap();
+}
+
+#[test]
+fn pressure_reads_a_pass_and_writes_the_weight_fikit_run_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    pressure_pass(&dir.path().join("small"));
+    // c = 5: the victim's 1.5x is 1 + 5 x 0.2 x 0.5, a weight of 0.5.
+    let model = dir.path().join("model.json");
+    std::fs::write(&model, r#"{"name": "test", "corun_slowdown": 5.0}"#).unwrap();
+    let out = dir.path().join("pressure.json");
+    cmd("fikit-sim")
+        .arg("pressure")
+        .arg(dir.path().join("small"))
+        .arg("--model")
+        .arg(&model)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1.50x"));
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let w = v["jobs"]["small"]["weight"].as_f64().unwrap();
+    assert!((w - 0.5).abs() < 1e-9, "{v}");
+    assert_eq!(v["corun_slowdown"], 5.0);
+    assert_eq!(v["jobs"]["small"]["runs_whole"], 20);
+}
+
+#[test]
+fn pressure_refuses_a_folder_without_a_victim_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    pressure_pass(&dir.path().join("small"));
+    std::fs::remove_file(dir.path().join("small/victim-2.parquet")).unwrap();
+    cmd("fikit-sim")
+        .args(["pressure", "--model", "default"])
+        .arg(dir.path().join("small"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "one job trace and one victim trace",
+        ));
+    cmd("fikit-sim")
+        .args(["pressure", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("victim"));
+}

@@ -99,6 +99,12 @@ pub struct Args {
     /// every pair.
     #[arg(long)]
     pub host_speed_from_alone: bool,
+    /// Predict MPS with each job's measured pressure on its neighbours:
+    /// the weights of `fikit-sim pressure -o FILE` (a pressure pass's
+    /// figures, per job name) in place of the model's full weight; jobs the
+    /// file does not name keep it. With --set, for every pair.
+    #[arg(long, value_name = "FILE")]
+    pub pressure: Option<PathBuf>,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
     /// only where its rounds were co-runs: the shortest job's region at
     /// least this share overlapped by the others' (0 to 1).
@@ -164,6 +170,81 @@ pub struct RunOptions {
     pub report: Option<PathBuf>,
     /// Predict with the profiles on the host speed of the runs alone.
     pub host_speed_from_alone: bool,
+    /// Measured pressure weights by job name (`--pressure`), and the file.
+    pub pressure: Option<Pressure>,
+}
+
+/// Jobs' measured pressure weights (`fikit-sim pressure -o FILE`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pressure {
+    /// The file they were read from.
+    pub file: PathBuf,
+    /// Weight by job name, 0 to 1.
+    pub weights: std::collections::BTreeMap<String, f64>,
+}
+
+impl Pressure {
+    /// Reads `fikit-sim pressure`'s JSON: `jobs.<name>.weight`, each a
+    /// number from 0 to 1.
+    pub fn load(path: &Path) -> Result<Pressure> {
+        #[derive(Deserialize)]
+        struct File {
+            jobs: std::collections::BTreeMap<String, Weight>,
+        }
+        #[derive(Deserialize)]
+        struct Weight {
+            weight: f64,
+        }
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| bad(format!("--pressure {}: {e}", path.display())))?;
+        let f: File = serde_json::from_str(&text).map_err(|e| {
+            bad(format!(
+                "--pressure {}: not fikit-sim pressure's JSON ({e})",
+                path.display()
+            ))
+        })?;
+        let mut weights = std::collections::BTreeMap::new();
+        for (name, w) in f.jobs {
+            if !(0.0..=1.0).contains(&w.weight) {
+                return Err(bad(format!(
+                    "--pressure {}: jobs.{name}.weight {} is not within 0..1",
+                    path.display(),
+                    w.weight
+                )));
+            }
+            weights.insert(name, w.weight);
+        }
+        Ok(Pressure {
+            file: path.to_path_buf(),
+            weights,
+        })
+    }
+
+    /// `jobs` with the weights of those named here.
+    fn apply(&self, jobs: Vec<Job>) -> Vec<Job> {
+        jobs.into_iter()
+            .map(|j| match self.weights.get(&j.name) {
+                Some(&w) => j.with_pressure_weight(w),
+                None => j,
+            })
+            .collect()
+    }
+
+    /// The line under the table: which jobs got which weight.
+    fn line(&self, names: &[String]) -> String {
+        let each: Vec<String> = names
+            .iter()
+            .map(|n| match self.weights.get(n) {
+                Some(w) => format!("{n} {w:.3}"),
+                None => format!("{n} as the model weighs it"),
+            })
+            .collect();
+        format!(
+            "prediction with measured pressure (--pressure {}): {}",
+            self.file.display(),
+            each.join(", ")
+        )
+    }
 }
 
 /// A job from `--job NAME[:PRIORITY[:PROFILE]]=COMMAND`.
@@ -362,6 +443,7 @@ impl Args {
             min_overlap: self.min_overlap,
             report: self.report,
             host_speed_from_alone: self.host_speed_from_alone,
+            pressure: self.pressure.as_deref().map(Pressure::load).transpose()?,
         })
     }
 }
@@ -621,7 +703,17 @@ fn run_with(
     // when a job has no profile).
     let sim_sets: Vec<Vec<Job>> = (0..profiles.sets())
         .map_while(|k| profiles.for_repetition(k))
+        .map(|jobs| match &opts.pressure {
+            Some(p) => p.apply(jobs),
+            None => jobs,
+        })
         .collect();
+    let pressure_line = opts.pressure.as_ref().map(|p| {
+        let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
+        let line = p.line(&names);
+        eprintln!("fikit-run: {line}");
+        line
+    });
     if sim_sets.len() > 1 {
         eprintln!(
             "fikit-run: prediction: {} profiles per job, repetition r predicted with profile r mod their count",
@@ -848,7 +940,7 @@ fn run_with(
         .collect();
     let r = rows(&names, &s.policies, &rounds, &sims, opts.min_overlap);
     let mut text = table(&r);
-    if let Some(line) = &host_line {
+    for line in pressure_line.iter().chain(&host_line) {
         text.push_str(&format!("\n{line}"));
     }
     for round in &rounds {
@@ -936,6 +1028,8 @@ pub struct SetOptions {
     pub min_overlap: f64,
     /// Predict with the profiles on the host speed of the runs alone.
     pub host_speed_from_alone: bool,
+    /// Measured pressure weights (`--pressure`).
+    pub pressure: Option<Pressure>,
     /// Record every job of every round with fikit-profile into
     /// `<trace>/<pair>/<policy>-<repetition>/` (`profiler` is then set).
     pub trace: Option<PathBuf>,
@@ -999,6 +1093,7 @@ impl SetOptions {
             min_overlap: self.min_overlap,
             report,
             host_speed_from_alone: self.host_speed_from_alone,
+            pressure: self.pressure.clone(),
         }
     }
 }
@@ -1070,6 +1165,7 @@ impl Args {
             round_timeout_s: self.round_timeout_s,
             min_overlap: self.min_overlap,
             host_speed_from_alone: self.host_speed_from_alone,
+            pressure: self.pressure.as_deref().map(Pressure::load).transpose()?,
             trace: self.trace,
         })
     }
@@ -1426,6 +1522,41 @@ mod tests {
         assert_eq!(shim_for(LaunchHook::Auto, &collector).unwrap(), Some(shim));
         assert_eq!(shim_for(LaunchHook::Cupti, &collector).unwrap(), None);
     }
+
+    #[test]
+    fn pressure_weights_are_read_checked_and_given_to_the_named_jobs() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("p.json");
+        std::fs::write(
+            &f,
+            r#"{"corun_slowdown": 2.67, "jobs": {"small": {"weight": 0.25, "fit": 1.2}}}"#,
+        )
+        .unwrap();
+        let p = Pressure::load(&f).unwrap();
+        assert_eq!(p.weights.get("small"), Some(&0.25));
+        let trace = fikit_trace::fixture::every_column("small");
+        let mut other = Job::from_trace(&trace);
+        other.name = "big".into();
+        let jobs = p.apply(vec![Job::from_trace(&trace), other]);
+        assert_eq!(jobs[0].pressure_weight, Some(0.25));
+        assert_eq!(jobs[1].pressure_weight, None);
+        assert_eq!(
+            p.line(&["small".into(), "big".into()]),
+            format!(
+                "prediction with measured pressure (--pressure {}): small 0.250, big as the model weighs it",
+                f.display()
+            )
+        );
+        std::fs::write(&f, r#"{"jobs": {"small": {"weight": 1.5}}}"#).unwrap();
+        let e = format!("{:#}", Pressure::load(&f).unwrap_err());
+        assert!(
+            e.contains("jobs.small.weight 1.5 is not within 0..1"),
+            "{e}"
+        );
+        std::fs::write(&f, r#"{"small": 0.2}"#).unwrap();
+        let e = format!("{:#}", Pressure::load(&f).unwrap_err());
+        assert!(e.contains("not fikit-sim pressure's JSON"), "{e}");
+    }
 }
 
 #[cfg(test)]
@@ -1450,6 +1581,7 @@ mod set_profiles {
             round_timeout_s: 1,
             min_overlap: 0.5,
             host_speed_from_alone: false,
+            pressure: None,
             trace: None,
         }
     }

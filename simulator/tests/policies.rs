@@ -407,6 +407,49 @@ fn mps_a_kernel_that_moves_no_dram_and_issues_little_presses_on_no_one() {
 }
 
 #[test]
+fn mps_a_jobs_measured_pressure_weighs_its_kernels() {
+    // The two cases above with the weight given to the job instead of
+    // found from a metrics pass: H at weight 0 is the case of a kernel
+    // that moves no DRAM ([165, 265]), at 1 the unweighted one ([176, 276]).
+    let h = Job::from_trace(&job("high", 0, vec![wide("h1", 1, 0, 100, 200)]));
+    let l = Job::from_trace(&job("low", 9, vec![wide("l1", 1, 0, 100, 200)]));
+    let c1 = GpuModel {
+        corun_slowdown: 1.0,
+        ..model()
+    };
+    let run = |w: Option<f64>| {
+        let h = match w {
+            Some(w) => h.with_pressure_weight(w),
+            None => h.clone(),
+        };
+        let r = run_policy(&[h, l.clone()], &[0, 0], PolicyKind::Mps, &c1, false).unwrap();
+        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<i64>>()
+    };
+    assert_eq!(run(None), [176, 276]);
+    assert_eq!(run(Some(1.0)), [176, 276]);
+    assert_eq!(run(Some(0.0)), [165, 265]);
+    // Half the weight: L's first blocks slowed half as much, so H (slowed by
+    // L's full weight until they retire, less after) and L end between.
+    let half = run(Some(0.5));
+    assert!(half[0] > 165 && half[0] < 176, "{half:?}");
+    assert!(half[1] > 265 && half[1] < 276, "{half:?}");
+    // The weight stands in for the metrics' figures: with the load's
+    // traffic in the model and no metrics in H's trace, H weighs 1 as
+    // before and 0 with its measured weight.
+    let weighed = GpuModel {
+        corun_slowdown: 1.0,
+        corun_load_traffic: vec![[0.5, 1e10]],
+        ..model()
+    };
+    let weighed_run = |h: Job| {
+        let r = run_policy(&[h, l.clone()], &[0, 0], PolicyKind::Mps, &weighed, false).unwrap();
+        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<i64>>()
+    };
+    assert_eq!(weighed_run(h.clone()), [176, 276]);
+    assert_eq!(weighed_run(h.with_pressure_weight(0.0)), [165, 265]);
+}
+
+#[test]
 fn mps_a_kernel_waits_for_room_and_its_host_waits_with_it() {
     // L fills the device for [0,300) (264 blocks, one wave). H arrives at 10:
     // h1 (one block) [0,30) of its time; the host syncs on it, the sync

@@ -16,6 +16,7 @@ use fikit_sim::report::inspect::{self, InspectOptions};
 pub mod export;
 pub mod import;
 pub mod live;
+pub mod pressure;
 pub mod simulate;
 
 use simulate::{ModelChoice, Source};
@@ -71,6 +72,11 @@ enum Command {
     /// --victim a victim run back to back, which shows how hard a job's
     /// kernels press on a neighbour (scripts/validate/pressure.sh).
     Load(live::LoadArgs),
+    /// How hard each job's kernels press on a neighbour under MPS, from a
+    /// pressure pass's traces (scripts/validate/pressure.sh: the job beside
+    /// a latency-bound victim), and the weight the MPS model gives the job
+    /// for it (what fikit-run --pressure reads). No GPU needed.
+    Pressure(pressure::PressureArgs),
     /// Run scenarios both simulated and live on the GPU; print the JCT error per job and policy.
     Validate(live::ValidateArgs),
     /// Replay one launch plan on the GPU (a worker process of live replay).
@@ -458,6 +464,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::Import(args)) => import::run_import(args),
         Some(Command::Calibrate(args)) => live::run_calibrate(args),
         Some(Command::Load(args)) => live::run_load(args.try_into()?),
+        Some(Command::Pressure(args)) => pressure::run_pressure(args.into()),
         Some(Command::Validate(args)) => live::run_validate(args),
         Some(Command::LiveWorker(args)) => live::run_worker(args),
         Some(Command::LiveProbe(args)) => live::run_probe(args),

@@ -201,6 +201,12 @@ pub struct Job {
     /// Launch shapes of the recorded operations ([`GpuOp::shape`] indexes
     /// it); empty unless the job was built with [`Job::from_trace_with_shapes`].
     pub shapes: Arc<[OpShape]>,
+    /// Under MPS, how hard every kernel of the job presses on other jobs'
+    /// kernels, 0 to 1, where measured ([`crate::sim::pressure`]: the job
+    /// beside a latency-bound victim); it takes the place of any per-kernel
+    /// weight from metrics. `None`: as the model weighs it (1 without
+    /// metrics).
+    pub pressure_weight: Option<f64>,
 }
 
 /// How many of a traced program's first iterations are its setup: the
@@ -589,6 +595,7 @@ impl Job {
             mean_duration_ns: Arc::new(mean_duration_ns),
             metrics: Arc::new(trace.kernel_metrics.iter().map(|(&k, &m)| (k, m)).collect()),
             shapes: shapes.into(),
+            pressure_weight: None,
         }
     }
 
@@ -644,6 +651,19 @@ impl Job {
         Job {
             steps: steps.into(),
             tail_ns: scale(self.tail_ns),
+            ..self.clone()
+        }
+    }
+
+    /// The job with every kernel pressing on other jobs' kernels under MPS
+    /// at `weight` ([`Job::pressure_weight`]; clamped to 0..=1).
+    pub fn with_pressure_weight(&self, weight: f64) -> Job {
+        Job {
+            pressure_weight: Some(if weight.is_finite() {
+                weight.clamp(0.0, 1.0)
+            } else {
+                1.0
+            }),
             ..self.clone()
         }
     }
@@ -796,6 +816,7 @@ impl Job {
             occupancies: Arc::clone(&self.occupancies),
             setup_iterations: self.setup_iterations,
             shapes: Arc::clone(&self.shapes),
+            pressure_weight: self.pressure_weight,
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod engine;
 pub mod fleet;
 pub mod gpu;
 pub mod job;
+pub mod pressure;
 pub mod scenario;
 pub mod simulate;
 pub mod slots;
