@@ -446,6 +446,45 @@ fn the_prediction_can_take_the_host_speed_of_the_runs_alone() {
         .find(|l| l.contains("exclusive") && l.contains(" b1 "))
         .unwrap();
     assert!(excl.contains("3.00 (3.0"), "{excl}");
+    // Matched on the region instead: the batch-1 job's run alone took
+    // 300 ms from the first launch; its profile replayed alone now takes
+    // that within 1%.
+    let out = d.path().join("region");
+    cmd("fikit-run")
+        .args(&jobs)
+        .args([
+            "--policy",
+            "exclusive,timeslice",
+            "--host-speed-from-alone=region",
+            "--report",
+        ])
+        .arg(&saved)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0);
+    let table = std::fs::read_to_string(out.join("table.txt")).unwrap();
+    assert!(
+        table.contains("(--host-speed-from-alone=region)"),
+        "{table}"
+    );
+    let excl = table
+        .lines()
+        .find(|l| l.contains("exclusive") && l.contains(" b1 "))
+        .unwrap();
+    let sim: f64 = excl
+        .split("300.00 (")
+        .nth(1)
+        .and_then(|x| x.split(')').next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("{excl}"));
+    assert!((sim - 300.0).abs() < 3.0, "{excl}");
+    cmd("fikit-run")
+        .args(&jobs)
+        .args(["--host-speed-from-alone=wall", "--report"])
+        .arg(&saved)
+        .assert()
+        .code(2);
 }
 
 #[test]

@@ -12,7 +12,9 @@ use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
-use crate::report::{Predicted, Row, host_factor, iteration_quantile_ms, predict, rows, table};
+use crate::report::{
+    Predicted, Row, host_factor, host_factor_region, iteration_quantile_ms, predict, rows, table,
+};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::{Set, summarize, summary_html, summary_text};
 
@@ -93,12 +95,20 @@ pub struct Args {
     pub gate_ab_floor: bool,
     /// Predict with each job's profile on the host speed of its real runs
     /// alone: its host delays scaled so that, replayed alone, it iterates at
-    /// its real median iteration under exclusive (a profile recorded while
-    /// the host ran at another speed than the runs). The factors are
-    /// printed; without exclusive rounds nothing changes. With --set, for
-    /// every pair.
-    #[arg(long)]
-    pub host_speed_from_alone: bool,
+    /// its real median iteration under exclusive (`iteration`, the default),
+    /// or takes its real median region under exclusive (`=region`: what the
+    /// slowdown divides by), for a profile recorded while the host ran at
+    /// another speed than the runs. The factors are printed; without
+    /// exclusive rounds nothing changes. With --set, for every pair.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MATCH",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "iteration"
+    )]
+    pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Predict MPS with each job's measured pressure on its neighbours:
     /// the weights of `fikit-sim pressure -o FILE` (a pressure pass's
     /// figures, per job name) in place of the model's full weight; jobs the
@@ -168,10 +178,21 @@ pub struct RunOptions {
     pub min_overlap: f64,
     /// Rebuild the report from this run.json instead of running.
     pub report: Option<PathBuf>,
-    /// Predict with the profiles on the host speed of the runs alone.
-    pub host_speed_from_alone: bool,
+    /// Predict with the profiles on the host speed of the runs alone,
+    /// matched on this.
+    pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Measured pressure weights by job name (`--pressure`), and the file.
     pub pressure: Option<Pressure>,
+}
+
+/// What `--host-speed-from-alone` matches a profile, replayed alone, to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostSpeedMatch {
+    /// The job's median iteration in its real runs alone.
+    Iteration,
+    /// The job's median region in its real runs alone (first kernel launch
+    /// to the end: what its slowdown divides by).
+    Region,
 }
 
 /// Jobs' measured pressure weights (`fikit-sim pressure -o FILE`).
@@ -669,14 +690,37 @@ impl AloneRuns {
 /// replayed alone, to its real median iteration alone: the median over its
 /// exclusive rounds that exited 0 of each round's median iteration. `None`
 /// for a job without such a round.
-fn host_factors(jobs: &[Job], rounds: &[Round], model: &GpuModel) -> Vec<Option<f64>> {
+fn host_factors(
+    jobs: &[Job],
+    rounds: &[Round],
+    model: &GpuModel,
+    by: HostSpeedMatch,
+) -> Vec<Option<f64>> {
     (0..jobs.len())
         .map(|j| {
             let alone = rounds
                 .iter()
                 .filter(|r| r.policy == RunPolicy::Exclusive)
                 .filter_map(|r| r.jobs.get(j).filter(|x| x.ok()));
-            host_factor(&jobs[j], iteration_quantile_ms(alone, 0.5)?, model)
+            match by {
+                HostSpeedMatch::Iteration => {
+                    host_factor(&jobs[j], iteration_quantile_ms(alone, 0.5)?, model)
+                }
+                HostSpeedMatch::Region => {
+                    let mut regions: Vec<f64> = alone
+                        .filter_map(|r| r.region_ns())
+                        .map(|n| n as f64 / 1e6)
+                        .collect();
+                    regions.sort_by(f64::total_cmp);
+                    let n = regions.len();
+                    let median = match n {
+                        0 => return None,
+                        _ if n % 2 == 1 => regions[n / 2],
+                        _ => (regions[n / 2 - 1] + regions[n / 2]) / 2.0,
+                    };
+                    host_factor_region(&jobs[j], median, model)
+                }
+            }
         })
         .collect()
 }
@@ -893,11 +937,11 @@ fn run_with(
     });
     let (rounds, mut sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
     let mut host_line = None;
-    if opts.host_speed_from_alone && !sim_sets.is_empty() {
+    if let Some(by) = opts.host_speed_from_alone.filter(|_| !sim_sets.is_empty()) {
         let mut lines = Vec::new();
         let mut scaled_sets: Vec<Vec<Job>> = Vec::new();
         for (k, sj) in sim_sets.iter().enumerate() {
-            let factors = host_factors(sj, &rounds, &model);
+            let factors = host_factors(sj, &rounds, &model, by);
             let each: Vec<String> = s
                 .jobs
                 .iter()
@@ -920,7 +964,11 @@ fn run_with(
             );
         }
         let line = format!(
-            "prediction on the host speed of the runs alone (--host-speed-from-alone), the profiles' host time times: {}",
+            "prediction on the host speed of the runs alone (--host-speed-from-alone={}), the profiles' host time times: {}",
+            match by {
+                HostSpeedMatch::Iteration => "iteration",
+                HostSpeedMatch::Region => "region",
+            },
             lines.join("; ")
         );
         eprintln!("fikit-run: {line}");
@@ -1026,8 +1074,9 @@ pub struct SetOptions {
     pub round_timeout_s: u64,
     /// The least co-run share for a repetition to count.
     pub min_overlap: f64,
-    /// Predict with the profiles on the host speed of the runs alone.
-    pub host_speed_from_alone: bool,
+    /// Predict with the profiles on the host speed of the runs alone,
+    /// matched on this.
+    pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Measured pressure weights (`--pressure`).
     pub pressure: Option<Pressure>,
     /// Record every job of every round with fikit-profile into
@@ -1580,7 +1629,7 @@ mod set_profiles {
             shim: None,
             round_timeout_s: 1,
             min_overlap: 0.5,
-            host_speed_from_alone: false,
+            host_speed_from_alone: None,
             pressure: None,
             trace: None,
         }

@@ -363,6 +363,34 @@ pub fn host_factor(job: &Job, real_p50_ms: f64, model: &GpuModel) -> Option<f64>
     Some(f)
 }
 
+/// [`host_factor`] matched on the region instead: how much slower or
+/// faster the host must run than in `job`'s profile for the profile,
+/// replayed alone, to take `real_region_ms` from its first kernel to its
+/// end (its median region in the real runs alone, what its slowdown divides
+/// by). The region's GPU time does not scale, so the factor is found by
+/// fixed-point steps on its host part; kept within 0.2..5. `None` when the
+/// job cannot be simulated alone.
+pub fn host_factor_region(job: &Job, real_region_ms: f64, model: &GpuModel) -> Option<f64> {
+    let pre = job
+        .ops
+        .iter()
+        .find(|o| o.is_kernel())
+        .map_or(0, |o| o.recorded_start_ns);
+    let region_with = |f: f64| -> Option<f64> {
+        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
+        Some(ms(alone[0].jobs[0].jct_ns() - pre))
+    };
+    let mut f: f64 = 1.0;
+    for _ in 0..8 {
+        let r = region_with(f)?;
+        if r <= 0.0 {
+            return None;
+        }
+        f = (f * real_region_ms / r).clamp(0.2, 5.0);
+    }
+    Some(f)
+}
+
 /// The mean of `a` over the mean of `b`; `None` when either is empty.
 pub fn mean_ratio(a: &[i64], b: &[i64]) -> Option<f64> {
     let mean = |v: &[i64]| (!v.is_empty()).then(|| v.iter().sum::<i64>() as f64 / v.len() as f64);

@@ -3,7 +3,7 @@
 # MPS (a daemon of its own, in a private pipe folder) beside calibrate's
 # latency-bound victim (`fikit-sim load --victim`, a pointer chase run back to
 # back), both profiled, so that how much the job's kernels stretch the victim
-# can be read from the two traces (scripts/analysis/pressure.py). The victim
+# can be read from the two traces (`fikit-sim pressure OUT_DIR/JOB ...`). The victim
 # starts seconds before the job (its runs alone) and stops after it.
 #
 #   scripts/validate/pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]   (from the repository root)

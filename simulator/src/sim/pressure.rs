@@ -271,11 +271,12 @@ mod tests {
         assert_eq!(f.whole_median, Some(1.5));
         assert!((f.share - 0.2).abs() < 1e-12);
         assert!((f.overlapped - 1.0).abs() < 1e-12);
-        // s - 1 = 0.5 = c w x weight with c = 5, w = 0.2: the model's full
-        // pressure; with c = 10 half of it; with c = 2 past it (clamped).
-        assert!((f.weight(5.0) - 1.0).abs() < 1e-9);
-        assert!((f.weight(10.0) - 0.5).abs() < 1e-9);
-        assert_eq!(f.weight(2.0), 1.0);
+        // s - 1 = 0.5 = c w x weight, w = 0.2: with c = 2.5 the model's
+        // full pressure (weight 1); with c = 5 half of it; with c = 1 past
+        // it (2.5, clamped to 1).
+        assert!((f.weight(2.5) - 1.0).abs() < 1e-9);
+        assert!((f.weight(5.0) - 0.5).abs() < 1e-9);
+        assert_eq!(f.weight(1.0), 1.0);
     }
 
     #[test]
