@@ -149,30 +149,19 @@ fn load_without_a_usable_gpu_fails_cleanly() {
 /// of 0.2), and the victim, 100 ns a run alone ten times before it, takes
 /// 150 ns a run beside it: a slowdown of 1.5.
 fn pressure_pass(dir: &std::path::Path) {
-    use fikit_trace::fixture;
-    let trace = |name: &str, spans: &[(i64, i64)], grid: u32| {
-        let mut t = fixture::empty(name, 0);
-        t.meta.device.sm_count = 10;
-        t.kernels = spans
-            .iter()
-            .enumerate()
-            .map(|(i, &(s, e))| {
-                let mut k = fixture::kernel("k", 7, i as u32, None, s, e);
-                k.grid = [grid, 1, 1];
-                k.block = [1024, 1, 1];
-                k
-            })
-            .collect();
-        t
-    };
+    let trace = fikit_trace::fixture::kernel_spans;
     let job: Vec<(i64, i64)> = (0..80)
         .map(|i| (2_000 + i * 100, 2_100 + i * 100))
         .collect();
     let mut runs: Vec<(i64, i64)> = (0..10).map(|i| (i * 150, i * 150 + 100)).collect();
     runs.extend((0..20).map(|i| (4_000 + i * 200, 4_150 + i * 200)));
     std::fs::create_dir_all(dir).unwrap();
-    fikit_trace::write_trace(&dir.join("small-1.parquet"), &trace("small", &job, 4)).unwrap();
-    fikit_trace::write_trace(&dir.join("victim-2.parquet"), &trace("victim", &runs, 1)).unwrap();
+    fikit_trace::write_trace(&dir.join("small-1.parquet"), &trace("small", 10, &job, 4)).unwrap();
+    fikit_trace::write_trace(
+        &dir.join("victim-2.parquet"),
+        &trace("victim", 10, &runs, 1),
+    )
+    .unwrap();
 }
 
 #[test]

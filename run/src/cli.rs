@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use fikit_gate::{ProfiledOp, Table};
@@ -13,7 +13,8 @@ use fikit_sim::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
 use crate::report::{
-    Predicted, Row, host_factor, host_factor_region, iteration_quantile_ms, predict, rows, table,
+    Predicted, Row, Spread, host_factor, host_factor_region, iteration_quantile_ms, predict, rows,
+    table,
 };
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::{Set, summarize, summary_html, summary_text};
@@ -186,7 +187,7 @@ pub struct RunOptions {
 }
 
 /// What `--host-speed-from-alone` matches a profile, replayed alone, to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HostSpeedMatch {
     /// The job's median iteration in its real runs alone.
     Iteration,
@@ -707,18 +708,11 @@ fn host_factors(
                     host_factor(&jobs[j], iteration_quantile_ms(alone, 0.5)?, model)
                 }
                 HostSpeedMatch::Region => {
-                    let mut regions: Vec<f64> = alone
+                    let regions: Vec<f64> = alone
                         .filter_map(|r| r.region_ns())
                         .map(|n| n as f64 / 1e6)
                         .collect();
-                    regions.sort_by(f64::total_cmp);
-                    let n = regions.len();
-                    let median = match n {
-                        0 => return None,
-                        _ if n % 2 == 1 => regions[n / 2],
-                        _ => (regions[n / 2 - 1] + regions[n / 2]) / 2.0,
-                    };
-                    host_factor_region(&jobs[j], median, model)
+                    host_factor_region(&jobs[j], Spread::of(&regions)?.median, model)
                 }
             }
         })
@@ -965,10 +959,9 @@ fn run_with(
         }
         let line = format!(
             "prediction on the host speed of the runs alone (--host-speed-from-alone={}), the profiles' host time times: {}",
-            match by {
-                HostSpeedMatch::Iteration => "iteration",
-                HostSpeedMatch::Region => "region",
-            },
+            by.to_possible_value()
+                .expect("no value is skipped")
+                .get_name(),
             lines.join("; ")
         );
         eprintln!("fikit-run: {line}");

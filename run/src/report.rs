@@ -247,15 +247,7 @@ pub fn predict(
     policy: PolicyKind,
     model: &GpuModel,
 ) -> Option<Vec<Predicted>> {
-    let pre: Vec<i64> = jobs
-        .iter()
-        .map(|j| {
-            j.ops
-                .iter()
-                .find(|o| o.is_kernel())
-                .map_or(0, |o| o.recorded_start_ns)
-        })
-        .collect();
+    let pre: Vec<i64> = jobs.iter().map(first_kernel_ns).collect();
     let alone = run_isolated(jobs, model).ok()?;
     let alone_its: Vec<&[i64]> = alone
         .iter()
@@ -320,6 +312,16 @@ pub fn predict(
     )
 }
 
+/// When `job`'s first kernel started in its profile, from the job's start
+/// (0 without kernels): where its region, as the real runs measure it,
+/// begins.
+fn first_kernel_ns(job: &Job) -> i64 {
+    job.ops
+        .iter()
+        .find(|o| o.is_kernel())
+        .map_or(0, |o| o.recorded_start_ns)
+}
+
 /// The gate leaves out a job's spans up to its second stamped
 /// synchronization after its first kernel launch ([`crate::exec::iterations`]):
 /// of the simulator's iterations (the first ends at the first blocking wait
@@ -371,11 +373,7 @@ pub fn host_factor(job: &Job, real_p50_ms: f64, model: &GpuModel) -> Option<f64>
 /// fixed-point steps on its host part; kept within 0.2..5. `None` when the
 /// job cannot be simulated alone.
 pub fn host_factor_region(job: &Job, real_region_ms: f64, model: &GpuModel) -> Option<f64> {
-    let pre = job
-        .ops
-        .iter()
-        .find(|o| o.is_kernel())
-        .map_or(0, |o| o.recorded_start_ns);
+    let pre = first_kernel_ns(job);
     let region_with = |f: f64| -> Option<f64> {
         let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
         Some(ms(alone[0].jobs[0].jct_ns() - pre))

@@ -82,6 +82,27 @@ pub fn kernel(
     }
 }
 
+/// [`empty`] on a device of `sm_count` SMs (the limits otherwise
+/// [`metadata`]'s), with one [`kernel`] per span `(start_ns, end_ns)`, each
+/// a grid of `grid` blocks of 1,024 threads (with 32 registers a thread,
+/// two fit on an SM).
+pub fn kernel_spans(job: &str, sm_count: u32, spans: &[(i64, i64)], grid: u32) -> Trace {
+    let mut t = empty(job, 0);
+    t.meta.device.sm_count = sm_count;
+    t.kernels = spans
+        .iter()
+        .enumerate()
+        .map(|(i, &(s, e))| {
+            let mut k = kernel("k", 7, i as u32, None, s, e);
+            k.grid = [grid, 1, 1];
+            k.block = [1024, 1, 1];
+            k.kernel_key = kernel_key(&k.name, k.grid, k.block, 0, 0, 32);
+            k
+        })
+        .collect();
+    t
+}
+
 /// A blocking `cudaStreamSynchronize` on `stream` by thread 7 over `[start_ns, end_ns)`.
 pub fn stream_sync(stream: u32, correlation_id: u32, start_ns: i64, end_ns: i64) -> Sync {
     Sync {

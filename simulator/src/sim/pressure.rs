@@ -223,19 +223,7 @@ mod tests {
     /// A trace of kernels `(start, end)` on a device of 10 SMs, each kernel
     /// `grid` blocks of 1,024 threads (two fit on an SM).
     fn trace(spans: &[(i64, i64)], grid: u32) -> Trace {
-        let mut t = fixture::empty("job", 0);
-        t.meta.device.sm_count = 10;
-        t.kernels = spans
-            .iter()
-            .enumerate()
-            .map(|(i, &(s, e))| {
-                let mut k = fixture::kernel("k", 7, i as u32, None, s, e);
-                k.grid = [grid, 1, 1];
-                k.block = [1024, 1, 1];
-                k
-            })
-            .collect();
-        t
+        fixture::kernel_spans("job", 10, spans, grid)
     }
 
     #[test]
