@@ -181,9 +181,14 @@ fn pressure_reads_a_pass_and_writes_the_weight_fikit_run_reads() {
         .arg(&out)
         .assert()
         .success()
-        .stdout(predicate::str::contains("1.50x"));
+        .stdout(predicate::str::contains("1.50x"))
+        .stdout(predicate::str::contains("host us"));
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let w = v["jobs"]["small"]["weight"].as_f64().unwrap();
+    assert!(
+        v["jobs"]["small"]["host_delay_p50_ns"].as_f64().is_some(),
+        "the job's host figure in the pass: {v}"
+    );
     assert!((w - 0.5).abs() < 1e-9, "{v}");
     assert_eq!(v["corun_slowdown"], 5.0);
     assert_eq!(v["jobs"]["small"]["runs_whole"], 20);

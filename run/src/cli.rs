@@ -203,6 +203,9 @@ pub struct Pressure {
     pub file: PathBuf,
     /// Weight by job name, 0 to 1.
     pub weights: std::collections::BTreeMap<String, f64>,
+    /// The job's median host delay before a launch in the pass, ns, by job
+    /// name, where the file has it (shown beside the profile's, not used).
+    pub host_delay_ns: std::collections::BTreeMap<String, f64>,
 }
 
 impl Pressure {
@@ -216,6 +219,8 @@ impl Pressure {
         #[derive(Deserialize)]
         struct Weight {
             weight: f64,
+            #[serde(default)]
+            host_delay_p50_ns: Option<f64>,
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| bad(format!("--pressure {}: {e}", path.display())))?;
@@ -226,6 +231,7 @@ impl Pressure {
             ))
         })?;
         let mut weights = std::collections::BTreeMap::new();
+        let mut host_delay_ns = std::collections::BTreeMap::new();
         for (name, w) in f.jobs {
             if !(0.0..=1.0).contains(&w.weight) {
                 return Err(bad(format!(
@@ -234,11 +240,15 @@ impl Pressure {
                     w.weight
                 )));
             }
+            if let Some(h) = w.host_delay_p50_ns.filter(|h| h.is_finite() && *h > 0.0) {
+                host_delay_ns.insert(name.clone(), h);
+            }
             weights.insert(name, w.weight);
         }
         Ok(Pressure {
             file: path.to_path_buf(),
             weights,
+            host_delay_ns,
         })
     }
 
@@ -250,6 +260,33 @@ impl Pressure {
                 None => j,
             })
             .collect()
+    }
+
+    /// The line under the table that sets each job's host in the pass
+    /// beside its profile's ([`Job::host_delay_p50_ns`] of each), for the
+    /// jobs of `jobs` that have both; `None` when none has. The prediction
+    /// does not use it.
+    fn host_line(&self, jobs: &[Job]) -> Option<String> {
+        let each: Vec<String> = jobs
+            .iter()
+            .filter_map(|j| {
+                let pass = *self.host_delay_ns.get(&j.name)?;
+                let own = j.host_delay_p50_ns().filter(|&h| h > 0.0)?;
+                Some(format!(
+                    "{} {:.2}x ({:.1} against {:.1} us)",
+                    j.name,
+                    pass / own,
+                    pass / 1e3,
+                    own / 1e3
+                ))
+            })
+            .collect();
+        (!each.is_empty()).then(|| {
+            format!(
+                "host in the pressure pass (beside the victim, under MPS) over the profile's, median host delay before a launch (not used by the prediction): {}",
+                each.join(", ")
+            )
+        })
     }
 
     /// The line under the table: which jobs got which weight.
@@ -748,8 +785,12 @@ fn run_with(
         .collect();
     let pressure_line = opts.pressure.as_ref().map(|p| {
         let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
-        let line = p.line(&names);
+        let mut line = p.line(&names);
         eprintln!("fikit-run: {line}");
+        if let Some(host) = sim_sets.first().and_then(|jobs| p.host_line(jobs)) {
+            eprintln!("fikit-run: {host}");
+            line.push_str(&format!("\n{host}"));
+        }
         line
     });
     if sim_sets.len() > 1 {
@@ -1582,6 +1623,36 @@ mod tests {
         let jobs = p.apply(vec![Job::from_trace(&trace), other]);
         assert_eq!(jobs[0].pressure_weight, Some(0.25));
         assert_eq!(jobs[1].pressure_weight, None);
+        // A file without the pass's host figure (before 2026-11-26) shows none.
+        assert_eq!(p.host_line(&jobs), None);
+        // With it: the pass's figure over the profile's, for the job that
+        // has both (the profile's taken from the job, twice as slow here).
+        let own = jobs[0].host_delay_p50_ns().unwrap();
+        assert!(own > 0.0, "the fixture has host delays before its launches");
+        std::fs::write(
+            &f,
+            format!(
+                r#"{{"jobs": {{"small": {{"weight": 0.25, "host_delay_p50_ns": {}}}, "big": {{"weight": 1}}}}}}"#,
+                2.0 * own
+            ),
+        )
+        .unwrap();
+        let with_host = Pressure::load(&f).unwrap();
+        let line = with_host.host_line(&jobs).unwrap();
+        assert!(
+            line.ends_with(&format!(
+                "small 2.00x ({:.1} against {:.1} us)",
+                2.0 * own / 1e3,
+                own / 1e3
+            )),
+            "{line}"
+        );
+        assert!(!line.contains("big"), "{line}");
+        std::fs::write(
+            &f,
+            r#"{"corun_slowdown": 2.67, "jobs": {"small": {"weight": 0.25, "fit": 1.2}}}"#,
+        )
+        .unwrap();
         assert_eq!(
             p.line(&["small".into(), "big".into()]),
             format!(

@@ -13,7 +13,8 @@
 # FMAs), the victim's kind; PASSES (environment): the victim's passes per run
 # (fikit-sim load --victim-passes; default calibrate's, about 0.45 ms a run). Writes
 # OUT_DIR/JOB/JOB-PID.parquet and OUT_DIR/JOB/victim-PID.parquet, and
-# OUT_DIR/pressure.log.
+# OUT_DIR/pressure.log (each run's exit and time, and the job's last output
+# line that is a JSON object: workload.py's summary).
 set -uo pipefail
 BIN=${1:?usage: pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]}
 SET=${2:?set file}
@@ -42,6 +43,9 @@ for job in "$@"; do
   touch "$OUT/stop"
   wait "$victim"
   echo "$job beside the victim: exit $rc, $((SECONDS - t0)) s; victim exit $?" | tee -a "$log"
+  # The job's own summary beside the victim (workload.py's last line, a JSON
+  # object with its median iteration), to set beside its runs alone.
+  grep -h '^{' "$OUT/$job.log" | tail -n 1 | sed "s/^/$job: /" | tee -a "$log"
 done
 # Exit 1 when a job was not in the set or a run failed (each is in the log).
 exit "$failed"

@@ -115,8 +115,8 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
     let c = model.corun_slowdown;
     let mut jobs = BTreeMap::new();
     let mut text = format!(
-        "{:<14} {:>10} {:>6} {:>10} {:>8} {:>15} {:>6} {:>7}\n",
-        "job", "victim us", "runs", "overlap", "fit", "whole (runs)", "share", "weight"
+        "{:<14} {:>10} {:>6} {:>10} {:>8} {:>15} {:>6} {:>7} {:>8}\n",
+        "job", "victim us", "runs", "overlap", "fit", "whole (runs)", "share", "weight", "host us"
     );
     for (job_file, victim_file) in &pairs {
         let job = fikit_trace::read_trace(job_file).map_err(bad_input)?;
@@ -133,7 +133,7 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
             )));
         }
         text.push_str(&format!(
-            "{:<14} {:>10.1} {:>6} {:>10.2} {:>8} {:>15} {:>6.2} {:>7.3}\n",
+            "{:<14} {:>10.1} {:>6} {:>10.2} {:>8} {:>15} {:>6.2} {:>7.3} {:>8}\n",
             name,
             fit.victim_alone_ns / 1e3,
             fit.runs_steady,
@@ -145,7 +145,9 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
                 None => format!("- ({})", fit.runs_whole),
             },
             fit.share,
-            weight
+            weight,
+            fit.host_delay_p50_ns
+                .map_or("-".to_string(), |h| format!("{:.1}", h / 1e3))
         ));
         jobs.insert(
             name,
@@ -159,7 +161,8 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
     }
     text.push_str(&format!(
         "weight = (fit - 1) / ({c} x share), clamped to 0..1 ({c}: the model's corun_slowdown); \
-         \"past\": the victim waited for room, weight 1\n"
+         \"past\": the victim waited for room, weight 1; host us: the job's median host delay \
+         before a launch in the pass (its first fifth left out)\n"
     ));
     print(&text)?;
     if let Some(path) = &o.output {
@@ -167,7 +170,9 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
             about: "fikit-sim pressure: per job, a latency-bound victim's slowdown beside the job \
                     under MPS (fit), the job's time-weighted one-wave SM share, and the weight \
                     (fit - 1) / (corun_slowdown x share) clamped to 0..1 with which its kernels \
-                    press on other jobs' kernels in the MPS model (fikit-run --pressure)",
+                    press on other jobs' kernels in the MPS model (fikit-run --pressure); \
+                    host_delay_p50_ns: the job's median host delay before a launch in the pass, \
+                    its host beside a busy neighbour under MPS",
             corun_slowdown: c,
             model: line,
             jobs,

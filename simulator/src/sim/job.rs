@@ -668,6 +668,30 @@ impl Job {
         }
     }
 
+    /// The median host delay before a launch (an [`HostStep::Issue`]'s
+    /// `delay_ns`), ns, over the issues after the first fifth of them (the
+    /// set-up left out): how fast the job's host ran, as one figure that
+    /// two recordings of one program can be compared by. `None` without
+    /// issues.
+    pub fn host_delay_p50_ns(&self) -> Option<f64> {
+        let mut d: Vec<i64> = self
+            .steps
+            .iter()
+            .filter_map(|s| match *s {
+                HostStep::Issue { delay_ns, .. } => Some(delay_ns),
+                _ => None,
+            })
+            .collect();
+        let mut steady = d.split_off(d.len() / 5);
+        steady.sort_unstable();
+        let n = steady.len();
+        match n {
+            0 => None,
+            _ if n % 2 == 1 => Some(steady[n / 2] as f64),
+            _ => Some((steady[n / 2 - 1] + steady[n / 2]) as f64 / 2.0),
+        }
+    }
+
     /// Number of kernels.
     pub fn kernel_count(&self) -> usize {
         self.ops.iter().filter(|o| o.is_kernel()).count()
@@ -1000,5 +1024,42 @@ mod tests {
         }
         assert_eq!(fast.gap_after_kernel_ns, job.gap_after_kernel_ns);
         assert_eq!(job.with_host_speed(1.0).steps.len(), job.steps.len());
+    }
+
+    #[test]
+    fn the_host_delay_median_leaves_out_the_first_fifth_and_the_waits() {
+        let job = Job::from_trace(&fikit_trace::fixture::serving("j", 0, 3));
+        let at = |delay_ns| HostStep::Issue { delay_ns, op: 0 };
+        // Ten issues, a wait between them that counts for nothing: the
+        // first two (1,000 and 5) are the set-up; of the other eight the
+        // middle two are 40 and 50.
+        let mut steps = Vec::new();
+        for d in [1_000, 5, 7, 9, 30, 40, 50, 60, 70, 80] {
+            steps.push(at(d));
+            steps.push(HostStep::Wait {
+                delay_ns: 99_999,
+                op: NO_OP,
+                wake_ns: 0,
+                ends_iteration: true,
+            });
+        }
+        let hand = Job {
+            steps: steps.into(),
+            ..job.clone()
+        };
+        assert_eq!(hand.host_delay_p50_ns(), Some(45.0));
+        // A host twice as slow doubles it.
+        assert_eq!(hand.with_host_speed(2.0).host_delay_p50_ns(), Some(90.0));
+        // Five issues: the first is left out, the median of 7, 9, 30, 40.
+        let five = Job {
+            steps: [1_000, 7, 9, 30, 40].map(at).to_vec().into(),
+            ..job.clone()
+        };
+        assert_eq!(five.host_delay_p50_ns(), Some(19.5));
+        let none = Job {
+            steps: Vec::new().into(),
+            ..job
+        };
+        assert_eq!(none.host_delay_p50_ns(), None);
     }
 }

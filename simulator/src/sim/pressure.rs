@@ -15,6 +15,9 @@
 //!   comes out far above what the kernels do (or past any slowdown).
 //! - The job's one-wave SM share `w`, time-weighted over its steady
 //!   kernels' time ([`crate::sim::job::Occupancy::demand`]).
+//! - The job's median host delay before a launch
+//!   ([`Job::host_delay_p50_ns`]): its host beside a busy neighbour under
+//!   MPS, which the weight does not use.
 //!
 //! The model makes a latency-bound kernel beside kernels holding a share `o`
 //! of the SMs run `1 + c o` slower ([`crate::sim::gpu::corun_factor`]), so a
@@ -26,7 +29,7 @@
 
 use fikit_trace::Trace;
 
-use crate::sim::job::{Occupancy, blocks_per_sm};
+use crate::sim::job::{Job, Occupancy, blocks_per_sm};
 
 /// Why the two traces give no figure.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -66,6 +69,12 @@ pub struct PressureFit {
     pub whole_median: Option<f64>,
     /// The job's one-wave SM share, time-weighted over its steady kernels.
     pub share: f64,
+    /// The job's median host delay before a launch in the pass, ns
+    /// ([`Job::host_delay_p50_ns`]): its host's speed beside a busy
+    /// neighbour under MPS, to set beside the same figure of its profile
+    /// alone (`fikit-run --pressure` prints the ratio). `None` without
+    /// launches.
+    pub host_delay_p50_ns: Option<f64>,
 }
 
 impl PressureFit {
@@ -159,6 +168,7 @@ pub fn fit(job: &Trace, victim: &Trace) -> Result<PressureFit, PressureError> {
         runs_whole,
         whole_median: (runs_whole >= 10).then(|| median(&mut whole)),
         share: if time > 0.0 { weighted / time } else { 0.0 },
+        host_delay_p50_ns: Job::from_trace(job).host_delay_p50_ns(),
     })
 }
 
@@ -259,6 +269,12 @@ mod tests {
         assert_eq!(f.whole_median, Some(1.5));
         assert!((f.share - 0.2).abs() < 1e-12);
         assert!((f.overlapped - 1.0).abs() < 1e-12);
+        assert_eq!(
+            f.host_delay_p50_ns,
+            Job::from_trace(&job).host_delay_p50_ns(),
+            "the job's own host figure, from its trace in the pass"
+        );
+        assert!(f.host_delay_p50_ns.is_some());
         // s - 1 = 0.5 = c w x weight, w = 0.2: with c = 2.5 the model's
         // full pressure (weight 1); with c = 5 half of it; with c = 1 past
         // it (2.5, clamped to 1).
