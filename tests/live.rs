@@ -186,7 +186,7 @@ fn pressure_reads_a_pass_and_writes_the_weight_fikit_run_reads() {
     let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let w = v["jobs"]["small"]["weight"].as_f64().unwrap();
     assert!(
-        v["jobs"]["small"]["host_delay_p50_ns"].as_f64().is_some(),
+        v["jobs"]["small"]["host_ns_per_launch"].as_f64().is_some(),
         "the job's host figure in the pass: {v}"
     );
     assert!((w - 0.5).abs() < 1e-9, "{v}");

@@ -203,7 +203,7 @@ pub struct Pressure {
     pub file: PathBuf,
     /// Weight by job name, 0 to 1.
     pub weights: std::collections::BTreeMap<String, f64>,
-    /// The job's median host delay before a launch in the pass, ns, by job
+    /// The job's mean host delay before a launch in the pass, ns, by job
     /// name, where the file has it (shown beside the profile's, not used).
     pub host_delay_ns: std::collections::BTreeMap<String, f64>,
 }
@@ -220,7 +220,7 @@ impl Pressure {
         struct Weight {
             weight: f64,
             #[serde(default)]
-            host_delay_p50_ns: Option<f64>,
+            host_ns_per_launch: Option<f64>,
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| bad(format!("--pressure {}: {e}", path.display())))?;
@@ -240,7 +240,7 @@ impl Pressure {
                     w.weight
                 )));
             }
-            if let Some(h) = w.host_delay_p50_ns.filter(|h| h.is_finite() && *h > 0.0) {
+            if let Some(h) = w.host_ns_per_launch.filter(|h| h.is_finite() && *h > 0.0) {
                 host_delay_ns.insert(name.clone(), h);
             }
             weights.insert(name, w.weight);
@@ -263,7 +263,7 @@ impl Pressure {
     }
 
     /// The line under the table that sets each job's host in the pass
-    /// beside its profile's ([`Job::host_delay_p50_ns`] of each), for the
+    /// beside its profile's ([`Job::host_ns_per_launch`] of each), for the
     /// jobs of `jobs` that have both; `None` when none has. The prediction
     /// does not use it.
     fn host_line(&self, jobs: &[Job]) -> Option<String> {
@@ -271,7 +271,7 @@ impl Pressure {
             .iter()
             .filter_map(|j| {
                 let pass = *self.host_delay_ns.get(&j.name)?;
-                let own = j.host_delay_p50_ns().filter(|&h| h > 0.0)?;
+                let own = j.host_ns_per_launch().filter(|&h| h > 0.0)?;
                 Some(format!(
                     "{} {:.2}x ({:.1} against {:.1} us)",
                     j.name,
@@ -283,7 +283,7 @@ impl Pressure {
             .collect();
         (!each.is_empty()).then(|| {
             format!(
-                "host in the pressure pass (beside the victim, under MPS) over the profile's, median host delay before a launch (not used by the prediction): {}",
+                "host in the pressure pass (beside the victim, under MPS) over the profile's, mean host delay before a launch (not used by the prediction): {}",
                 each.join(", ")
             )
         })
@@ -1627,12 +1627,12 @@ mod tests {
         assert_eq!(p.host_line(&jobs), None);
         // With it: the pass's figure over the profile's, for the job that
         // has both (the profile's taken from the job, twice as slow here).
-        let own = jobs[0].host_delay_p50_ns().unwrap();
+        let own = jobs[0].host_ns_per_launch().unwrap();
         assert!(own > 0.0, "the fixture has host delays before its launches");
         std::fs::write(
             &f,
             format!(
-                r#"{{"jobs": {{"small": {{"weight": 0.25, "host_delay_p50_ns": {}}}, "big": {{"weight": 1}}}}}}"#,
+                r#"{{"jobs": {{"small": {{"weight": 0.25, "host_ns_per_launch": {}}}, "big": {{"weight": 1}}}}}}"#,
                 2.0 * own
             ),
         )

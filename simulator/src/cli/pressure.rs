@@ -146,7 +146,7 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
             },
             fit.share,
             weight,
-            fit.host_delay_p50_ns
+            fit.host_ns_per_launch
                 .map_or("-".to_string(), |h| format!("{:.1}", h / 1e3))
         ));
         jobs.insert(
@@ -161,8 +161,8 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
     }
     text.push_str(&format!(
         "weight = (fit - 1) / ({c} x share), clamped to 0..1 ({c}: the model's corun_slowdown); \
-         \"past\": the victim waited for room, weight 1; host us: the job's median host delay \
-         before a launch in the pass (its first fifth left out)\n"
+         \"past\": the victim waited for room, weight 1; host us: the job's mean host delay \
+         before a launch in the pass (its first fifth and longest hundredth left out)\n"
     ));
     print(&text)?;
     if let Some(path) = &o.output {
@@ -171,7 +171,7 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
                     under MPS (fit), the job's time-weighted one-wave SM share, and the weight \
                     (fit - 1) / (corun_slowdown x share) clamped to 0..1 with which its kernels \
                     press on other jobs' kernels in the MPS model (fikit-run --pressure); \
-                    host_delay_p50_ns: the job's median host delay before a launch in the pass, \
+                    host_ns_per_launch: the job's mean host delay before a launch in the pass, \
                     its host beside a busy neighbour under MPS",
             corun_slowdown: c,
             model: line,

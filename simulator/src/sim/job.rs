@@ -668,12 +668,13 @@ impl Job {
         }
     }
 
-    /// The median host delay before a launch (an [`HostStep::Issue`]'s
+    /// The mean host delay before a launch (an [`HostStep::Issue`]'s
     /// `delay_ns`), ns, over the issues after the first fifth of them (the
-    /// set-up left out): how fast the job's host ran, as one figure that
-    /// two recordings of one program can be compared by. `None` without
-    /// issues.
-    pub fn host_delay_p50_ns(&self) -> Option<f64> {
+    /// set-up left out), the longest hundredth of those (rounded down) left
+    /// out too (a pause between requests, a stray stall): how fast the
+    /// job's host ran, as one figure that two recordings of one program can
+    /// be compared by. `None` without issues after the first fifth.
+    pub fn host_ns_per_launch(&self) -> Option<f64> {
         let mut d: Vec<i64> = self
             .steps
             .iter()
@@ -684,12 +685,8 @@ impl Job {
             .collect();
         let mut steady = d.split_off(d.len() / 5);
         steady.sort_unstable();
-        let n = steady.len();
-        match n {
-            0 => None,
-            _ if n % 2 == 1 => Some(steady[n / 2] as f64),
-            _ => Some((steady[n / 2 - 1] + steady[n / 2]) as f64 / 2.0),
-        }
+        let keep = steady.len() - steady.len() / 100;
+        (keep > 0).then(|| steady[..keep].iter().sum::<i64>() as f64 / keep as f64)
     }
 
     /// Number of kernels.
@@ -1027,12 +1024,13 @@ mod tests {
     }
 
     #[test]
-    fn the_host_delay_median_leaves_out_the_first_fifth_and_the_waits() {
+    fn the_host_per_launch_leaves_out_the_set_up_the_waits_and_the_longest_hundredth() {
         let job = Job::from_trace(&fikit_trace::fixture::serving("j", 0, 3));
         let at = |delay_ns| HostStep::Issue { delay_ns, op: 0 };
         // Ten issues, a wait between them that counts for nothing: the
-        // first two (1,000 and 5) are the set-up; of the other eight the
-        // middle two are 40 and 50.
+        // first two (1,000 and 5) are the set-up; the other eight average
+        // (7 + 9 + 30 + 40 + 50 + 60 + 70 + 80) / 8 = 43.25, none left out
+        // (8 / 100 rounds down to 0).
         let mut steps = Vec::new();
         for d in [1_000, 5, 7, 9, 30, 40, 50, 60, 70, 80] {
             steps.push(at(d));
@@ -1047,19 +1045,35 @@ mod tests {
             steps: steps.into(),
             ..job.clone()
         };
-        assert_eq!(hand.host_delay_p50_ns(), Some(45.0));
+        assert_eq!(hand.host_ns_per_launch(), Some(43.25));
         // A host twice as slow doubles it.
-        assert_eq!(hand.with_host_speed(2.0).host_delay_p50_ns(), Some(90.0));
-        // Five issues: the first is left out, the median of 7, 9, 30, 40.
-        let five = Job {
-            steps: [1_000, 7, 9, 30, 40].map(at).to_vec().into(),
+        assert_eq!(hand.with_host_speed(2.0).host_ns_per_launch(), Some(86.5));
+        // 251 issues: the first 50 (251 / 5) are the set-up, delays of 1 ms;
+        // of the other 201, 198 of 10 ns, one of 30 and two pauses of 5 ms:
+        // the longest two (201 / 100) are left out, the rest average
+        // (198 x 10 + 30) / 199 = 10.1005...
+        let mut d = vec![1_000_000; 50];
+        d.extend([10; 99]);
+        d.push(5_000_000);
+        d.push(30);
+        d.extend([10; 99]);
+        d.push(5_000_000);
+        let paused = Job {
+            steps: d.into_iter().map(at).collect::<Vec<_>>().into(),
             ..job.clone()
         };
-        assert_eq!(five.host_delay_p50_ns(), Some(19.5));
+        let h = paused.host_ns_per_launch().unwrap();
+        assert!((h - 2_010.0 / 199.0).abs() < 1e-9, "{h}");
+        // One issue: its fifth (1 / 5) rounds down to none, so it is kept.
+        let one = Job {
+            steps: vec![at(7)].into(),
+            ..job.clone()
+        };
+        assert_eq!(one.host_ns_per_launch(), Some(7.0));
         let none = Job {
             steps: Vec::new().into(),
             ..job
         };
-        assert_eq!(none.host_delay_p50_ns(), None);
+        assert_eq!(none.host_ns_per_launch(), None);
     }
 }

@@ -15,8 +15,8 @@
 //!   comes out far above what the kernels do (or past any slowdown).
 //! - The job's one-wave SM share `w`, time-weighted over its steady
 //!   kernels' time ([`crate::sim::job::Occupancy::demand`]).
-//! - The job's median host delay before a launch
-//!   ([`Job::host_delay_p50_ns`]): its host beside a busy neighbour under
+//! - The job's mean host delay before a launch
+//!   ([`Job::host_ns_per_launch`]): its host beside a busy neighbour under
 //!   MPS, which the weight does not use.
 //!
 //! The model makes a latency-bound kernel beside kernels holding a share `o`
@@ -69,12 +69,12 @@ pub struct PressureFit {
     pub whole_median: Option<f64>,
     /// The job's one-wave SM share, time-weighted over its steady kernels.
     pub share: f64,
-    /// The job's median host delay before a launch in the pass, ns
-    /// ([`Job::host_delay_p50_ns`]): its host's speed beside a busy
+    /// The job's mean host delay before a launch in the pass, ns
+    /// ([`Job::host_ns_per_launch`]): its host's speed beside a busy
     /// neighbour under MPS, to set beside the same figure of its profile
     /// alone (`fikit-run --pressure` prints the ratio). `None` without
     /// launches.
-    pub host_delay_p50_ns: Option<f64>,
+    pub host_ns_per_launch: Option<f64>,
 }
 
 impl PressureFit {
@@ -168,7 +168,7 @@ pub fn fit(job: &Trace, victim: &Trace) -> Result<PressureFit, PressureError> {
         runs_whole,
         whole_median: (runs_whole >= 10).then(|| median(&mut whole)),
         share: if time > 0.0 { weighted / time } else { 0.0 },
-        host_delay_p50_ns: Job::from_trace(job).host_delay_p50_ns(),
+        host_ns_per_launch: Job::from_trace(job).host_ns_per_launch(),
     })
 }
 
@@ -270,11 +270,11 @@ mod tests {
         assert!((f.share - 0.2).abs() < 1e-12);
         assert!((f.overlapped - 1.0).abs() < 1e-12);
         assert_eq!(
-            f.host_delay_p50_ns,
-            Job::from_trace(&job).host_delay_p50_ns(),
+            f.host_ns_per_launch,
+            Job::from_trace(&job).host_ns_per_launch(),
             "the job's own host figure, from its trace in the pass"
         );
-        assert!(f.host_delay_p50_ns.is_some());
+        assert!(f.host_ns_per_launch.is_some());
         // s - 1 = 0.5 = c w x weight, w = 0.2: with c = 2.5 the model's
         // full pressure (weight 1); with c = 5 half of it; with c = 1 past
         // it (2.5, clamped to 1).
