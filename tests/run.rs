@@ -928,3 +928,105 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
         "{stderr}"
     );
 }
+
+#[test]
+fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/h200");
+    // resnet50 batch 1 (launch-bound) beside batch 128 under MPS: alone
+    // 300 and 1,800 ms, together 600 and 1,900 ms.
+    let run = serde_json::json!({
+        "complete": true,
+        "rounds": [
+            {"policy": "exclusive", "repetition": 0,
+             "jobs": [job_run("b1", 1_000_000, 301_000_000), job_run("b128", 1_000_000, 1_801_000_000)]},
+            {"policy": "mps", "repetition": 0,
+             "jobs": [job_run("b1", 1_000_000, 601_000_000), job_run("b128", 1_000_000, 1_901_000_000)]}
+        ]
+    });
+    let saved = d.path().join("run.json");
+    std::fs::write(&saved, run.to_string()).unwrap();
+    let jobs = [
+        "--job".to_string(),
+        format!(
+            "b1:0:{}=true",
+            traces.join("resnet50-bs1-eval-659.parquet").display()
+        ),
+        "--job".to_string(),
+        format!(
+            "b128:9:{}=true",
+            traces.join("resnet50-bs128-eval-1010.parquet").display()
+        ),
+    ];
+    let pressure = d.path().join("pressure.json");
+    let report = |host_ns: f64, flag: bool, out: &str| -> String {
+        std::fs::write(
+            &pressure,
+            serde_json::json!({"jobs": {"b1": {"weight": 1.0, "host_ns_per_launch": host_ns}}})
+                .to_string(),
+        )
+        .unwrap();
+        let out = d.path().join(out);
+        cmd("fikit-run")
+            .args(&jobs)
+            .args(["--policy", "exclusive,mps", "--pressure"])
+            .arg(&pressure)
+            .args(flag.then_some("--host-speed-from-pressure"))
+            .arg("--report")
+            .arg(&saved)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(0);
+        std::fs::read_to_string(out.join("table.txt")).unwrap()
+    };
+    // The profile's own host per launch, read from the line that sets the
+    // pass's (1 us here) beside it.
+    let table = report(1_000.0, false, "probe");
+    let own_us: f64 = table
+        .split("b1 0.")
+        .nth(1)
+        .and_then(|x| x.split(" against ").nth(1))
+        .and_then(|x| x.split(" us").next())
+        .and_then(|x| x.parse().ok())
+        .unwrap_or_else(|| panic!("no host line:\n{table}"));
+    let simulated = |table: &str, job: &str| -> f64 {
+        let row = table
+            .lines()
+            .find(|l| l.contains(" mps ") && l.contains(&format!(" {job} ")))
+            .unwrap_or_else(|| panic!("no mps {job} row:\n{table}"));
+        row.split('┆')
+            .nth(7)
+            .and_then(|c| c.trim().trim_end_matches('x').parse().ok())
+            .unwrap_or_else(|| panic!("{row}"))
+    };
+    // The pass's host twice as slow as the profile's: without the flag the
+    // prediction stays; with it the launch-bound job's MPS rounds run at
+    // that host while its run alone keeps the profile's, so its slowdown
+    // grows by most of 2x, and the line names it.
+    let slow = 2_000.0 * own_us;
+    let plain = report(slow, false, "plain");
+    let at_pass = report(slow, true, "at-pass");
+    assert!(plain.contains("b1 2.00x ("), "{plain}");
+    assert!(
+        at_pass.contains("(--host-speed-from-pressure): b1"),
+        "{at_pass}"
+    );
+    let (before, after) = (simulated(&plain, "b1"), simulated(&at_pass, "b1"));
+    assert!(after > 1.3 * before, "b1 {before} -> {after}");
+    // The pass's host as fast as the profile's changes nothing.
+    let same = report(1_000.0 * own_us, true, "same");
+    assert!(
+        (simulated(&same, "b1") - before).abs() < 0.02 * before,
+        "{same}"
+    );
+    // Without --pressure the flag is refused.
+    cmd("fikit-run")
+        .args(&jobs)
+        .args(["--policy", "exclusive,mps", "--host-speed-from-pressure"])
+        .arg("--report")
+        .arg(&saved)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--pressure"));
+}

@@ -13,8 +13,8 @@ use fikit_sim::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
 use crate::report::{
-    Predicted, Row, Spread, host_factor, host_factor_region, iteration_quantile_ms, predict, rows,
-    table,
+    Predicted, Row, Spread, host_factor, host_factor_region, iteration_quantile_ms, predict,
+    predict_apart, rows, table,
 };
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::{Set, summarize, summary_html, summary_text};
@@ -116,6 +116,14 @@ pub struct Args {
     /// file does not name keep it. With --set, for every pair.
     #[arg(long, value_name = "FILE")]
     pub pressure: Option<PathBuf>,
+    /// Under MPS, each job's host at its speed in the pressure pass (the job
+    /// beside the victim under MPS; --pressure's host figure, fikit-sim
+    /// pressure since 2026-11-26): its host delays in the MPS rounds scaled
+    /// to that host time per launch, its runs alone as they are. For a
+    /// host-bound job whose host runs slower beside a busy neighbour. The
+    /// factors are printed; jobs without the figure keep their host.
+    #[arg(long, requires = "pressure")]
+    pub host_speed_from_pressure: bool,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
     /// only where its rounds were co-runs: the shortest job's region at
     /// least this share overlapped by the others' (0 to 1).
@@ -184,6 +192,8 @@ pub struct RunOptions {
     pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Measured pressure weights by job name (`--pressure`), and the file.
     pub pressure: Option<Pressure>,
+    /// Under MPS, each job's host at its speed in the pressure pass.
+    pub host_speed_from_pressure: bool,
 }
 
 /// What `--host-speed-from-alone` matches a profile, replayed alone, to.
@@ -204,7 +214,8 @@ pub struct Pressure {
     /// Weight by job name, 0 to 1.
     pub weights: std::collections::BTreeMap<String, f64>,
     /// The job's mean host delay before a launch in the pass, ns, by job
-    /// name, where the file has it (shown beside the profile's, not used).
+    /// name, where the file has it (shown beside the profile's; the MPS
+    /// prediction's host with `--host-speed-from-pressure`).
     pub host_delay_ns: std::collections::BTreeMap<String, f64>,
 }
 
@@ -264,8 +275,7 @@ impl Pressure {
 
     /// The line under the table that sets each job's host in the pass
     /// beside its profile's ([`Job::host_ns_per_launch`] of each), for the
-    /// jobs of `jobs` that have both; `None` when none has. The prediction
-    /// does not use it.
+    /// jobs of `jobs` that have both; `None` when none has.
     fn host_line(&self, jobs: &[Job]) -> Option<String> {
         let each: Vec<String> = jobs
             .iter()
@@ -283,10 +293,26 @@ impl Pressure {
             .collect();
         (!each.is_empty()).then(|| {
             format!(
-                "host in the pressure pass (beside the victim, under MPS) over the profile's, mean host delay before a launch (not used by the prediction): {}",
+                "host in the pressure pass (beside the victim, under MPS) over the profile's, mean host delay before a launch (used under MPS with --host-speed-from-pressure only): {}",
                 each.join(", ")
             )
         })
+    }
+
+    /// `jobs` with each named job's host brought to its host time per
+    /// launch in the pass ([`Job::host_ns_per_launch`]); the others as
+    /// they are.
+    fn host_at_pass(&self, jobs: &[Job]) -> Vec<Job> {
+        jobs.iter()
+            .map(|j| {
+                let pass = self.host_delay_ns.get(&j.name);
+                let own = j.host_ns_per_launch().filter(|&h| h > 0.0);
+                match (pass, own) {
+                    (Some(&pass), Some(own)) => j.with_host_speed(pass / own),
+                    _ => j.clone(),
+                }
+            })
+            .collect()
     }
 
     /// The line under the table: which jobs got which weight.
@@ -503,6 +529,7 @@ impl Args {
             report: self.report,
             host_speed_from_alone: self.host_speed_from_alone,
             pressure: self.pressure.as_deref().map(Pressure::load).transpose()?,
+            host_speed_from_pressure: self.host_speed_from_pressure,
         })
     }
 }
@@ -783,7 +810,7 @@ fn run_with(
             None => jobs,
         })
         .collect();
-    let pressure_line = opts.pressure.as_ref().map(|p| {
+    let mut pressure_line = opts.pressure.as_ref().map(|p| {
         let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
         let mut line = p.line(&names);
         eprintln!("fikit-run: {line}");
@@ -799,8 +826,40 @@ fn run_with(
             sim_sets.len()
         );
     }
+    // Under MPS with --host-speed-from-pressure the jobs run together at
+    // their hosts' speed in the pressure pass; alone as they are.
+    let pass_host = opts
+        .pressure
+        .as_ref()
+        .filter(|_| opts.host_speed_from_pressure);
+    if let Some(p) = pass_host {
+        let named: Vec<&str> = s
+            .jobs
+            .iter()
+            .filter(|j| p.host_delay_ns.contains_key(&j.name))
+            .map(|j| j.name.as_str())
+            .collect();
+        let line = format!(
+            "MPS predicted with each job's host at its speed in the pressure pass (--host-speed-from-pressure): {}",
+            if named.is_empty() {
+                "no job has the pass's host figure, none changed".to_string()
+            } else {
+                named.join(", ")
+            }
+        );
+        eprintln!("fikit-run: {line}");
+        if let Some(l) = pressure_line.as_mut() {
+            l.push_str(&format!("\n{line}"));
+        }
+    }
     let predict_with = |sj: &[Job], policy: RunPolicy, jobs: &[crate::exec::JobRun]| {
-        PolicyKind::from_name(policy.name()).and_then(|kind| predict(sj, jobs, kind, &model))
+        let kind = PolicyKind::from_name(policy.name())?;
+        match pass_host {
+            Some(p) if policy == RunPolicy::Mps => {
+                predict_apart(sj, &p.host_at_pass(sj), jobs, kind, &model)
+            }
+            _ => predict(sj, jobs, kind, &model),
+        }
     };
     let predict_round = |policy: RunPolicy, rep: usize, jobs: &[crate::exec::JobRun]| {
         let sj = sim_sets.get(rep % sim_sets.len().max(1))?;
@@ -1113,6 +1172,8 @@ pub struct SetOptions {
     pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Measured pressure weights (`--pressure`).
     pub pressure: Option<Pressure>,
+    /// Under MPS, each job's host at its speed in the pressure pass.
+    pub host_speed_from_pressure: bool,
     /// Record every job of every round with fikit-profile into
     /// `<trace>/<pair>/<policy>-<repetition>/` (`profiler` is then set).
     pub trace: Option<PathBuf>,
@@ -1177,6 +1238,7 @@ impl SetOptions {
             report,
             host_speed_from_alone: self.host_speed_from_alone,
             pressure: self.pressure.clone(),
+            host_speed_from_pressure: self.host_speed_from_pressure,
         }
     }
 }
@@ -1249,6 +1311,7 @@ impl Args {
             min_overlap: self.min_overlap,
             host_speed_from_alone: self.host_speed_from_alone,
             pressure: self.pressure.as_deref().map(Pressure::load).transpose()?,
+            host_speed_from_pressure: self.host_speed_from_pressure,
             trace: self.trace,
         })
     }
@@ -1695,6 +1758,7 @@ mod set_profiles {
             min_overlap: 0.5,
             host_speed_from_alone: None,
             pressure: None,
+            host_speed_from_pressure: false,
             trace: None,
         }
     }

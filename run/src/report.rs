@@ -247,8 +247,22 @@ pub fn predict(
     policy: PolicyKind,
     model: &GpuModel,
 ) -> Option<Vec<Predicted>> {
-    let pre: Vec<i64> = jobs.iter().map(first_kernel_ns).collect();
-    let alone = run_isolated(jobs, model).ok()?;
+    predict_apart(jobs, jobs, round, policy, model)
+}
+
+/// [`predict`] with the jobs as they run alone (`alone`: each slowdown's
+/// and per-iteration figure's denominator) apart from the same jobs as they
+/// run together (`shared`, e.g. with the host speed measured beside a busy
+/// neighbour), one of each per job in the same order.
+pub fn predict_apart(
+    alone_jobs: &[Job],
+    shared: &[Job],
+    round: &[JobRun],
+    policy: PolicyKind,
+    model: &GpuModel,
+) -> Option<Vec<Predicted>> {
+    let pre_alone: Vec<i64> = alone_jobs.iter().map(first_kernel_ns).collect();
+    let alone = run_isolated(alone_jobs, model).ok()?;
     let alone_its: Vec<&[i64]> = alone
         .iter()
         .map(|r| as_gated(&r.jobs[0].iterations_ns))
@@ -257,7 +271,7 @@ pub fn predict(
         return Some(
             alone_its
                 .iter()
-                .zip(alone.iter().zip(&pre))
+                .zip(alone.iter().zip(&pre_alone))
                 .map(|(its, (a, p))| {
                     let (p50, p99) = percentiles(its);
                     Predicted {
@@ -271,6 +285,7 @@ pub fn predict(
                 .collect(),
         );
     }
+    let pre: Vec<i64> = shared.iter().map(first_kernel_ns).collect();
     let starts: Vec<i64> = round
         .iter()
         .zip(&pre)
@@ -279,7 +294,7 @@ pub fn predict(
     let t0 = *starts.iter().min()?;
     let arrivals: Vec<i64> = starts.iter().map(|s| s - t0).collect();
     let report = simulate_with_isolated(
-        jobs,
+        shared,
         &arrivals,
         &SimOptions {
             policies: vec![policy],
@@ -293,15 +308,15 @@ pub fn predict(
         report
             .jobs
             .iter()
-            .zip(jobs)
-            .zip(alone_its.iter().zip(&pre))
-            .map(|((r, j), (alone, p))| {
+            .zip(shared)
+            .zip(alone_its.iter().zip(pre.iter().zip(&pre_alone)))
+            .map(|((r, j), (alone, (p, pa)))| {
                 // The report's iterations are the simulator's measured ones
                 // (its set-up left out): counted as the gate counts.
                 let its = as_gated_measured(j, &r.iterations_ns);
                 let (p50, p99) = percentiles(its);
                 Predicted {
-                    slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - p).max(1) as f64,
+                    slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - pa).max(1) as f64,
                     p50_ms: ms(p50),
                     p99_ms: ms(p99),
                     per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
