@@ -216,7 +216,7 @@ pub struct Pressure {
     /// The job's mean host delay before a launch in the pass, ns, by job
     /// name, where the file has it (shown beside the profile's; the MPS
     /// prediction's host with `--host-speed-from-pressure`).
-    pub host_delay_ns: std::collections::BTreeMap<String, f64>,
+    pub host_ns_per_launch_of: std::collections::BTreeMap<String, f64>,
 }
 
 impl Pressure {
@@ -242,7 +242,7 @@ impl Pressure {
             ))
         })?;
         let mut weights = std::collections::BTreeMap::new();
-        let mut host_delay_ns = std::collections::BTreeMap::new();
+        let mut host_ns_per_launch_of = std::collections::BTreeMap::new();
         for (name, w) in f.jobs {
             if !(0.0..=1.0).contains(&w.weight) {
                 return Err(bad(format!(
@@ -251,15 +251,21 @@ impl Pressure {
                     w.weight
                 )));
             }
-            if let Some(h) = w.host_ns_per_launch.filter(|h| h.is_finite() && *h > 0.0) {
-                host_delay_ns.insert(name.clone(), h);
+            if let Some(h) = w.host_ns_per_launch {
+                if !(h.is_finite() && h > 0.0) {
+                    return Err(bad(format!(
+                        "--pressure {}: jobs.{name}.host_ns_per_launch {h} is not a positive number",
+                        path.display()
+                    )));
+                }
+                host_ns_per_launch_of.insert(name.clone(), h);
             }
             weights.insert(name, w.weight);
         }
         Ok(Pressure {
             file: path.to_path_buf(),
             weights,
-            host_delay_ns,
+            host_ns_per_launch_of,
         })
     }
 
@@ -273,6 +279,14 @@ impl Pressure {
             .collect()
     }
 
+    /// `job`'s host per launch in the pass and as it is now
+    /// ([`Job::host_ns_per_launch`]), ns; `None` unless it has both.
+    fn host_in_pass(&self, job: &Job) -> Option<(f64, f64)> {
+        let pass = *self.host_ns_per_launch_of.get(&job.name)?;
+        let own = job.host_ns_per_launch().filter(|&h| h > 0.0)?;
+        Some((pass, own))
+    }
+
     /// The line under the table that sets each job's host in the pass
     /// beside its profile's ([`Job::host_ns_per_launch`] of each), for the
     /// jobs of `jobs` that have both; `None` when none has.
@@ -280,8 +294,7 @@ impl Pressure {
         let each: Vec<String> = jobs
             .iter()
             .filter_map(|j| {
-                let pass = *self.host_delay_ns.get(&j.name)?;
-                let own = j.host_ns_per_launch().filter(|&h| h > 0.0)?;
+                let (pass, own) = self.host_in_pass(j)?;
                 Some(format!(
                     "{} {:.2}x ({:.1} against {:.1} us)",
                     j.name,
@@ -304,13 +317,9 @@ impl Pressure {
     /// they are.
     fn host_at_pass(&self, jobs: &[Job]) -> Vec<Job> {
         jobs.iter()
-            .map(|j| {
-                let pass = self.host_delay_ns.get(&j.name);
-                let own = j.host_ns_per_launch().filter(|&h| h > 0.0);
-                match (pass, own) {
-                    (Some(&pass), Some(own)) => j.with_host_speed(pass / own),
-                    _ => j.clone(),
-                }
+            .map(|j| match self.host_in_pass(j) {
+                Some((pass, own)) => j.with_host_speed(pass / own),
+                None => j.clone(),
             })
             .collect()
     }
@@ -836,7 +845,7 @@ fn run_with(
         let named: Vec<&str> = s
             .jobs
             .iter()
-            .filter(|j| p.host_delay_ns.contains_key(&j.name))
+            .filter(|j| p.host_ns_per_launch_of.contains_key(&j.name))
             .map(|j| j.name.as_str())
             .collect();
         let line = format!(
@@ -1711,6 +1720,16 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains("big"), "{line}");
+        std::fs::write(
+            &f,
+            r#"{"jobs": {"small": {"weight": 0.25, "host_ns_per_launch": -3}}}"#,
+        )
+        .unwrap();
+        let e = format!("{:#}", Pressure::load(&f).unwrap_err());
+        assert!(
+            e.contains("jobs.small.host_ns_per_launch -3 is not a positive number"),
+            "{e}"
+        );
         std::fs::write(
             &f,
             r#"{"corun_slowdown": 2.67, "jobs": {"small": {"weight": 0.25, "fit": 1.2}}}"#,
