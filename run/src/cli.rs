@@ -142,6 +142,16 @@ pub struct Args {
     /// simulated against real slowdown per policy, in and out of sample.
     #[arg(long, value_name = "SET_JSON", conflicts_with_all = ["scenario", "jobs", "report"])]
     pub set: Option<PathBuf>,
+    /// Run nothing: set the errors of several --set summaries together
+    /// (their summary.json, e.g. one set run on several machines), per
+    /// policy and sample, with each one's worst row; printed.
+    #[arg(
+        long,
+        value_name = "SUMMARY_JSON",
+        num_args = 1..,
+        conflicts_with_all = ["scenario", "jobs", "report", "set"]
+    )]
+    pub combine: Vec<PathBuf>,
     /// With --set: run nothing, rebuild the summary from OUT's pairs.
     #[arg(long, requires = "set")]
     pub summary_only: bool,
@@ -1604,7 +1614,12 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
 /// `fikit-run`'s main: exit code 2 for bad input, 1 for failures.
 pub fn main() -> i32 {
     let args = Args::parse();
-    let result = if args.set.is_some() {
+    let result = if !args.combine.is_empty() {
+        crate::set::combine(&args.combine).map_err(bad).map(|c| {
+            print!("{}", crate::set::combined_text(&c));
+            0
+        })
+    } else if args.set.is_some() {
         args.into_set_options().and_then(|o| run_set(&o))
     } else {
         args.into_options().and_then(|o| run(&o))

@@ -249,7 +249,7 @@ impl Set {
 }
 
 /// One summary row: a job of a pair under a policy.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SummaryRow {
     /// The pair.
     pub pair: String,
@@ -721,6 +721,120 @@ fn profile_vs_alone(row: &Row) -> String {
     })
 }
 
+/// Several sets' summaries read together (`fikit-run --combine`): e.g. one
+/// set's rounds on several machines, each machine's `--set` folder with its
+/// own `summary.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Combined {
+    /// Each summary file and its rows with an error (complete pairs only).
+    pub sources: Vec<(PathBuf, usize)>,
+    /// Per policy (but exclusive) and sample over every source's rows.
+    pub fits: Vec<Fit>,
+    /// For each of `fits`, the row of its worst |error|: source, pair, job
+    /// and the signed error.
+    pub worst: Vec<(PathBuf, String, String, f64)>,
+}
+
+/// Reads each `summary.json` (what `--set` writes) and sets the errors of
+/// all their rows together, per policy and sample, leaving out each file's
+/// incomplete pairs as its own summary does. Bad input: a file that cannot
+/// be read or is not such a summary.
+pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
+    #[derive(Deserialize)]
+    struct Saved {
+        rows: Vec<SummaryRow>,
+        #[serde(default)]
+        incomplete: Vec<String>,
+    }
+    let mut rows: Vec<(usize, SummaryRow)> = Vec::new();
+    let mut sources = Vec::new();
+    for (k, f) in files.iter().enumerate() {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let saved: Saved = serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a fikit-run --set summary.json: {e}", f.display()))?;
+        let kept: Vec<SummaryRow> = saved
+            .rows
+            .into_iter()
+            .filter(|r| !saved.incomplete.contains(&r.pair))
+            .collect();
+        let with_error = kept
+            .iter()
+            .filter(|r| r.row.error.is_some_and(f64::is_finite))
+            .count();
+        sources.push((f.clone(), with_error));
+        rows.extend(kept.into_iter().map(|r| (k, r)));
+    }
+    let (mut fits, mut worst) = (Vec::new(), Vec::new());
+    for policy in [
+        RunPolicy::Timeslice,
+        RunPolicy::Mps,
+        RunPolicy::Preemptive,
+        RunPolicy::Fikit,
+    ] {
+        for sample in [Sample::In, Sample::Out] {
+            let of: Vec<&(usize, SummaryRow)> = rows
+                .iter()
+                .filter(|(_, r)| r.sample == sample && r.row.policy == policy)
+                .collect();
+            let Some((n, median, max, within)) =
+                error_figures(of.iter().map(|(_, r)| (r.row.error, r.row.within_spread)))
+            else {
+                continue;
+            };
+            let Some((k, r)) = of
+                .iter()
+                .filter(|(_, r)| r.row.error.is_some_and(f64::is_finite))
+                .max_by(|a, b| {
+                    let e = |x: &&&(usize, SummaryRow)| x.1.row.error.map_or(0.0, f64::abs);
+                    e(a).total_cmp(&e(b))
+                })
+            else {
+                continue;
+            };
+            fits.push(Fit {
+                policy,
+                sample,
+                rows: n,
+                median_abs_error: median,
+                worst_abs_error: max,
+                within_spread: within,
+            });
+            worst.push((
+                files[*k].clone(),
+                r.pair.clone(),
+                r.row.job.clone(),
+                r.row.error.unwrap_or(f64::NAN),
+            ));
+        }
+    }
+    Ok(Combined {
+        sources,
+        fits,
+        worst,
+    })
+}
+
+/// [`Combined`] as text: the sources, the errors per policy and sample,
+/// and each one's worst row.
+pub fn combined_text(c: &Combined) -> String {
+    let mut out = String::from("simulated against real slowdown over the summaries\n");
+    for (f, n) in &c.sources {
+        out.push_str(&format!("  {} ({n} rows with an error)\n", f.display()));
+    }
+    out.push_str(&format!("{}\n", fits_table(&c.fits)));
+    for (fit, (f, pair, job, e)) in c.fits.iter().zip(&c.worst) {
+        out.push_str(&format!(
+            "worst {} {}: {job} in {pair}, {}{:.1}% ({})\n",
+            fit.policy.name(),
+            fit.sample.name(),
+            if *e >= 0.0 { "+" } else { "" },
+            100.0 * e,
+            f.display()
+        ));
+    }
+    out
+}
+
 /// The summary as text: the errors per policy and sample, then every row.
 pub fn summary_text(s: &Summary) -> String {
     let t = fits_table(&s.fits);
@@ -1122,6 +1236,64 @@ mod tests {
             launch_us: None,
             host_vs_alone: None,
         }
+    }
+
+    #[test]
+    fn combined_summaries_set_every_complete_rows_errors_together() {
+        use RunPolicy::{Exclusive, Mps};
+        let d = tempfile::tempdir().unwrap();
+        let summary_row = |pair: &str, sample: Sample, row: Row| SummaryRow {
+            pair: pair.into(),
+            sample,
+            row,
+            profile_sets: 1,
+        };
+        // Machine a: errors -10% and +5% out of sample, +20% in sample,
+        // an exclusive row (no error).
+        let a = serde_json::json!({"rows": [
+            summary_row("p1", Sample::Out, row(Mps, "hi", 2.0, (1.8, 2.2), 1.8)),
+            summary_row("p1", Sample::Out, row(Mps, "lo", 1.0, (1.0, 1.0), 1.05)),
+            summary_row("p2", Sample::In, row(Mps, "hi", 1.0, (1.0, 1.0), 1.2)),
+            summary_row("p1", Sample::Out, Row {
+                error: None,
+                sim_slowdown: None,
+                ..row(Exclusive, "hi", 1.0, (1.0, 1.0), 1.0)
+            }),
+        ], "incomplete": []});
+        // Machine b: -40% out of sample, and an incomplete pair's +90%,
+        // which does not count.
+        let b = serde_json::json!({"rows": [
+            summary_row("p1", Sample::Out, row(Mps, "hi", 2.0, (1.0, 3.0), 1.2)),
+            summary_row("p3", Sample::Out, row(Mps, "hi", 1.0, (1.0, 1.0), 1.9)),
+        ], "incomplete": ["p3"]});
+        let (fa, fb) = (d.path().join("a.json"), d.path().join("b.json"));
+        std::fs::write(&fa, a.to_string()).unwrap();
+        std::fs::write(&fb, b.to_string()).unwrap();
+        let c = combine(&[fa.clone(), fb.clone()]).unwrap();
+        assert_eq!(c.sources, vec![(fa.clone(), 3), (fb.clone(), 1)]);
+        // Out of sample: |-10%|, |+5%|, |-40%|: median 10%, worst 40% (b's
+        // p1 hi), one inside its range (b's 1.2 in 1.0-3.0) and a's lo at
+        // 1.05 outside 1.0-1.0.
+        let out = c.fits.iter().position(|f| f.sample == Sample::Out).unwrap();
+        let f = &c.fits[out];
+        assert_eq!((f.policy, f.rows, f.within_spread), (Mps, 3, 2));
+        assert!((f.median_abs_error - 0.10).abs() < 1e-9, "{f:?}");
+        assert!((f.worst_abs_error - 0.40).abs() < 1e-9, "{f:?}");
+        let (file, pair, job, e) = &c.worst[out];
+        assert_eq!((file, pair.as_str(), job.as_str()), (&fb, "p1", "hi"));
+        assert!((e + 0.40).abs() < 1e-9);
+        let inside = c.fits.iter().find(|f| f.sample == Sample::In).unwrap();
+        assert_eq!(inside.rows, 1);
+        let text = combined_text(&c);
+        assert!(text.contains("worst mps out: hi in p1, -40.0%"), "{text}");
+        assert!(text.contains("b.json (1 rows with an error)"), "{text}");
+        // Bad input names the file.
+        std::fs::write(&fb, "{\"pairs\": 1}").unwrap();
+        let e = combine(&[fa, fb]).unwrap_err();
+        assert!(
+            e.contains("b.json: not a fikit-run --set summary.json"),
+            "{e}"
+        );
     }
 
     #[test]
