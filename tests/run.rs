@@ -1030,3 +1030,25 @@ fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
         .code(2)
         .stderr(predicates::str::contains("--pressure"));
 }
+
+#[test]
+fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let summary = root.join("reports/fikit-run/h200-2026-11-26-oos-rule-a/summary.json");
+    cmd("fikit-run")
+        .arg("--combine")
+        .arg(&summary)
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("(12 rows with an error)"))
+        .stdout(predicates::str::contains(
+            "worst mps out: mobb1 in mobb1-r50t32",
+        ));
+    cmd("fikit-run")
+        .arg("--combine")
+        .arg(&summary)
+        .arg(root.join("no-such-summary.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("no-such-summary.json"));
+}
