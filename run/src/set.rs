@@ -442,6 +442,23 @@ fn error_figures(
     ))
 }
 
+/// [`error_figures`] of one policy and sample as a [`Fit`].
+fn fit_of(
+    policy: RunPolicy,
+    sample: Sample,
+    of: impl Iterator<Item = (Option<f64>, Option<bool>)>,
+) -> Option<Fit> {
+    let (rows, median_abs_error, worst_abs_error, within_spread) = error_figures(of)?;
+    Some(Fit {
+        policy,
+        sample,
+        rows,
+        median_abs_error,
+        worst_abs_error,
+        within_spread,
+    })
+}
+
 /// Builds the summary from `out/<pair>/run.json` of every pair of `set`.
 pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     let mut rows = Vec::new();
@@ -506,17 +523,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
                     .filter(|r| !incomplete.contains(&r.pair))
                     .filter(|r| !true_profiles || !off_pair(&r.pair))
                     .map(|r| error(&r.row));
-                let Some((n, median, worst, within)) = error_figures(of) else {
-                    continue;
-                };
-                fits.push(Fit {
-                    policy,
-                    sample,
-                    rows: n,
-                    median_abs_error: median,
-                    worst_abs_error: worst,
-                    within_spread: within,
-                });
+                fits.extend(fit_of(policy, sample, of));
             }
         }
         fits
@@ -776,9 +783,11 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
                 .iter()
                 .filter(|(_, r)| r.sample == sample && r.row.policy == policy)
                 .collect();
-            let Some((n, median, max, within)) =
-                error_figures(of.iter().map(|(_, r)| (r.row.error, r.row.within_spread)))
-            else {
+            let Some(fit) = fit_of(
+                policy,
+                sample,
+                of.iter().map(|(_, r)| (r.row.error, r.row.within_spread)),
+            ) else {
                 continue;
             };
             let Some((k, r)) = of
@@ -791,14 +800,7 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
             else {
                 continue;
             };
-            fits.push(Fit {
-                policy,
-                sample,
-                rows: n,
-                median_abs_error: median,
-                worst_abs_error: max,
-                within_spread: within,
-            });
+            fits.push(fit);
             worst.push((
                 files[*k].clone(),
                 r.pair.clone(),
