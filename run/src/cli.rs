@@ -334,6 +334,25 @@ impl Pressure {
             .collect()
     }
 
+    /// The line under the table that names the jobs
+    /// `--host-speed-from-pressure` changes: those of `jobs` with the pass's
+    /// host figure and their own ([`Pressure::host_at_pass`]).
+    fn at_pass_line(&self, jobs: &[Job]) -> String {
+        let named: Vec<&str> = jobs
+            .iter()
+            .filter(|j| self.host_in_pass(j).is_some())
+            .map(|j| j.name.as_str())
+            .collect();
+        format!(
+            "MPS predicted with each job's host at its speed in the pressure pass (--host-speed-from-pressure): {}",
+            if named.is_empty() {
+                "no job has the pass's host figure, none changed".to_string()
+            } else {
+                named.join(", ")
+            }
+        )
+    }
+
     /// The line under the table: which jobs got which weight.
     fn line(&self, names: &[String]) -> String {
         let each: Vec<String> = names
@@ -829,47 +848,32 @@ fn run_with(
             None => jobs,
         })
         .collect();
-    let mut pressure_line = opts.pressure.as_ref().map(|p| {
-        let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
-        let mut line = p.line(&names);
-        eprintln!("fikit-run: {line}");
-        if let Some(host) = sim_sets.first().and_then(|jobs| p.host_line(jobs)) {
-            eprintln!("fikit-run: {host}");
-            line.push_str(&format!("\n{host}"));
-        }
-        line
-    });
-    if sim_sets.len() > 1 {
-        eprintln!(
-            "fikit-run: prediction: {} profiles per job, repetition r predicted with profile r mod their count",
-            sim_sets.len()
-        );
-    }
     // Under MPS with --host-speed-from-pressure the jobs run together at
     // their hosts' speed in the pressure pass; alone as they are.
     let pass_host = opts
         .pressure
         .as_ref()
         .filter(|_| opts.host_speed_from_pressure);
-    if let Some(p) = pass_host {
-        let named: Vec<&str> = s
-            .jobs
-            .iter()
-            .filter(|j| p.host_ns_per_launch_of.contains_key(&j.name))
-            .map(|j| j.name.as_str())
-            .collect();
-        let line = format!(
-            "MPS predicted with each job's host at its speed in the pressure pass (--host-speed-from-pressure): {}",
-            if named.is_empty() {
-                "no job has the pass's host figure, none changed".to_string()
-            } else {
-                named.join(", ")
-            }
-        );
-        eprintln!("fikit-run: {line}");
-        if let Some(l) = pressure_line.as_mut() {
-            l.push_str(&format!("\n{line}"));
+    // The lines under the table: the weights, the pass's host against the
+    // profiles', and which jobs --host-speed-from-pressure changes.
+    let pressure_line = opts.pressure.as_ref().map(|p| {
+        let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
+        let first = sim_sets.first().map_or(&[][..], Vec::as_slice);
+        let mut lines = vec![p.line(&names)];
+        lines.extend(p.host_line(first));
+        if pass_host.is_some() {
+            lines.push(p.at_pass_line(first));
         }
+        for line in &lines {
+            eprintln!("fikit-run: {line}");
+        }
+        lines.join("\n")
+    });
+    if sim_sets.len() > 1 {
+        eprintln!(
+            "fikit-run: prediction: {} profiles per job, repetition r predicted with profile r mod their count",
+            sim_sets.len()
+        );
     }
     let predict_with = |sj: &[Job], policy: RunPolicy, jobs: &[crate::exec::JobRun]| {
         let kind = PolicyKind::from_name(policy.name())?;

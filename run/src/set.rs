@@ -696,7 +696,7 @@ fn spread(s: Option<Spread>) -> String {
 }
 
 /// The errors per policy and sample as a text table.
-fn fits_table(fits: &[Fit]) -> comfy_table::Table {
+fn fits_table<'a>(fits: impl IntoIterator<Item = &'a Fit>) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header([
@@ -735,11 +735,22 @@ fn profile_vs_alone(row: &Row) -> String {
 pub struct Combined {
     /// Each summary file and its rows with an error (complete pairs only).
     pub sources: Vec<(PathBuf, usize)>,
-    /// Per policy (but exclusive) and sample over every source's rows.
-    pub fits: Vec<Fit>,
-    /// For each of `fits`, the row of its worst |error|: source, pair, job
-    /// and the signed error.
-    pub worst: Vec<(PathBuf, String, String, f64)>,
+    /// Per policy (but exclusive) and sample over every source's rows,
+    /// each with its row of the worst |error|.
+    pub fits: Vec<(Fit, WorstRow)>,
+}
+
+/// The row of a [`Fit`]'s worst |error| among several summaries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorstRow {
+    /// The summary file it is in.
+    pub source: PathBuf,
+    /// Its pair.
+    pub pair: String,
+    /// Its job.
+    pub job: String,
+    /// Its signed error, `(simulated - real) / real`.
+    pub error: f64,
 }
 
 /// Reads each `summary.json` (what `--set` writes) and sets the errors of
@@ -771,13 +782,11 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
         sources.push((f.clone(), with_error));
         rows.extend(kept.into_iter().map(|r| (k, r)));
     }
-    let (mut fits, mut worst) = (Vec::new(), Vec::new());
-    for policy in [
-        RunPolicy::Timeslice,
-        RunPolicy::Mps,
-        RunPolicy::Preemptive,
-        RunPolicy::Fikit,
-    ] {
+    let mut fits = Vec::new();
+    for policy in RunPolicy::ALL
+        .into_iter()
+        .filter(|&p| p != RunPolicy::Exclusive)
+    {
         for sample in [Sample::In, Sample::Out] {
             let of: Vec<&(usize, SummaryRow)> = rows
                 .iter()
@@ -800,20 +809,18 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
             else {
                 continue;
             };
-            fits.push(fit);
-            worst.push((
-                files[*k].clone(),
-                r.pair.clone(),
-                r.row.job.clone(),
-                r.row.error.unwrap_or(f64::NAN),
+            fits.push((
+                fit,
+                WorstRow {
+                    source: files[*k].clone(),
+                    pair: r.pair.clone(),
+                    job: r.row.job.clone(),
+                    error: r.row.error.unwrap_or(f64::NAN),
+                },
             ));
         }
     }
-    Ok(Combined {
-        sources,
-        fits,
-        worst,
-    })
+    Ok(Combined { sources, fits })
 }
 
 /// [`Combined`] as text: the sources, the errors per policy and sample,
@@ -823,15 +830,17 @@ pub fn combined_text(c: &Combined) -> String {
     for (f, n) in &c.sources {
         out.push_str(&format!("  {} ({n} rows with an error)\n", f.display()));
     }
-    out.push_str(&format!("{}\n", fits_table(&c.fits)));
-    for (fit, (f, pair, job, e)) in c.fits.iter().zip(&c.worst) {
+    out.push_str(&format!("{}\n", fits_table(c.fits.iter().map(|(f, _)| f))));
+    for (fit, w) in &c.fits {
         out.push_str(&format!(
-            "worst {} {}: {job} in {pair}, {}{:.1}% ({})\n",
+            "worst {} {}: {} in {}, {}{:.1}% ({})\n",
             fit.policy.name(),
             fit.sample.name(),
-            if *e >= 0.0 { "+" } else { "" },
-            100.0 * e,
-            f.display()
+            w.job,
+            w.pair,
+            if w.error >= 0.0 { "+" } else { "" },
+            100.0 * w.error,
+            w.source.display()
         ));
     }
     out
@@ -1276,15 +1285,20 @@ mod tests {
         // Out of sample: |-10%|, |+5%|, |-40%|: median 10%, worst 40% (b's
         // p1 hi), one inside its range (b's 1.2 in 1.0-3.0) and a's lo at
         // 1.05 outside 1.0-1.0.
-        let out = c.fits.iter().position(|f| f.sample == Sample::Out).unwrap();
-        let f = &c.fits[out];
+        let (f, w) = c
+            .fits
+            .iter()
+            .find(|(f, _)| f.sample == Sample::Out)
+            .unwrap();
         assert_eq!((f.policy, f.rows, f.within_spread), (Mps, 3, 2));
         assert!((f.median_abs_error - 0.10).abs() < 1e-9, "{f:?}");
         assert!((f.worst_abs_error - 0.40).abs() < 1e-9, "{f:?}");
-        let (file, pair, job, e) = &c.worst[out];
-        assert_eq!((file, pair.as_str(), job.as_str()), (&fb, "p1", "hi"));
-        assert!((e + 0.40).abs() < 1e-9);
-        let inside = c.fits.iter().find(|f| f.sample == Sample::In).unwrap();
+        assert_eq!(
+            (&w.source, w.pair.as_str(), w.job.as_str()),
+            (&fb, "p1", "hi")
+        );
+        assert!((w.error + 0.40).abs() < 1e-9);
+        let (inside, _) = c.fits.iter().find(|(f, _)| f.sample == Sample::In).unwrap();
         assert_eq!(inside.rows, 1);
         let text = combined_text(&c);
         assert!(text.contains("worst mps out: hi in p1, -40.0%"), "{text}");
