@@ -1052,3 +1052,36 @@ fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
         .code(2)
         .stderr(predicates::str::contains("no-such-summary.json"));
 }
+
+/// `--combine --pool` on the two committed H100 rule rounds: each job once,
+/// its figures the medians over both machines' repetitions (the pooled
+/// worst row named as such), and `--pool` refused without `--combine`.
+#[test]
+fn combine_pools_each_jobs_repetitions_over_machines() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let round = |r: &str| {
+        root.join(format!(
+            "reports/fikit-run/h100-2026-11-26-oos-rule-{r}/summary.json"
+        ))
+    };
+    let out = cmd("fikit-run")
+        .arg("--combine")
+        .arg(round("d"))
+        .arg(round("e"))
+        .arg("--pool")
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("repetitions pooled"), "{text}");
+    // Twelve jobs, not 24 rows: each pair's two jobs once per policy.
+    assert!(text.contains("│ mps    ┆ out    ┆ 12 "), "{text}");
+    assert!(text.contains("(pooled)"), "{text}");
+    cmd("fikit-run")
+        .arg("--pool")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--combine"));
+}

@@ -152,6 +152,12 @@ pub struct Args {
         conflicts_with_all = ["scenario", "jobs", "report", "set"]
     )]
     pub combine: Vec<PathBuf>,
+    /// With --combine: each job once, its real and simulated slowdowns the
+    /// medians over every summary's repetitions of it (one set run on
+    /// several machines, each job's figure the median of all its
+    /// repetitions), instead of one row per summary.
+    #[arg(long, requires = "combine")]
+    pub pool: bool,
     /// With --set: run nothing, rebuild the summary from OUT's pairs.
     #[arg(long, requires = "set")]
     pub summary_only: bool,
@@ -1619,10 +1625,17 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
 pub fn main() -> i32 {
     let args = Args::parse();
     let result = if !args.combine.is_empty() {
-        crate::set::combine(&args.combine).map_err(bad).map(|c| {
-            print!("{}", crate::set::combined_text(&c));
-            0
-        })
+        let how = if args.pool {
+            crate::set::Combine::Pool
+        } else {
+            crate::set::Combine::Rows
+        };
+        crate::set::combine(&args.combine, how)
+            .map_err(bad)
+            .map(|c| {
+                print!("{}", crate::set::combined_text(&c));
+                0
+            })
     } else if args.set.is_some() {
         args.into_set_options().and_then(|o| run_set(&o))
     } else {

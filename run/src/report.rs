@@ -68,6 +68,11 @@ pub struct Row {
     pub sim_region_ms: Option<f64>,
     /// Region against the same repetition's exclusive region.
     pub slowdown: Option<Spread>,
+    /// [`Row::slowdown`]'s figures, one per counted repetition (what
+    /// `--combine --pool` sets together over machines; empty in summaries
+    /// from before 2026-11-26 and in exclusive rows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slowdowns: Vec<f64>,
     /// The same repetition's time-slicing region against this one.
     pub vs_timeslice: Option<Spread>,
     /// The same, simulated: the repetition's simulated time-slicing
@@ -109,6 +114,10 @@ pub struct Row {
     pub per_iteration_within: Option<bool>,
     /// fikit-sim's slowdown for the same profiles, started when the jobs started.
     pub sim_slowdown: Option<Spread>,
+    /// [`Row::sim_slowdown`]'s figures, one per counted repetition that was
+    /// predicted (empty as [`Row::slowdowns`] is).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sim_slowdowns: Vec<f64>,
     /// `(sim − real) / real` of the median slowdowns.
     pub error: Option<f64>,
     /// The simulated median lies inside the real range.
@@ -503,7 +512,8 @@ pub fn rows(
             let host_vs_alone = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| {
                 Some(launch(r)? / launch(b)?)
             }));
-            let slowdown = Spread::of(&per_rep(RunPolicy::Exclusive, &|b, r| ratio(r, b)));
+            let slowdowns = per_rep(RunPolicy::Exclusive, &|b, r| ratio(r, b));
+            let slowdown = Spread::of(&slowdowns);
             let vs_ts = Spread::of(&per_rep(RunPolicy::Timeslice, &|b, r| ratio(b, r)));
             let pct = |q: f64| iteration_quantile_ms(ok.iter().map(|&(_, x)| x), q);
             let overlap = (p != RunPolicy::Exclusive && names.len() > 1)
@@ -518,12 +528,8 @@ pub fn rows(
             // profile's own speed against the real run's alone).
             let shared_policy = p != RunPolicy::Exclusive;
             let sim_of = |r: usize| predicted(r).filter(|_| shared_policy).map(|p| p.slowdown);
-            let sim = Spread::of(
-                &shared
-                    .iter()
-                    .filter_map(|&(r, _)| sim_of(r))
-                    .collect::<Vec<_>>(),
-            );
+            let sim_slowdowns: Vec<f64> = shared.iter().filter_map(|&(r, _)| sim_of(r)).collect();
+            let sim = Spread::of(&sim_slowdowns);
             let sim_pct = |f: fn(Predicted) -> f64| {
                 Spread::of(
                     &ok.iter()
@@ -573,6 +579,7 @@ pub fn rows(
                         .collect::<Vec<_>>(),
                 ),
                 slowdown,
+                slowdowns: if shared_policy { slowdowns } else { Vec::new() },
                 vs_timeslice: vs_ts,
                 sim_vs_timeslice: sim_vs_ts,
                 p50_ms: pct(0.5),
@@ -587,6 +594,7 @@ pub fn rows(
                 per_iteration_error,
                 per_iteration_within,
                 sim_slowdown: sim,
+                sim_slowdowns,
                 error,
                 within_spread: within,
                 gate: GateStats {

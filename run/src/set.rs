@@ -735,16 +735,31 @@ fn profile_vs_alone(row: &Row) -> String {
 pub struct Combined {
     /// Each summary file and its rows with an error (complete pairs only).
     pub sources: Vec<(PathBuf, usize)>,
+    /// Whether each job's rows were pooled ([`Combine::Pool`]).
+    pub pooled: bool,
     /// Per policy (but exclusive) and sample over every source's rows,
     /// each with its row of the worst |error|.
     pub fits: Vec<(Fit, WorstRow)>,
 }
 
+/// How [`combine`] sets several summaries' rows together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Combine {
+    /// Each summary's rows as they are: one error per machine and job.
+    Rows,
+    /// Each job (pair, sample, policy and job) once: its real slowdown the
+    /// median over every summary's counted repetitions, its simulated one
+    /// the median over their predictions, and its error between the two;
+    /// its range the least and greatest repetition. The real figure of a
+    /// job is then the median of all its repetitions on every machine.
+    Pool,
+}
+
 /// The row of a [`Fit`]'s worst |error| among several summaries.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorstRow {
-    /// The summary file it is in.
-    pub source: PathBuf,
+    /// The summary file it is in; `None` for a row pooled over them.
+    pub source: Option<PathBuf>,
     /// Its pair.
     pub pair: String,
     /// Its job.
@@ -755,9 +770,11 @@ pub struct WorstRow {
 
 /// Reads each `summary.json` (what `--set` writes) and sets the errors of
 /// all their rows together, per policy and sample, leaving out each file's
-/// incomplete pairs as its own summary does. Bad input: a file that cannot
-/// be read or is not such a summary.
-pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
+/// incomplete pairs as its own summary does; `how` pools each job's
+/// repetitions or keeps each file's rows. Bad input: a file that cannot be
+/// read or is not such a summary, and, to pool, a row with an error but
+/// without its repetitions' figures (a summary from before they were kept).
+pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
     #[derive(Deserialize)]
     struct Saved {
         rows: Vec<SummaryRow>,
@@ -779,16 +796,57 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
             .iter()
             .filter(|r| r.row.error.is_some_and(f64::is_finite))
             .count();
+        let mut kept = kept;
+        if how == Combine::Pool {
+            let alone_ok = |pair: &str, job: &str, n: usize| {
+                kept.iter().any(|o| {
+                    o.pair == pair
+                        && o.row.job == job
+                        && o.row.policy == RunPolicy::Exclusive
+                        && o.row.ok_runs == o.row.runs
+                        && o.row.runs >= n
+                })
+            };
+            let filled: Vec<Option<(Vec<f64>, Vec<f64>)>> = kept
+                .iter()
+                .map(|r| {
+                    from_spread(&r.row)
+                        .filter(|_| alone_ok(&r.pair, &r.row.job, r.row.co_runs.unwrap_or(0)))
+                })
+                .collect();
+            for (r, f) in kept.iter_mut().zip(filled) {
+                if let (Some((real, sim)), true) = (f, r.row.slowdowns.is_empty()) {
+                    r.row.slowdowns = real;
+                    r.row.sim_slowdowns = sim;
+                }
+            }
+            if let Some(r) = kept.iter().find(|r| {
+                r.row.error.is_some_and(f64::is_finite)
+                    && (r.row.slowdowns.is_empty() || r.row.sim_slowdowns.is_empty())
+            }) {
+                return Err(format!(
+                    "{}: {} in {} ({}) has no per-repetition slowdowns to pool; rebuild the summary with --set SET --resimulate -o FOLDER",
+                    f.display(),
+                    r.row.job,
+                    r.pair,
+                    r.row.policy.name()
+                ));
+            }
+        }
         sources.push((f.clone(), with_error));
         rows.extend(kept.into_iter().map(|r| (k, r)));
     }
+    let rows: Vec<(Option<usize>, SummaryRow)> = match how {
+        Combine::Rows => rows.into_iter().map(|(k, r)| (Some(k), r)).collect(),
+        Combine::Pool => pool(rows),
+    };
     let mut fits = Vec::new();
     for policy in RunPolicy::ALL
         .into_iter()
         .filter(|&p| p != RunPolicy::Exclusive)
     {
         for sample in [Sample::In, Sample::Out] {
-            let of: Vec<&(usize, SummaryRow)> = rows
+            let of: Vec<&(Option<usize>, SummaryRow)> = rows
                 .iter()
                 .filter(|(_, r)| r.sample == sample && r.row.policy == policy)
                 .collect();
@@ -803,7 +861,7 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
                 .iter()
                 .filter(|(_, r)| r.row.error.is_some_and(f64::is_finite))
                 .max_by(|a, b| {
-                    let e = |x: &&&(usize, SummaryRow)| x.1.row.error.map_or(0.0, f64::abs);
+                    let e = |x: &&&(Option<usize>, SummaryRow)| x.1.row.error.map_or(0.0, f64::abs);
                     e(a).total_cmp(&e(b))
                 })
             else {
@@ -812,7 +870,7 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
             fits.push((
                 fit,
                 WorstRow {
-                    source: files[*k].clone(),
+                    source: k.map(|k| files[k].clone()),
                     pair: r.pair.clone(),
                     job: r.row.job.clone(),
                     error: r.row.error.unwrap_or(f64::NAN),
@@ -820,13 +878,83 @@ pub fn combine(files: &[PathBuf]) -> Result<Combined, String> {
             ));
         }
     }
-    Ok(Combined { sources, fits })
+    Ok(Combined {
+        sources,
+        pooled: how == Combine::Pool,
+        fits,
+    })
+}
+
+/// A row's per-repetition slowdowns, real and simulated, read back from
+/// its spreads where they hold them all: at most three repetitions, every
+/// one a co-run that exited 0 (the least, median and greatest of three
+/// figures are the figures; of two, the least and greatest). For summaries
+/// from before [`Row::slowdowns`] was kept; exact when the job's runs
+/// alone of the same pair exited 0 too, which the caller checks. `None`
+/// otherwise.
+fn from_spread(row: &Row) -> Option<(Vec<f64>, Vec<f64>)> {
+    let n = row.co_runs?;
+    if !(1..=3).contains(&n) || row.runs != n || row.ok_runs != n {
+        return None;
+    }
+    let figures = |s: Spread| match n {
+        1 => vec![s.median],
+        2 => vec![s.min, s.max],
+        _ => vec![s.min, s.median, s.max],
+    };
+    Some((figures(row.slowdown?), figures(row.sim_slowdown?)))
+}
+
+/// [`Combine::Pool`]: one row per pair, sample, policy and job, in the
+/// order each first appears, its repetitions those of every summary's row
+/// of it (rows without an error pass through as they are, one per summary).
+fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Option<usize>, SummaryRow)> {
+    let mut out: Vec<(Option<usize>, SummaryRow)> = Vec::new();
+    for (k, r) in rows {
+        if !r.row.error.is_some_and(f64::is_finite) {
+            out.push((Some(k), r));
+            continue;
+        }
+        let same = |o: &SummaryRow| {
+            o.pair == r.pair
+                && o.sample == r.sample
+                && o.row.policy == r.row.policy
+                && o.row.job == r.row.job
+                && o.row.error.is_some()
+        };
+        match out.iter_mut().find(|(_, o)| same(o)) {
+            Some((from, o)) => {
+                *from = None;
+                o.row.slowdowns.extend(&r.row.slowdowns);
+                o.row.sim_slowdowns.extend(&r.row.sim_slowdowns);
+                o.row.co_runs = Some(o.row.co_runs.unwrap_or(0) + r.row.co_runs.unwrap_or(0));
+            }
+            None => out.push((Some(k), r)),
+        }
+    }
+    for (_, o) in &mut out {
+        let (Some(real), Some(sim)) = (
+            Spread::of(&o.row.slowdowns),
+            Spread::of(&o.row.sim_slowdowns),
+        ) else {
+            continue;
+        };
+        o.row.slowdown = Some(real);
+        o.row.sim_slowdown = Some(sim);
+        o.row.error = Some((sim.median - real.median) / real.median);
+        o.row.within_spread = Some(sim.median >= real.min && sim.median <= real.max);
+    }
+    out
 }
 
 /// [`Combined`] as text: the sources, the errors per policy and sample,
 /// and each one's worst row.
 pub fn combined_text(c: &Combined) -> String {
-    let mut out = String::from("simulated against real slowdown over the summaries\n");
+    let mut out = String::from(if c.pooled {
+        "simulated against real slowdown over the summaries, each job's repetitions pooled (its figure the median over all of them)\n"
+    } else {
+        "simulated against real slowdown over the summaries\n"
+    });
     for (f, n) in &c.sources {
         out.push_str(&format!("  {} ({n} rows with an error)\n", f.display()));
     }
@@ -840,7 +968,9 @@ pub fn combined_text(c: &Combined) -> String {
             w.pair,
             if w.error >= 0.0 { "+" } else { "" },
             100.0 * w.error,
-            w.source.display()
+            w.source
+                .as_ref()
+                .map_or("pooled".to_string(), |f| f.display().to_string())
         ));
     }
     out
@@ -1224,6 +1354,7 @@ mod tests {
                 min: range.0,
                 max: range.1,
             }),
+            slowdowns: vec![range.0, real, range.1],
             vs_timeslice: None,
             sim_vs_timeslice: None,
             per_iteration: None,
@@ -1241,6 +1372,7 @@ mod tests {
                 min: sim,
                 max: sim,
             }),
+            sim_slowdowns: vec![sim],
             error: Some((sim - real) / real),
             within_spread: Some(range.0 <= sim && sim <= range.1),
             gate: GateStats::default(),
@@ -1280,7 +1412,7 @@ mod tests {
         let (fa, fb) = (d.path().join("a.json"), d.path().join("b.json"));
         std::fs::write(&fa, a.to_string()).unwrap();
         std::fs::write(&fb, b.to_string()).unwrap();
-        let c = combine(&[fa.clone(), fb.clone()]).unwrap();
+        let c = combine(&[fa.clone(), fb.clone()], Combine::Rows).unwrap();
         assert_eq!(c.sources, vec![(fa.clone(), 3), (fb.clone(), 1)]);
         // Out of sample: |-10%|, |+5%|, |-40%|: median 10%, worst 40% (b's
         // p1 hi), one inside its range (b's 1.2 in 1.0-3.0) and a's lo at
@@ -1294,8 +1426,8 @@ mod tests {
         assert!((f.median_abs_error - 0.10).abs() < 1e-9, "{f:?}");
         assert!((f.worst_abs_error - 0.40).abs() < 1e-9, "{f:?}");
         assert_eq!(
-            (&w.source, w.pair.as_str(), w.job.as_str()),
-            (&fb, "p1", "hi")
+            (w.source.as_ref(), w.pair.as_str(), w.job.as_str()),
+            (Some(&fb), "p1", "hi")
         );
         assert!((w.error + 0.40).abs() < 1e-9);
         let (inside, _) = c.fits.iter().find(|(f, _)| f.sample == Sample::In).unwrap();
@@ -1305,11 +1437,93 @@ mod tests {
         assert!(text.contains("b.json (1 rows with an error)"), "{text}");
         // Bad input names the file.
         std::fs::write(&fb, "{\"pairs\": 1}").unwrap();
-        let e = combine(&[fa, fb]).unwrap_err();
+        let e = combine(&[fa, fb], Combine::Rows).unwrap_err();
         assert!(
             e.contains("b.json: not a fikit-run --set summary.json"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn pooled_summaries_take_each_jobs_median_over_every_repetition() {
+        use RunPolicy::Mps;
+        let d = tempfile::tempdir().unwrap();
+        let summary_row = |pair: &str, row: Row| SummaryRow {
+            pair: pair.into(),
+            sample: Sample::Out,
+            row,
+            profile_sets: 1,
+        };
+        // "hi" on machine a: 1.4, 1.5, 1.7 (median 1.5), predicted 1.0 each:
+        // -33% there. On machine b: 1.0, 1.05, 1.1, predicted 1.0: -5%.
+        // Pooled: 1.0, 1.05, 1.1, 1.4, 1.5, 1.7, median (1.1 + 1.4) / 2 =
+        // 1.25; predicted 1.0 six times: -20%, inside 1.0-1.7 at its
+        // least. "lo" only on a: 1.8 against 2.0, -10%, outside 1.9-2.1.
+        let hi = |reps: [f64; 3], sim: f64| Row {
+            slowdowns: reps.to_vec(),
+            sim_slowdowns: vec![sim; 3],
+            ..row(Mps, "hi", reps[1], (reps[0], reps[2]), sim)
+        };
+        let a = serde_json::json!({"rows": [
+            summary_row("p1", hi([1.4, 1.5, 1.7], 1.0)),
+            summary_row("p1", row(Mps, "lo", 2.0, (1.9, 2.1), 1.8)),
+        ], "incomplete": []});
+        let b = serde_json::json!({"rows": [
+            summary_row("p1", hi([1.0, 1.05, 1.1], 1.0)),
+        ], "incomplete": []});
+        let (fa, fb) = (d.path().join("a.json"), d.path().join("b.json"));
+        std::fs::write(&fa, a.to_string()).unwrap();
+        std::fs::write(&fb, b.to_string()).unwrap();
+        let rows = combine(&[fa.clone(), fb.clone()], Combine::Rows).unwrap();
+        let (f, w) = &rows.fits[0];
+        assert_eq!(f.rows, 3);
+        assert!(
+            (f.worst_abs_error - (1.0 - 1.5) / -1.5).abs() < 1e-9,
+            "{f:?}"
+        );
+        assert_eq!(w.source.as_ref(), Some(&fa));
+        let pooled = combine(&[fa.clone(), fb.clone()], Combine::Pool).unwrap();
+        let (f, w) = &pooled.fits[0];
+        assert_eq!((f.rows, f.within_spread), (2, 1), "{f:?}");
+        // |-20%| and |-10%|: median 15%, worst 20%, the pooled hi.
+        assert!((f.worst_abs_error - 0.20).abs() < 1e-9, "{f:?}");
+        assert!((f.median_abs_error - 0.15).abs() < 1e-9, "{f:?}");
+        assert_eq!((w.source.as_ref(), w.job.as_str()), (None, "hi"));
+        let text = combined_text(&pooled);
+        assert!(text.contains("hi in p1, -20.0% (pooled)"), "{text}");
+        assert!(text.contains("repetitions pooled"), "{text}");
+        // A summary without the repetitions' figures cannot be pooled; it
+        // is named, with the way to rebuild it.
+        let old = serde_json::json!({"rows": [summary_row("p1", Row {
+            slowdowns: Vec::new(),
+            ..row(Mps, "hi", 1.5, (1.4, 1.7), 1.0)
+        })], "incomplete": []});
+        std::fs::write(&fb, old.to_string()).unwrap();
+        let e = combine(&[fa.clone(), fb.clone()], Combine::Pool).unwrap_err();
+        assert!(
+            e.contains("b.json: hi in p1 (mps) has no per-repetition"),
+            "{e}"
+        );
+        assert!(combine(&[fa.clone(), fb.clone()], Combine::Rows).is_ok());
+        // With its runs alone exited 0, b's three repetitions are read back
+        // from its spreads (1.0, 1.05, 1.1; 1.0 three times), and pool as
+        // the figures themselves did.
+        let from_spreads = serde_json::json!({"rows": [
+            summary_row("p1", Row {
+                slowdowns: Vec::new(),
+                sim_slowdowns: Vec::new(),
+                sim_slowdown: Some(Spread { median: 1.0, min: 1.0, max: 1.0 }),
+                ..row(Mps, "hi", 1.05, (1.0, 1.1), 1.0)
+            }),
+            summary_row("p1", Row {
+                co_runs: None,
+                error: None,
+                ..row(RunPolicy::Exclusive, "hi", 1.0, (1.0, 1.0), 1.0)
+            }),
+        ], "incomplete": []});
+        std::fs::write(&fb, from_spreads.to_string()).unwrap();
+        let again = combine(&[fa, fb], Combine::Pool).unwrap();
+        assert_eq!(again.fits, pooled.fits);
     }
 
     #[test]
