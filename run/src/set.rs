@@ -787,7 +787,7 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let saved: Saved = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a fikit-run --set summary.json: {e}", f.display()))?;
-        let kept: Vec<SummaryRow> = saved
+        let mut kept: Vec<SummaryRow> = saved
             .rows
             .into_iter()
             .filter(|r| !saved.incomplete.contains(&r.pair))
@@ -796,7 +796,6 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
             .iter()
             .filter(|r| r.row.error.is_some_and(f64::is_finite))
             .count();
-        let mut kept = kept;
         if how == Combine::Pool {
             let alone_ok = |pair: &str, job: &str, n: usize| {
                 kept.iter().any(|o| {
