@@ -797,32 +797,7 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
             .filter(|r| r.row.error.is_some_and(f64::is_finite))
             .count();
         if how == Combine::Pool {
-            let alone_ok = |pair: &str, job: &str, n: usize| {
-                kept.iter().any(|o| {
-                    o.pair == pair
-                        && o.row.job == job
-                        && o.row.policy == RunPolicy::Exclusive
-                        && o.row.ok_runs == o.row.runs
-                        && o.row.runs >= n
-                })
-            };
-            let filled: Vec<Option<(Vec<f64>, Vec<f64>)>> = kept
-                .iter()
-                .map(|r| {
-                    from_spread(&r.row)
-                        .filter(|_| alone_ok(&r.pair, &r.row.job, r.row.co_runs.unwrap_or(0)))
-                })
-                .collect();
-            for (r, f) in kept.iter_mut().zip(filled) {
-                if let (Some((real, sim)), true) = (f, r.row.slowdowns.is_empty()) {
-                    r.row.slowdowns = real;
-                    r.row.sim_slowdowns = sim;
-                }
-            }
-            if let Some(r) = kept.iter().find(|r| {
-                r.row.error.is_some_and(f64::is_finite)
-                    && (r.row.slowdowns.is_empty() || r.row.sim_slowdowns.is_empty())
-            }) {
+            if let Some(r) = fill_repetitions(&mut kept) {
                 return Err(format!(
                     "{}: {} in {} ({}) has no per-repetition slowdowns to pool; rebuild the summary with --set SET --resimulate -o FOLDER",
                     f.display(),
@@ -881,6 +856,35 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
         sources,
         pooled: how == Combine::Pool,
         fits,
+    })
+}
+
+/// For [`Combine::Pool`]: gives each of one summary's rows without
+/// [`Row::slowdowns`] its figures from its spreads ([`from_spread`]) where
+/// the job's runs alone of the same pair all exited 0; returns the first
+/// row with an error still without them, which cannot be pooled.
+fn fill_repetitions(rows: &mut [SummaryRow]) -> Option<&SummaryRow> {
+    for i in 0..rows.len() {
+        let r = &rows[i];
+        if !r.row.slowdowns.is_empty() {
+            continue;
+        }
+        let n = r.row.co_runs.unwrap_or(0);
+        let alone_ok = rows.iter().any(|o| {
+            o.pair == r.pair
+                && o.row.job == r.row.job
+                && o.row.policy == RunPolicy::Exclusive
+                && o.row.ok_runs == o.row.runs
+                && o.row.runs >= n
+        });
+        if let Some((real, sim)) = from_spread(&r.row).filter(|_| alone_ok) {
+            rows[i].row.slowdowns = real;
+            rows[i].row.sim_slowdowns = sim;
+        }
+    }
+    rows.iter().find(|r| {
+        r.row.error.is_some_and(f64::is_finite)
+            && (r.row.slowdowns.is_empty() || r.row.sim_slowdowns.is_empty())
     })
 }
 
