@@ -1079,6 +1079,15 @@ fn combine_pools_each_jobs_repetitions_over_machines() {
     // Twelve jobs, not 24 rows: each pair's two jobs once per policy.
     assert!(text.contains("│ mps    ┆ out    ┆ 12 "), "{text}");
     assert!(text.contains("(pooled)"), "{text}");
+    // The worst row among the rows: bertb8 from both machines, six co-runs.
+    let bertb8 = text
+        .lines()
+        .find(|l| l.contains("┆ bertb8 "))
+        .unwrap_or_else(|| panic!("no bertb8 row: {text}"));
+    assert!(
+        bertb8.contains("[1, 2] ┆ 6       ┆ 2.53x [2.44-2.71] ┆ 2.00x     ┆ -20.8%"),
+        "{bertb8}"
+    );
     cmd("fikit-run")
         .arg("--pool")
         .assert()

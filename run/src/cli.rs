@@ -144,7 +144,8 @@ pub struct Args {
     pub set: Option<PathBuf>,
     /// Run nothing: set the errors of several --set summaries together
     /// (their summary.json, e.g. one set run on several machines), per
-    /// policy and sample, with each one's worst row; printed.
+    /// policy and sample, with each one's worst row, then every row with
+    /// the summaries it comes from; printed.
     #[arg(
         long,
         value_name = "SUMMARY_JSON",

@@ -740,6 +740,36 @@ pub struct Combined {
     /// Per policy (but exclusive) and sample over every source's rows,
     /// each with its row of the worst |error|.
     pub fits: Vec<(Fit, WorstRow)>,
+    /// Every row with an error, in the order each first appears: one per
+    /// summary, or pooled one per job.
+    pub rows: Vec<CombinedRow>,
+}
+
+/// One row of [`Combined`]: a job's real and simulated slowdown under one
+/// policy, from one summary or pooled over several.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CombinedRow {
+    /// The summaries it comes from, as indices into [`Combined::sources`].
+    pub from: Vec<usize>,
+    /// Its pair.
+    pub pair: String,
+    /// Its sample.
+    pub sample: Sample,
+    /// Its policy.
+    pub policy: RunPolicy,
+    /// Its job.
+    pub job: String,
+    /// The co-runs it counts.
+    pub co_runs: usize,
+    /// The real slowdown: median and range over those co-runs.
+    pub real: Spread,
+    /// The simulated slowdown (the median of the predictions).
+    pub simulated: f64,
+    /// `(simulated - real) / real` of the medians.
+    pub error: f64,
+    /// Whether the simulated figure is inside the real range, as the
+    /// summary's row (or the pooling) says.
+    pub within: bool,
 }
 
 /// How [`combine`] sets several summaries' rows together.
@@ -810,8 +840,8 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
         sources.push((f.clone(), with_error));
         rows.extend(kept.into_iter().map(|r| (k, r)));
     }
-    let rows: Vec<(Option<usize>, SummaryRow)> = match how {
-        Combine::Rows => rows.into_iter().map(|(k, r)| (Some(k), r)).collect(),
+    let rows: Vec<(Vec<usize>, SummaryRow)> = match how {
+        Combine::Rows => rows.into_iter().map(|(k, r)| (vec![k], r)).collect(),
         Combine::Pool => pool(rows),
     };
     let mut fits = Vec::new();
@@ -820,7 +850,7 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
         .filter(|&p| p != RunPolicy::Exclusive)
     {
         for sample in [Sample::In, Sample::Out] {
-            let of: Vec<&(Option<usize>, SummaryRow)> = rows
+            let of: Vec<&(Vec<usize>, SummaryRow)> = rows
                 .iter()
                 .filter(|(_, r)| r.sample == sample && r.row.policy == policy)
                 .collect();
@@ -835,7 +865,7 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
                 .iter()
                 .filter(|(_, r)| r.row.error.is_some_and(f64::is_finite))
                 .max_by(|a, b| {
-                    let e = |x: &&&(Option<usize>, SummaryRow)| x.1.row.error.map_or(0.0, f64::abs);
+                    let e = |x: &&&(Vec<usize>, SummaryRow)| x.1.row.error.map_or(0.0, f64::abs);
                     e(a).total_cmp(&e(b))
                 })
             else {
@@ -844,7 +874,10 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
             fits.push((
                 fit,
                 WorstRow {
-                    source: k.map(|k| files[k].clone()),
+                    source: match k.as_slice() {
+                        [k] => Some(files[*k].clone()),
+                        _ => None,
+                    },
                     pair: r.pair.clone(),
                     job: r.row.job.clone(),
                     error: r.row.error.unwrap_or(f64::NAN),
@@ -852,10 +885,30 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
             ));
         }
     }
+    let rows = rows
+        .into_iter()
+        .filter(|(_, r)| r.row.policy != RunPolicy::Exclusive)
+        .filter_map(|(from, r)| {
+            let error = r.row.error.filter(|e| e.is_finite())?;
+            Some(CombinedRow {
+                co_runs: r.row.co_runs.unwrap_or(0),
+                real: r.row.slowdown?,
+                simulated: r.row.sim_slowdown?.median,
+                error,
+                within: r.row.within_spread.unwrap_or(false),
+                from,
+                pair: r.pair,
+                sample: r.sample,
+                policy: r.row.policy,
+                job: r.row.job,
+            })
+        })
+        .collect();
     Ok(Combined {
         sources,
         pooled: how == Combine::Pool,
         fits,
+        rows,
     })
 }
 
@@ -910,12 +963,13 @@ fn from_spread(row: &Row) -> Option<(Vec<f64>, Vec<f64>)> {
 
 /// [`Combine::Pool`]: one row per pair, sample, policy and job, in the
 /// order each first appears, its repetitions those of every summary's row
-/// of it (rows without an error pass through as they are, one per summary).
-fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Option<usize>, SummaryRow)> {
-    let mut out: Vec<(Option<usize>, SummaryRow)> = Vec::new();
+/// of it, with the summaries it comes from (rows without an error pass
+/// through as they are, one per summary).
+fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Vec<usize>, SummaryRow)> {
+    let mut out: Vec<(Vec<usize>, SummaryRow)> = Vec::new();
     for (k, r) in rows {
         if !r.row.error.is_some_and(f64::is_finite) {
-            out.push((Some(k), r));
+            out.push((vec![k], r));
             continue;
         }
         let same = |o: &SummaryRow| {
@@ -927,12 +981,12 @@ fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Option<usize>, SummaryRow)> {
         };
         match out.iter_mut().find(|(_, o)| same(o)) {
             Some((from, o)) => {
-                *from = None;
+                from.push(k);
                 o.row.slowdowns.extend(&r.row.slowdowns);
                 o.row.sim_slowdowns.extend(&r.row.sim_slowdowns);
                 o.row.co_runs = Some(o.row.co_runs.unwrap_or(0) + r.row.co_runs.unwrap_or(0));
             }
-            None => out.push((Some(k), r)),
+            None => out.push((vec![k], r)),
         }
     }
     for (_, o) in &mut out {
@@ -950,16 +1004,21 @@ fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Option<usize>, SummaryRow)> {
     out
 }
 
-/// [`Combined`] as text: the sources, the errors per policy and sample,
-/// and each one's worst row.
+/// [`Combined`] as text: the sources (numbered), the errors per policy and
+/// sample, each one's worst row, then every row with the summaries it
+/// comes from.
 pub fn combined_text(c: &Combined) -> String {
     let mut out = String::from(if c.pooled {
         "simulated against real slowdown over the summaries, each job's repetitions pooled (its figure the median over all of them)\n"
     } else {
         "simulated against real slowdown over the summaries\n"
     });
-    for (f, n) in &c.sources {
-        out.push_str(&format!("  {} ({n} rows with an error)\n", f.display()));
+    for (k, (f, n)) in c.sources.iter().enumerate() {
+        out.push_str(&format!(
+            "  [{}] {} ({n} rows with an error)\n",
+            k + 1,
+            f.display()
+        ));
     }
     out.push_str(&format!("{}\n", fits_table(c.fits.iter().map(|(f, _)| f))));
     for (fit, w) in &c.fits {
@@ -976,6 +1035,42 @@ pub fn combined_text(c: &Combined) -> String {
                 .map_or("pooled".to_string(), |f| f.display().to_string())
         ));
     }
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header([
+        "pair",
+        "sample",
+        "policy",
+        "job",
+        "from",
+        "co-runs",
+        "real slowdown",
+        "simulated",
+        "error",
+    ]);
+    for r in &c.rows {
+        let from: Vec<String> = r.from.iter().map(|k| (k + 1).to_string()).collect();
+        t.add_row([
+            r.pair.clone(),
+            r.sample.name().to_string(),
+            r.policy.name().to_string(),
+            r.job.clone(),
+            format!("[{}]", from.join(", ")),
+            r.co_runs.to_string(),
+            format!(
+                "{:.2}x [{:.2}-{:.2}]",
+                r.real.median, r.real.min, r.real.max
+            ),
+            format!("{:.2}x", r.simulated),
+            format!(
+                "{}{:.1}%{}",
+                if r.error >= 0.0 { "+" } else { "" },
+                100.0 * r.error,
+                if r.within { " (in range)" } else { "" }
+            ),
+        ]);
+    }
+    out.push_str(&format!("{t}\n"));
     out
 }
 
@@ -1495,6 +1590,35 @@ mod tests {
         let text = combined_text(&pooled);
         assert!(text.contains("hi in p1, -20.0% (pooled)"), "{text}");
         assert!(text.contains("repetitions pooled"), "{text}");
+        // Each job once, with the summaries it comes from: hi from both
+        // (six co-runs, 1.25x over 1.0-1.7), lo from a alone.
+        let row_of = |text: &str, job: &str| -> Vec<String> {
+            let line = text
+                .lines()
+                .find(|l| l.split('┆').nth(3).is_some_and(|c| c.trim() == job))
+                .unwrap_or_else(|| panic!("no row of {job}: {text}"));
+            line.trim_matches(|c| c == '│' || c == ' ')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect()
+        };
+        assert_eq!(
+            row_of(&text, "hi")[4..],
+            [
+                "[1, 2]",
+                "6",
+                "1.25x [1.00-1.70]",
+                "1.00x",
+                "-20.0% (in range)"
+            ]
+        );
+        assert_eq!(row_of(&text, "lo")[4..6], ["[1]", "3"]);
+        assert_eq!(pooled.rows.len(), 2);
+        // Unpooled, hi has a row per summary.
+        let text = combined_text(&rows);
+        assert_eq!(rows.rows.len(), 3);
+        assert!(text.contains("[2] "), "{text}");
+        assert_eq!(row_of(&text, "hi")[4..7], ["[1]", "3", "1.50x [1.40-1.70]"]);
         // A summary without the repetitions' figures cannot be pooled; it
         // is named, with the way to rebuild it.
         let old = serde_json::json!({"rows": [summary_row("p1", Row {
