@@ -605,6 +605,14 @@ fn role(high: bool) -> &'static str {
     if high { "high" } else { "low" }
 }
 
+/// A table of the summaries' style with `header`.
+fn table_with<const N: usize>(header: [&str; N]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    t
+}
+
 fn signed_pct(e: Option<f64>, within: Option<bool>) -> String {
     e.map_or("-".into(), |e| {
         format!(
@@ -624,9 +632,7 @@ fn vs_timeslice_text(s: &Summary) -> String {
     if s.vs_timeslice.is_empty() {
         return String::new();
     }
-    let mut f = comfy_table::Table::new();
-    f.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    f.set_header([
+    let mut f = table_with([
         "policy",
         "job",
         "sample",
@@ -646,9 +652,7 @@ fn vs_timeslice_text(s: &Summary) -> String {
             format!("{}/{}", v.within_spread, v.rows),
         ]);
     }
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header([
+    let mut t = table_with([
         "pair",
         "sample",
         "policy",
@@ -697,9 +701,7 @@ fn spread(s: Option<Spread>) -> String {
 
 /// The errors per policy and sample as a text table.
 fn fits_table<'a>(fits: impl IntoIterator<Item = &'a Fit>) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header([
+    let mut t = table_with([
         "policy",
         "sample",
         "rows",
@@ -1035,9 +1037,7 @@ pub fn combined_text(c: &Combined) -> String {
                 .map_or("pooled".to_string(), |f| f.display().to_string())
         ));
     }
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    t.set_header([
+    let mut t = table_with([
         "pair",
         "sample",
         "policy",
@@ -1062,12 +1062,7 @@ pub fn combined_text(c: &Combined) -> String {
                 r.real.median, r.real.min, r.real.max
             ),
             format!("{:.2}x", r.simulated),
-            format!(
-                "{}{:.1}%{}",
-                if r.error >= 0.0 { "+" } else { "" },
-                100.0 * r.error,
-                if r.within { " (in range)" } else { "" }
-            ),
+            signed_pct(Some(r.error), Some(r.within)),
         ]);
     }
     out.push_str(&format!("{t}\n"));
@@ -1094,9 +1089,7 @@ pub fn summary_text(s: &Summary) -> String {
         )
     };
     let per_iteration = per_iteration + &true_profiles;
-    let mut r = comfy_table::Table::new();
-    r.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED);
-    r.set_header([
+    let mut r = table_with([
         "pair",
         "sample",
         "policy",
