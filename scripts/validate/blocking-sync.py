@@ -19,6 +19,7 @@ import runpy
 import sys
 
 CU_CTX_SCHED_BLOCKING_SYNC = 0x04
+USAGE = "usage: python3 scripts/validate/blocking-sync.py SCRIPT [ARGS ...]"
 
 
 def set_blocking_sync(device: int = 0) -> int:
@@ -43,7 +44,7 @@ def set_blocking_sync(device: int = 0) -> int:
 
 def main() -> None:
     if len(sys.argv) < 2:
-        print(__doc__.strip().splitlines()[-3].strip(), file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         sys.exit(2)
     try:
         flags = set_blocking_sync()
