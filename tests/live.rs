@@ -93,6 +93,14 @@ fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
             &["--seconds", "1e12"],
             "--seconds 1000000000000: must be a positive number",
         ),
+        (
+            &["--carveout", "101"],
+            "--carveout 101: must be a percentage, 0 to 100",
+        ),
+        (
+            &["--carveout=-1"],
+            "--carveout -1: must be a percentage, 0 to 100",
+        ),
     ] {
         cmd("fikit-sim")
             .arg("load")
@@ -115,6 +123,11 @@ fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
         .code(2);
     cmd("fikit-sim")
         .args(["load", "--kind", "neither"])
+        .assert()
+        .code(2);
+    // The carveout is the load kernel's: the victim refuses it.
+    cmd("fikit-sim")
+        .args(["load", "--victim", "--carveout", "100"])
         .assert()
         .code(2);
 }

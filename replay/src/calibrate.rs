@@ -151,14 +151,20 @@ pub struct HeldLoad {
 /// launched back to back on one stream, until `stop` returns true (checked
 /// once a kernel). Another process's kernels then run beside a load of
 /// known share, as calibrate's victims did: a job's own kernels become the
-/// victims (`fikit-sim load`, the sensitivity pass).
+/// victims (`fikit-sim load`, the sensitivity pass). `carveout`: the load
+/// kernel's preferred split of L1 and shared memory
+/// ([`Gpu::set_load_carveout`]); `None` leaves the driver's default.
 pub fn hold_load(
     gpu: &Gpu,
     compute: bool,
     demand: f64,
     kernel_ns: u64,
+    carveout: Option<i32>,
     stop: &dyn Fn() -> bool,
 ) -> Result<HeldLoad, ReplayError> {
+    if let Some(c) = carveout {
+        gpu.set_load_carveout(c)?;
+    }
     let mode = if compute {
         LoadMode::Compute
     } else {

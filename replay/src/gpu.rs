@@ -411,6 +411,28 @@ impl Gpu {
         .map_err(driver("cuLaunchKernel"))
     }
 
+    /// Sets the calibration load kernel's preferred split of each SM's L1
+    /// and shared memory for its later launches: `percent` of the most
+    /// shared memory the SM can hold (0: the most L1; 100: the most shared
+    /// memory), or -1 for the driver's default. A hint the driver follows
+    /// where the kernel's own needs allow.
+    pub fn set_load_carveout(&self, percent: i32) -> Result<(), ReplayError> {
+        assert!(
+            (-1..=100).contains(&percent),
+            "carveout {percent}: -1 or 0..=100"
+        );
+        // SAFETY: a valid function of this context's module; the attribute
+        // takes -1 or a percentage 0..=100 (asserted).
+        unsafe {
+            result::function::set_function_attribute(
+                self.load,
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                percent,
+            )
+        }
+        .map_err(driver("cuFuncSetAttribute"))
+    }
+
     /// Launches the calibration load kernel (`fikit_load` in spin.cu):
     /// `blocks` blocks of `threads`, doing what `mode` says with `buf`
     /// (for [`LoadMode::Chase`], `buf` holds 64-bit next indices, each below

@@ -10,7 +10,8 @@
 #   scripts/validate/sensitivity.sh BIN_DIR SET OUT_DIR SHARE JOB [JOB ...]   (from the repository root)
 #
 # BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
-# (environment): memory (default) or compute, the load's kind. Writes
+# (environment): memory (default) or compute, the load's kind; LOAD_ARGS:
+# more options of `fikit-sim load` (e.g. "--carveout 100"). Writes
 # OUT_DIR/alone/JOB-PID.parquet, OUT_DIR/beside/JOB-PID.parquet,
 # OUT_DIR/load-JOB.json (what the load held) and OUT_DIR/sensitivity.log.
 set -uo pipefail
@@ -25,7 +26,8 @@ log="$OUT/sensitivity.log"
 # shellcheck source=scripts/lib/mps-pass.sh
 source scripts/lib/mps-pass.sh
 private_mps "$OUT"
-echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) share $SHARE kind ${KIND:-memory}" | tee -a "$log"
+read -r -a load_args <<<"${LOAD_ARGS:-}"
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) share $SHARE kind ${KIND:-memory} ${LOAD_ARGS:-}" | tee -a "$log"
 failed=0
 for job in "$@"; do
   job_command "$SET" "$job"
@@ -36,7 +38,7 @@ for job in "$@"; do
   [ "$rc" -eq 0 ] || failed=1
   echo "$job alone: exit $rc, $((SECONDS - t0)) s" | tee -a "$log"
   rm -f "$OUT/stop"
-  "$BIN/fikit-sim" load --kind "${KIND:-memory}" --share "$SHARE" --seconds 300 --stop-file "$OUT/stop" --report "$OUT/load-$job.json" 2>>"$log" &
+  "$BIN/fikit-sim" load --kind "${KIND:-memory}" --share "$SHARE" "${load_args[@]}" --seconds 300 --stop-file "$OUT/stop" --report "$OUT/load-$job.json" 2>>"$log" &
   load=$!
   # The load's context and first kernels are up well within this.
   sleep 3

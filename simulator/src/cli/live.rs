@@ -132,6 +132,13 @@ pub struct LoadArgs {
     /// a batch-1 job's longer kernels.
     #[arg(long, value_name = "N", requires = "victim")]
     victim_passes: Option<u32>,
+    /// The load kernel's preferred split of each SM's L1 and shared memory,
+    /// percent of the most shared memory (0: the most L1; 100: the most
+    /// shared memory; the driver's default without it). The load itself
+    /// needs 12 bytes of shared memory: this sets what other processes'
+    /// kernels find on the SMs it holds.
+    #[arg(long, value_name = "PERCENT", conflicts_with = "victim")]
+    carveout: Option<i32>,
 }
 
 /// What `fikit-sim load`'s kernels do.
@@ -154,6 +161,7 @@ pub struct LoadOptions {
     victim: bool,
     compute: bool,
     victim_passes: Option<u32>,
+    carveout: Option<i32>,
 }
 
 impl TryFrom<LoadArgs> for LoadOptions {
@@ -187,6 +195,11 @@ impl TryFrom<LoadArgs> for LoadOptions {
                 "--kernel-ms 0: must be at least 1"
             )));
         }
+        if let Some(c) = a.carveout.filter(|c| !(0..=100).contains(c)) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--carveout {c}: must be a percentage, 0 to 100"
+            )));
+        }
         Ok(LoadOptions {
             share: a.share,
             run_ns: (a.seconds * 1e9) as i64,
@@ -197,6 +210,7 @@ impl TryFrom<LoadArgs> for LoadOptions {
             victim: a.victim,
             compute: a.kind == ProbeKindArg::Compute,
             victim_passes: a.victim_passes,
+            carveout: a.carveout,
         })
     }
 }
@@ -224,9 +238,16 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
         );
         serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "victim_runs": runs })
     } else {
-        let held = fikit_replay::calibrate::hold_load(&gpu, o.compute, o.share, o.kernel_ns, &stop)
-            .context("holding the load")
-            .map_err(other)?;
+        let held = fikit_replay::calibrate::hold_load(
+            &gpu,
+            o.compute,
+            o.share,
+            o.kernel_ns,
+            o.carveout,
+            &stop,
+        )
+        .context("holding the load")
+        .map_err(other)?;
         eprintln!(
             "fikit-sim load: {} blocks ({:.3} of the block slots) on {}, {} kernels of {} ms",
             held.blocks,
@@ -235,7 +256,7 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
             held.kernels,
             o.kernel_ns / 1_000_000
         );
-        serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "load": held })
+        serde_json::json!({ "gpu": gpu.name, "sm_count": gpu.sm_count, "load": held, "carveout": o.carveout })
     };
     if let Some(path) = &o.report {
         std::fs::write(path, report.to_string())
