@@ -10,7 +10,9 @@ operations (model load, warm-up) is left out. Per trace: the span, the
 kernels' time, the waits (total, percentiles; split into operations ready
 at the previous one's end, "queued", and those ready at their launch);
 then the waits of WAIT_MS or more (default 10: about a load kernel of
-20 ms) by the kernel's shared memory per block.
+20 ms) by the kernel's shared memory per block; beside the load, the kernel
+shapes (threads, registers and shared memory per block) with the most of
+them.
 
     python3 -m venv /tmp/hs && /tmp/hs/bin/pip install polars numpy pyarrow
     /tmp/hs/bin/python scripts/analysis/load-waits.py [--wait-ms 10] ALONE BESIDE [ALONE BESIDE ...]
@@ -44,6 +46,24 @@ def with_waits(path):
         pl.Series("wait", np.maximum(0, s - np.maximum(launch, prev))),
         pl.Series("queued", prev >= launch),
         pl.Series("class", cls),
+        pl.Series("smem", smem),
+    )
+
+
+def by_shape(d, long_ns, rows=8):
+    """The kernel shapes with the most waits of `long_ns` or more."""
+    k = d.filter(pl.col("kind") == "kernel").with_columns(
+        (pl.col("block_x") * pl.col("block_y") * pl.col("block_z")).alias("threads"),
+        (pl.col("wait") >= long_ns).alias("long"),
+    )
+    k = k.with_columns((pl.col("threads") * pl.col("registers_per_thread")).alias("registers per block"))
+    return (
+        k.group_by(["threads", "registers_per_thread", "registers per block", "smem"])
+        .agg(pl.len().alias("kernels"), pl.col("long").sum().alias("long waits"))
+        .filter(pl.col("long waits") > 0)
+        .sort(["long waits", "kernels"], descending=True)
+        .head(rows)
+        .rename({"registers_per_thread": "registers per thread", "smem": "shared bytes per block"})
     )
 
 
@@ -85,6 +105,9 @@ def main():
             )
             with pl.Config(tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True, tbl_width_chars=160):
                 print(by)
+                if name == "beside":
+                    print(f"kernel shapes with waits of {a.wait_ms:g} ms or more:")
+                    print(by_shape(d, long_ns))
 
 
 if __name__ == "__main__":
