@@ -439,7 +439,7 @@ pub fn iteration_quantile_ms<'a>(
 
 /// A prediction against the real spread: `(sim − real) / real` of the
 /// medians, and whether the simulated median lies inside the real range.
-fn against(sim: Option<Spread>, real: Option<Spread>) -> (Option<f64>, Option<bool>) {
+pub(crate) fn against(sim: Option<Spread>, real: Option<Spread>) -> (Option<f64>, Option<bool>) {
     match (sim, real) {
         (Some(s), Some(r)) => (
             Some((s.median - r.median) / r.median),

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::{Row, Spread};
+use crate::report::{Row, Spread, against};
 use crate::scenario::{JobSpec, RunPolicy, Scenario};
 
 /// Whether a pair may guide the model.
@@ -846,48 +846,9 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
         Combine::Rows => rows.into_iter().map(|(k, r)| (vec![k], r)).collect(),
         Combine::Pool => pool(rows),
     };
-    let mut fits = Vec::new();
-    for policy in RunPolicy::ALL
-        .into_iter()
-        .filter(|&p| p != RunPolicy::Exclusive)
-    {
-        for sample in [Sample::In, Sample::Out] {
-            let of: Vec<&(Vec<usize>, SummaryRow)> = rows
-                .iter()
-                .filter(|(_, r)| r.sample == sample && r.row.policy == policy)
-                .collect();
-            let Some(fit) = fit_of(
-                policy,
-                sample,
-                of.iter().map(|(_, r)| (r.row.error, r.row.within_spread)),
-            ) else {
-                continue;
-            };
-            let Some((k, r)) = of
-                .iter()
-                .filter(|(_, r)| r.row.error.is_some_and(f64::is_finite))
-                .max_by(|a, b| {
-                    let e = |x: &&&(Vec<usize>, SummaryRow)| x.1.row.error.map_or(0.0, f64::abs);
-                    e(a).total_cmp(&e(b))
-                })
-            else {
-                continue;
-            };
-            fits.push((
-                fit,
-                WorstRow {
-                    source: match k.as_slice() {
-                        [k] => Some(files[*k].clone()),
-                        _ => None,
-                    },
-                    pair: r.pair.clone(),
-                    job: r.row.job.clone(),
-                    error: r.row.error.unwrap_or(f64::NAN),
-                },
-            ));
-        }
-    }
-    let rows = rows
+    // Every shared-policy row with an error; the errors per policy and
+    // sample and each one's worst row are read from these.
+    let rows: Vec<CombinedRow> = rows
         .into_iter()
         .filter(|(_, r)| r.row.policy != RunPolicy::Exclusive)
         .filter_map(|(from, r)| {
@@ -906,6 +867,43 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
             })
         })
         .collect();
+    let mut fits = Vec::new();
+    for policy in RunPolicy::ALL
+        .into_iter()
+        .filter(|&p| p != RunPolicy::Exclusive)
+    {
+        for sample in [Sample::In, Sample::Out] {
+            let of: Vec<&CombinedRow> = rows
+                .iter()
+                .filter(|r| r.sample == sample && r.policy == policy)
+                .collect();
+            let Some(fit) = fit_of(
+                policy,
+                sample,
+                of.iter().map(|r| (Some(r.error), Some(r.within))),
+            ) else {
+                continue;
+            };
+            let Some(w) = of
+                .iter()
+                .max_by(|a, b| a.error.abs().total_cmp(&b.error.abs()))
+            else {
+                continue;
+            };
+            fits.push((
+                fit,
+                WorstRow {
+                    source: match w.from.as_slice() {
+                        [k] => Some(files[*k].clone()),
+                        _ => None,
+                    },
+                    pair: w.pair.clone(),
+                    job: w.job.clone(),
+                    error: w.error,
+                },
+            ));
+        }
+    }
     Ok(Combined {
         sources,
         pooled: how == Combine::Pool,
@@ -1000,8 +998,7 @@ fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Vec<usize>, SummaryRow)> {
         };
         o.row.slowdown = Some(real);
         o.row.sim_slowdown = Some(sim);
-        o.row.error = Some((sim.median - real.median) / real.median);
-        o.row.within_spread = Some(sim.median >= real.min && sim.median <= real.max);
+        (o.row.error, o.row.within_spread) = against(Some(sim), Some(real));
     }
     out
 }
