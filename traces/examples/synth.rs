@@ -207,6 +207,7 @@ fn iteration(
             dynamic_shared_bytes: 0,
             launch: Some(launch),
             kernel_key: s.key,
+            shared_config_bytes: None,
         });
         *corr += 1;
     }

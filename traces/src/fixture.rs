@@ -79,6 +79,7 @@ pub fn kernel(
             thread_id: 7,
         }),
         kernel_key: kernel_key(&format!("_Z{}{}v", name.len(), name), grid, block, 0, 0, 32),
+        shared_config_bytes: None,
     }
 }
 

@@ -62,6 +62,11 @@ pub struct Kernel {
     pub launch: Option<HostCall>,
     /// Stable identity of the kernel: see [`kernel_key`].
     pub kernel_key: u64,
+    /// Shared memory per SM the driver configured while it ran (the SM's
+    /// L1/shared-memory split), bytes, when recorded
+    /// ([`crate::schema::SHARED_CONFIG_COLUMN`]).
+    #[serde(default)]
+    pub shared_config_bytes: Option<u32>,
 }
 
 impl Kernel {

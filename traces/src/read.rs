@@ -404,6 +404,22 @@ impl<'a> Columns<'a> {
     fn u64(&self, name: &str) -> Cells<'a, u64> {
         Box::new(self.col(name).u64().expect("checked").iter())
     }
+
+    /// An optional column's cells, all null where the file has none.
+    fn optional_u32(&self, c: &schema::Column) -> Result<Cells<'a, u32>, Problem> {
+        if self.df.column(c.name).is_err() {
+            return Ok(Box::new(std::iter::repeat(None)));
+        }
+        check_column(self.df, c)?;
+        Ok(Box::new(
+            self.df
+                .column(c.name)
+                .expect("checked")
+                .u32()
+                .expect("checked")
+                .iter(),
+        ))
+    }
 }
 
 /// Checks that `df` has column `c` of its schema type.
@@ -460,6 +476,7 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
     let mut lstart = c.i64("launch_start_ns");
     let mut lend = c.i64("launch_end_ns");
     let mut lthread = c.u64("launch_thread_id");
+    let mut shared_config = c.optional_u32(&schema::SHARED_CONFIG_COLUMN)?;
 
     // Exact capacities: grown by doubling, the vectors of a large trace held
     // up to twice the memory their events need.
@@ -508,6 +525,7 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
         let lstart = lstart.next().flatten();
         let lend = lend.next().flatten();
         let lthread = lthread.next().flatten();
+        let shared_config = shared_config.next().flatten();
         let Some(k) = kind else {
             return Err(Problem::row(
                 row,
@@ -574,6 +592,14 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
             ));
         }
         let correlation_id = need!(corr, "correlation_id");
+        if shared_config.is_some() && kname != KERNEL {
+            return Err(Problem::row(
+                row,
+                Some(kname),
+                Some(schema::SHARED_CONFIG_COLUMN.name),
+                "set, but only kernel rows have a shared-memory configuration",
+            ));
+        }
         let launch = match (lstart, lend, lthread) {
             (Some(ls), Some(le), Some(lt)) => {
                 if le < ls {
@@ -631,6 +657,7 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
                     dynamic_shared_bytes: need!(dshared, "dynamic_shared_bytes"),
                     launch,
                     kernel_key: need!(key, "kernel_key"),
+                    shared_config_bytes: shared_config,
                 });
             }
             MEMCPY | MEMSET => {

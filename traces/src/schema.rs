@@ -119,12 +119,19 @@ pub const METRIC_COLUMNS: &[Column] = &[
 /// files have the three only); set only beside the DRAM figures.
 pub const METRIC_L2_COLUMN: Column = col!("metric_l2_bytes", U64, OPTIONAL);
 
+/// The shared memory per SM the driver configured for each kernel (CUPTI's
+/// `sharedMemoryExecuted`: the SM's L1/shared-memory split while the kernel
+/// ran), bytes. Written since 2026-11-27 where any kernel has it, after the
+/// other columns; a trace may leave it out. Set on kernel rows only, and
+/// there null where the collector did not record it.
+pub const SHARED_CONFIG_COLUMN: Column = col!("shared_config_bytes", U32, OPTIONAL);
+
 /// Looks a column up by name.
 pub fn column(name: &str) -> Option<&'static Column> {
     COLUMNS
         .iter()
         .chain(METRIC_COLUMNS)
-        .chain([&METRIC_L2_COLUMN])
+        .chain([&METRIC_L2_COLUMN, &SHARED_CONFIG_COLUMN])
         .find(|c| c.name == name)
 }
 

@@ -48,6 +48,8 @@ pub struct Row {
     pub thread_id: Option<u64>,
     /// `launch_start_ns`, `launch_end_ns`, `launch_thread_id`.
     pub launch: Option<HostCall>,
+    /// `shared_config_bytes` (optional column).
+    pub shared_config_bytes: Option<u32>,
 }
 
 fn kind_rank(kind: &str) -> usize {
@@ -78,6 +80,7 @@ pub fn to_rows(trace: &Trace) -> Vec<Row> {
             dynamic_shared_bytes: Some(k.dynamic_shared_bytes),
             kernel_key: Some(k.kernel_key),
             launch: k.launch,
+            shared_config_bytes: k.shared_config_bytes,
             ..Row::default()
         });
     }

@@ -65,8 +65,9 @@ where
 }
 
 /// The event table of a trace as a Polars data frame, columns in the order of
-/// [`crate::schema::COLUMNS`], then [`crate::schema::METRIC_COLUMNS`] where
-/// the trace has metrics.
+/// [`crate::schema::COLUMNS`], then
+/// [`crate::schema::SHARED_CONFIG_COLUMN`] where a kernel has its figure,
+/// then [`crate::schema::METRIC_COLUMNS`] where the trace has metrics.
 pub fn to_dataframe(trace: &Trace) -> Result<DataFrame, PolarsError> {
     let rows = to_rows(trace);
     let mut columns = vec![
@@ -98,6 +99,14 @@ pub fn to_dataframe(trace: &Trace) -> Result<DataFrame, PolarsError> {
         col(&rows, "launch_end_ns", |r| r.launch.map(|l| l.end_ns)),
         col(&rows, "launch_thread_id", |r| r.launch.map(|l| l.thread_id)),
     ];
+    if trace
+        .kernels
+        .iter()
+        .any(|k| k.shared_config_bytes.is_some())
+    {
+        let c = &crate::schema::SHARED_CONFIG_COLUMN;
+        columns.push(col(&rows, c.name, |r| r.shared_config_bytes));
+    }
     if !trace.kernel_metrics.is_empty() {
         let m = |r: &Row| r.kernel_key.and_then(|k| trace.kernel_metrics.get(&k));
         columns.push(col(&rows, "metric_dram_read_bytes", |r| {

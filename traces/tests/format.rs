@@ -633,3 +633,60 @@ fn the_summary_counts_the_keys_with_metrics() {
     );
     assert!(!fikit_trace::summary::render_table(&[plain]).contains("metrics ("));
 }
+
+#[test]
+fn the_shared_memory_split_round_trips_as_an_optional_column() {
+    let dir = tmp();
+    let mut trace = fixture::every_column("split");
+    trace.sort();
+    // Without a figure the column is not written (the format as before).
+    let df = to_dataframe(&trace).unwrap();
+    assert!(df.column(schema::SHARED_CONFIG_COLUMN.name).is_err());
+    // One kernel with the driver's split, the others without.
+    trace.kernels[0].shared_config_bytes = Some(102_400);
+    let p = write(dir.path(), &trace);
+    let back = read_trace(&p).unwrap();
+    assert_eq!(back, trace);
+    assert_eq!(back.kernels[0].shared_config_bytes, Some(102_400));
+    assert!(
+        back.kernels[1..]
+            .iter()
+            .all(|k| k.shared_config_bytes.is_none())
+    );
+    let df = to_dataframe(&trace).unwrap();
+    let names: Vec<&str> = df.get_column_names().iter().map(|s| s.as_str()).collect();
+    assert_eq!(names.last(), Some(&schema::SHARED_CONFIG_COLUMN.name));
+    assert!(schema::column(schema::SHARED_CONFIG_COLUMN.name).is_some());
+}
+
+#[test]
+fn a_shared_memory_split_on_a_row_that_is_no_kernel_or_of_another_type_is_refused() {
+    let dir = tmp();
+    let mut trace = fixture::every_column("split");
+    trace.sort();
+    trace.kernels[0].shared_config_bytes = Some(0);
+    // Set on every row, the memcpy's and API calls' too.
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        let n = df.height();
+        df.with_column(Column::new(
+            schema::SHARED_CONFIG_COLUMN.name.into(),
+            vec![Some(8192u32); n],
+        ))
+        .unwrap();
+    });
+    let e = error_of(&p);
+    assert!(e.contains("shared_config_bytes"), "{e}");
+    assert!(e.contains("only kernel rows"), "{e}");
+    // Of the wrong type.
+    let p = write_edited(dir.path(), &trace, |df, _| {
+        let n = df.height();
+        df.with_column(Column::new(
+            schema::SHARED_CONFIG_COLUMN.name.into(),
+            vec![Some(8192i64); n],
+        ))
+        .unwrap();
+    });
+    let e = error_of(&p);
+    assert!(e.contains("shared_config_bytes"), "{e}");
+    assert!(e.contains("expected type"), "{e}");
+}

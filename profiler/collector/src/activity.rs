@@ -96,6 +96,7 @@ pub unsafe fn decode<'a>(rec: *const sys::CUpti_Activity) -> Activity<'a> {
                 static_shared: dim(field!(p, staticSharedMemory)),
                 dynamic_shared: dim(field!(p, dynamicSharedMemory)),
                 name_id: 0,
+                shared_executed: Some(field!(p, sharedMemoryExecuted)),
             },
             name,
         };
@@ -238,6 +239,7 @@ mod tests {
         put!(p, staticSharedMemory, 1024i32);
         put!(p, dynamicSharedMemory, 2048i32);
         put!(p, correlationId, 99u32);
+        put!(p, sharedMemoryExecuted, 102_400u32);
         put!(p, name, name.as_ptr());
         match decode_buf(&buf) {
             Activity::Kernel { kernel, name } => {
@@ -249,6 +251,7 @@ mod tests {
                 assert_eq!(kernel.registers, 40);
                 assert_eq!((kernel.static_shared, kernel.dynamic_shared), (1024, 2048));
                 assert_eq!(kernel.correlation, 99);
+                assert_eq!(kernel.shared_executed, Some(102_400));
             }
             other => panic!("{other:?}"),
         }

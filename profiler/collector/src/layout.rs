@@ -167,7 +167,8 @@ mod tests {
                 staticSharedMemory,
                 dynamicSharedMemory,
                 correlationId,
-                name
+                name,
+                sharedMemoryExecuted
             ]
         );
         same!(

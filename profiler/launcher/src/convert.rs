@@ -268,6 +268,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                         k.dynamic_shared,
                         k.registers,
                     ),
+                    shared_config_bytes: k.shared_executed,
                 });
             }
             Record::MemOp(m) => memops.push(MemOp {

@@ -131,6 +131,10 @@ pub struct Kernel {
     pub dynamic_shared: u32,
     /// Id of the kernel's (mangled) name, given by an earlier [`Record::String`].
     pub name_id: u32,
+    /// Shared memory per SM the driver configured for the kernel (CUPTI's
+    /// `sharedMemoryExecuted`: the SM's L1/shared-memory split), bytes;
+    /// `None` in spools written before 2026-11-27.
+    pub shared_executed: Option<u32>,
 }
 
 /// A memory copy or memset.
@@ -300,6 +304,9 @@ mod tag {
     /// 14 held the first layout (no L2 figure, another SM metric); readers
     /// skip it as unknown.
     pub const KERNEL_METRICS: u8 = 15;
+    /// A kernel with the shared memory the driver configured per SM (the
+    /// [`KERNEL`] layout, then one `u32`); since 2026-11-27.
+    pub const KERNEL_SHARED: u8 = 16;
 }
 
 struct Enc<'a>(&'a mut Vec<u8>);
@@ -376,6 +383,7 @@ impl Record {
             Record::Device(_) => tag::DEVICE,
             Record::String { .. } => tag::STRING,
             Record::ApiName { .. } => tag::API_NAME,
+            Record::Kernel(k) if k.shared_executed.is_some() => tag::KERNEL_SHARED,
             Record::Kernel(_) => tag::KERNEL,
             Record::MemOp(_) => tag::MEMOP,
             Record::Api(_) => tag::API,
@@ -442,6 +450,9 @@ impl Record {
                 e.u32(k.static_shared);
                 e.u32(k.dynamic_shared);
                 e.u32(k.name_id);
+                if let Some(v) = k.shared_executed {
+                    e.u32(v);
+                }
             }
             Record::MemOp(m) => {
                 e.u64(m.start);
@@ -585,7 +596,7 @@ impl Record {
                     name: d.str()?,
                 })
             })(),
-            tag::KERNEL => (|| {
+            t @ (tag::KERNEL | tag::KERNEL_SHARED) => (|| {
                 Ok(Record::Kernel(Kernel {
                     start: d.u64()?,
                     end: d.u64()?,
@@ -599,6 +610,11 @@ impl Record {
                     static_shared: d.u32()?,
                     dynamic_shared: d.u32()?,
                     name_id: d.u32()?,
+                    shared_executed: if t == tag::KERNEL_SHARED {
+                        Some(d.u32()?)
+                    } else {
+                        None
+                    },
                 }))
             })(),
             tag::MEMOP => (|| {

@@ -57,6 +57,23 @@ fn sample_records() -> Vec<Record> {
             static_shared: 1024,
             dynamic_shared: 0,
             name_id: 0,
+            shared_executed: None,
+        }),
+        // The driver's shared-memory split rides in its own tag.
+        Record::Kernel(Kernel {
+            start: 1_000_310,
+            end: 1_000_390,
+            device: 0,
+            context: 1,
+            stream: 7,
+            correlation: 7,
+            grid: [8, 1, 1],
+            block: [128, 1, 1],
+            registers: 64,
+            static_shared: 0,
+            dynamic_shared: 49_152,
+            name_id: 0,
+            shared_executed: Some(102_400),
         }),
         Record::MemOp(MemOp {
             start: 1_000_400,

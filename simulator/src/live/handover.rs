@@ -102,6 +102,7 @@ fn kernel(name: &str, id: u32, launch_ns: i64, start_ns: i64, duration_ns: i64) 
             end_ns: launch_ns + LAUNCH_NS,
             thread_id: 1,
         }),
+        shared_config_bytes: None,
     }
 }
 

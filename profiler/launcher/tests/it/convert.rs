@@ -61,8 +61,10 @@ fn converts_and_round_trips_through_parquet() {
         k0.kernel_key,
         kernel_key("_Z6kernelPfi", [64, 1, 1], [256, 1, 1], 0, 1024, 32)
     );
+    assert_eq!(k0.shared_config_bytes, Some(32_768));
     let k1 = &t.kernels[1];
     assert_eq!(k1.placement.stream, 13);
+    assert_eq!(k1.shared_config_bytes, None);
     assert_eq!(k1.demangled_name, "triton_poi_fused_0");
     assert_eq!(k1.launch.unwrap().start_ns, t0 + 1_040); // driver-only launch
     assert_eq!(t.kernels[2].launch.unwrap().start_ns, t0 + 1_020);
@@ -145,6 +147,7 @@ fn overlapping_kernels_on_a_stream_are_clamped_and_reported() {
         static_shared: 0,
         dynamic_shared: 0,
         name_id: 0,
+        shared_executed: None,
     }));
     recs.push(end);
     let dir = tempfile::tempdir().unwrap();

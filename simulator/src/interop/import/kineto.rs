@@ -406,6 +406,7 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                         static_shared_bytes: shared,
                         dynamic_shared_bytes: 0,
                         launch: None,
+                        shared_config_bytes: None,
                     });
                 } else {
                     let bytes = args.bytes.ok_or_else(|| {

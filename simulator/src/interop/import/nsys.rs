@@ -345,7 +345,7 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                 "dynamicSharedMemory",
             ])
             .collect();
-        let mut optional = vec!["globalPid"];
+        let mut optional = vec!["globalPid", "sharedMemoryExecuted"];
         optional.extend(names);
         t.rows(&required, &optional, |row| {
             let (start_ns, end_ns) = row.interval()?;
@@ -363,6 +363,12 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
             let regs = row.u32("registersPerThread")?;
             let st = row.u32("staticSharedMemory")?;
             let dy = row.u32("dynamicSharedMemory")?;
+            let shared_config_bytes = match row.opt_i64("sharedMemoryExecuted")? {
+                Some(v) => Some(u32::try_from(v).map_err(|_| {
+                    format!("{}: sharedMemoryExecuted {v} is not a size in bytes", row.where_())
+                })?),
+                None => None,
+            };
             let pid = pid_of(row)?;
             captures.entry(pid).or_default().kernels.push(Kernel {
                 start_ns,
@@ -378,6 +384,7 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                 static_shared_bytes: st,
                 dynamic_shared_bytes: dy,
                 launch: None,
+                shared_config_bytes,
             });
             Ok(())
         })?;

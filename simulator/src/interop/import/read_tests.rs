@@ -376,10 +376,11 @@ fn nsys_sample(path: &Path) -> rusqlite::Connection {
            (2000, 3500, 0, 1, 7, 1, {p100}, 1048576, 1);
          INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, globalPid,
              demangledName, shortName, mangledName, registersPerThread, gridX, gridY, gridZ, blockX, blockY, blockZ,
-             staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId) VALUES
-           (10000, 20000, 0, 1, 7, 2, {p100}, 1, 2, 3, 40, 64, 2, 1, 256, 1, 1, 1024, 49152, 0, 0, 1),
-           (19500, 30000, 0, 1, 7, 3, {p100}, 9, 9, NULL, 16, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, 2),
-           (1000, 1500, 0, 1, 13, 1, {p200}, 9, 9, NULL, 16, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, 3);
+             staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, localMemoryTotal, gridId,
+             sharedMemoryExecuted) VALUES
+           (10000, 20000, 0, 1, 7, 2, {p100}, 1, 2, 3, 40, 64, 2, 1, 256, 1, 1, 1024, 49152, 0, 0, 1, 102400),
+           (19500, 30000, 0, 1, 7, 3, {p100}, 9, 9, NULL, 16, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, 2, NULL),
+           (1000, 1500, 0, 1, 13, 1, {p200}, 9, 9, NULL, 16, 1, 1, 1, 32, 1, 1, 0, 0, 0, 0, 3, 32768);
          INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, globalPid, value, bytes) VALUES
            (31000, 31400, 0, 1, 7, 5, {p100}, 0, 4096);
          INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, correlationId, globalPid, syncType, eventId) VALUES
@@ -414,6 +415,9 @@ fn nsys_one_trace_per_process() {
         foo.kernel_key,
         kernel_key("_Z3fooPf", [64, 2, 1], [256, 1, 1], 1024, 49152, 40)
     );
+    // The driver's shared-memory split where the export has it.
+    assert_eq!(foo.shared_config_bytes, Some(102_400));
+    assert_eq!(t.kernels[1].shared_config_bytes, None);
     assert_eq!(
         foo.launch,
         Some(HostCall {
