@@ -365,7 +365,10 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
             let dy = row.u32("dynamicSharedMemory")?;
             let shared_config_bytes = match row.opt_i64("sharedMemoryExecuted")? {
                 Some(v) => Some(u32::try_from(v).map_err(|_| {
-                    format!("{}: sharedMemoryExecuted {v} is not a size in bytes", row.where_())
+                    format!(
+                        "{}: sharedMemoryExecuted {v} is not a size in bytes",
+                        row.where_()
+                    )
                 })?),
                 None => None,
             };
