@@ -1032,6 +1032,116 @@ fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
 }
 
 #[test]
+fn the_busiest_job_can_press_with_the_weight_of_another_victims_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/h200");
+    let run = serde_json::json!({
+        "complete": true,
+        "rounds": [
+            {"policy": "exclusive", "repetition": 0,
+             "jobs": [job_run("b1", 1_000_000, 301_000_000), job_run("b128", 1_000_000, 1_801_000_000)]},
+            {"policy": "mps", "repetition": 0,
+             "jobs": [job_run("b1", 1_000_000, 601_000_000), job_run("b128", 1_000_000, 1_901_000_000)]}
+        ]
+    });
+    let saved = d.path().join("run.json");
+    std::fs::write(&saved, run.to_string()).unwrap();
+    let jobs = [
+        "--job".to_string(),
+        format!(
+            "b1:0:{}=true",
+            traces.join("resnet50-bs1-eval-659.parquet").display()
+        ),
+        "--job".to_string(),
+        format!(
+            "b128:9:{}=true",
+            traces.join("resnet50-bs128-eval-1010.parquet").display()
+        ),
+    ];
+    // The chase's pass: b128 presses at 0.1. The other victim's: b128 (the
+    // larger share) at 1, b1 at 0.
+    let chase = d.path().join("chase.json");
+    std::fs::write(
+        &chase,
+        serde_json::json!({"jobs": {"b1": {"weight": 0.2, "share": 0.4}, "b128": {"weight": 0.1, "share": 0.99}}})
+            .to_string(),
+    )
+    .unwrap();
+    let gemm = d.path().join("gemm.json");
+    std::fs::write(
+        &gemm,
+        serde_json::json!({"jobs": {"b1": {"weight": 0.0, "share": 0.4}, "b128": {"weight": 1.0, "share": 0.99}}})
+            .to_string(),
+    )
+    .unwrap();
+    let report = |busiest: Option<&std::path::Path>, out: &str| -> String {
+        let out = d.path().join(out);
+        cmd("fikit-run")
+            .args(&jobs)
+            .args(["--policy", "exclusive,mps", "--pressure"])
+            .arg(&chase)
+            .args(busiest.map(|b| format!("--pressure-busiest={}", b.display())))
+            .arg("--report")
+            .arg(&saved)
+            .arg("-o")
+            .arg(&out)
+            .assert()
+            .code(0);
+        std::fs::read_to_string(out.join("table.txt")).unwrap()
+    };
+    let simulated = |table: &str, job: &str| -> f64 {
+        let row = table
+            .lines()
+            .find(|l| l.contains(" mps ") && l.contains(&format!(" {job} ")))
+            .unwrap_or_else(|| panic!("no mps {job} row:\n{table}"));
+        row.split('┆')
+            .nth(7)
+            .and_then(|c| c.trim().trim_end_matches('x').parse().ok())
+            .unwrap_or_else(|| panic!("{row}"))
+    };
+    let plain = report(None, "plain");
+    let busiest = report(Some(&gemm), "busiest");
+    // Only b128 takes the other pass's weight, and the line says so.
+    assert!(plain.contains("b1 0.200, b128 0.100"), "{plain}");
+    assert!(
+        busiest.contains("the busiest, b128 (share 0.99), at 1.000 (--pressure-busiest"),
+        "{busiest}"
+    );
+    // b1 keeps its chase weight (0.2, not the other pass's 0).
+    assert!(
+        busiest.contains("b1 0.200, b128 0.100; the busiest"),
+        "{busiest}"
+    );
+    // b128 pressing at full weight slows b1 more than at 0.1.
+    let (b1_plain, b1_busiest) = (simulated(&plain, "b1"), simulated(&busiest, "b1"));
+    assert!(b1_busiest > b1_plain, "b1 {b1_plain} -> {b1_busiest}");
+    // Without --pressure it is refused; a file that is not a pass is bad input.
+    cmd("fikit-run")
+        .args(&jobs)
+        .args(["--policy", "exclusive,mps", "--pressure-busiest"])
+        .arg(&gemm)
+        .arg("--report")
+        .arg(&saved)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--pressure"));
+    std::fs::write(d.path().join("bad.json"), "{}").unwrap();
+    cmd("fikit-run")
+        .args(&jobs)
+        .args(["--policy", "exclusive,mps", "--pressure"])
+        .arg(&chase)
+        .arg(format!(
+            "--pressure-busiest={}",
+            d.path().join("bad.json").display()
+        ))
+        .arg("--report")
+        .arg(&saved)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--pressure-busiest"));
+}
+
+#[test]
 fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let summary = root.join("reports/fikit-run/h200-2026-11-26-oos-rule-a/summary.json");

@@ -124,6 +124,14 @@ pub struct Args {
     /// factors are printed; jobs without the figure keep their host.
     #[arg(long, requires = "pressure")]
     pub host_speed_from_pressure: bool,
+    /// With --pressure: the busiest job of each scenario (or pair of the
+    /// set), the one with the largest one-wave SM share (`share`) in FILE,
+    /// presses on the others' kernels with its weight from FILE instead,
+    /// a pressure pass with another victim (`KIND=gemm scripts/validate/
+    /// pressure.sh`: a victim shaped like the batch-1 jobs' own kernels);
+    /// the other jobs keep --pressure's weights.
+    #[arg(long, value_name = "FILE", requires = "pressure")]
+    pub pressure_busiest: Option<PathBuf>,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
     /// only where its rounds were co-runs: the shortest job's region at
     /// least this share overlapped by the others' (0 to 1).
@@ -234,6 +242,11 @@ pub struct Pressure {
     /// name, where the file has it (shown beside the profile's; the MPS
     /// prediction's host with `--host-speed-from-pressure`).
     pub host_ns_per_launch_of: std::collections::BTreeMap<String, f64>,
+    /// The job's one-wave SM share in the pass by job name, where the file
+    /// has it.
+    pub shares: std::collections::BTreeMap<String, f64>,
+    /// `--pressure-busiest`: the pass whose weight the busiest job takes.
+    pub busiest: Option<Box<Pressure>>,
 }
 
 impl Pressure {
@@ -249,6 +262,8 @@ impl Pressure {
             weight: f64,
             #[serde(default)]
             host_ns_per_launch: Option<f64>,
+            #[serde(default)]
+            share: Option<f64>,
         }
         let text = std::fs::read_to_string(path)
             .map_err(|e| bad(format!("--pressure {}: {e}", path.display())))?;
@@ -260,7 +275,17 @@ impl Pressure {
         })?;
         let mut weights = std::collections::BTreeMap::new();
         let mut host_ns_per_launch_of = std::collections::BTreeMap::new();
+        let mut shares = std::collections::BTreeMap::new();
         for (name, w) in f.jobs {
+            if let Some(sh) = w.share {
+                if !(sh.is_finite() && (0.0..=1.0).contains(&sh)) {
+                    return Err(bad(format!(
+                        "--pressure {}: jobs.{name}.share {sh} is not within 0..1",
+                        path.display()
+                    )));
+                }
+                shares.insert(name.clone(), sh);
+            }
             if !(0.0..=1.0).contains(&w.weight) {
                 return Err(bad(format!(
                     "--pressure {}: jobs.{name}.weight {} is not within 0..1",
@@ -283,15 +308,52 @@ impl Pressure {
             file: path.to_path_buf(),
             weights,
             host_ns_per_launch_of,
+            shares,
+            busiest: None,
         })
     }
 
-    /// `jobs` with the weights of those named here.
+    /// These weights, with the busiest job's taken from `busiest`
+    /// (`--pressure-busiest`).
+    pub fn with_busiest(self, busiest: Pressure) -> Pressure {
+        Pressure {
+            busiest: Some(Box::new(busiest)),
+            ..self
+        }
+    }
+
+    /// Of `names`, the one with the largest share in `busiest`'s file that
+    /// also has a weight there (the first of equals); `None` without
+    /// `--pressure-busiest` or where no job has both.
+    fn busiest_of<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Option<(&'a str, f64)> {
+        let b = self.busiest.as_deref()?;
+        let mut best: Option<(&str, f64)> = None;
+        for n in names {
+            if let (Some(&sh), Some(_)) = (b.shares.get(n), b.weights.get(n)) {
+                if best.is_none_or(|(_, s)| sh > s) {
+                    best = Some((n, sh));
+                }
+            }
+        }
+        best
+    }
+
+    /// `jobs` with the weights of those named here, the busiest's from
+    /// `--pressure-busiest`'s file.
     fn apply(&self, jobs: Vec<Job>) -> Vec<Job> {
+        let busiest = self
+            .busiest_of(jobs.iter().map(|j| j.name.as_str()))
+            .map(|(n, _)| n.to_string());
         jobs.into_iter()
-            .map(|j| match self.weights.get(&j.name) {
-                Some(&w) => j.with_pressure_weight(w),
-                None => j,
+            .map(|j| {
+                let from_busiest = busiest
+                    .as_deref()
+                    .filter(|&n| n == j.name)
+                    .and_then(|n| self.busiest.as_ref()?.weights.get(n).copied());
+                match from_busiest.or_else(|| self.weights.get(&j.name).copied()) {
+                    Some(w) => j.with_pressure_weight(w),
+                    None => j,
+                }
             })
             .collect()
     }
@@ -369,12 +431,39 @@ impl Pressure {
                 None => format!("{n} as the model weighs it"),
             })
             .collect();
-        format!(
+        let mut line = format!(
             "prediction with measured pressure (--pressure {}): {}",
             self.file.display(),
             each.join(", ")
-        )
+        );
+        if let Some(b) = &self.busiest {
+            match self.busiest_of(names.iter().map(String::as_str)) {
+                Some((n, sh)) => line.push_str(&format!(
+                    "; the busiest, {n} (share {sh:.2}), at {:.3} (--pressure-busiest {})",
+                    b.weights[n],
+                    b.file.display()
+                )),
+                None => line.push_str(&format!(
+                    "; --pressure-busiest {}: no job of these has a share and weight there, none changed",
+                    b.file.display()
+                )),
+            }
+        }
+        line
     }
+}
+
+/// `--pressure FILE` with `--pressure-busiest BUSIEST` (clap makes the
+/// second need the first).
+fn load_pressure(file: Option<&Path>, busiest: Option<&Path>) -> Result<Option<Pressure>> {
+    let Some(file) = file else { return Ok(None) };
+    let p = Pressure::load(file)?;
+    Ok(Some(match busiest {
+        Some(b) => {
+            p.with_busiest(Pressure::load(b).map_err(|e| bad(format!("--pressure-busiest: {e}")))?)
+        }
+        None => p,
+    }))
 }
 
 /// A job from `--job NAME[:PRIORITY[:PROFILE]]=COMMAND`.
@@ -573,7 +662,7 @@ impl Args {
             min_overlap: self.min_overlap,
             report: self.report,
             host_speed_from_alone: self.host_speed_from_alone,
-            pressure: self.pressure.as_deref().map(Pressure::load).transpose()?,
+            pressure: load_pressure(self.pressure.as_deref(), self.pressure_busiest.as_deref())?,
             host_speed_from_pressure: self.host_speed_from_pressure,
         })
     }
@@ -1340,7 +1429,7 @@ impl Args {
             round_timeout_s: self.round_timeout_s,
             min_overlap: self.min_overlap,
             host_speed_from_alone: self.host_speed_from_alone,
-            pressure: self.pressure.as_deref().map(Pressure::load).transpose()?,
+            pressure: load_pressure(self.pressure.as_deref(), self.pressure_busiest.as_deref())?,
             host_speed_from_pressure: self.host_speed_from_pressure,
             trace: self.trace,
         })

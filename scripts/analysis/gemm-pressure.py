@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """How much a job stretches the GEMM victim's kernels under MPS, from the
-pass of scripts/validate/gemm-pressure.sh (DIR/JOB-PID.parquet and
+pass of scripts/validate/pressure.sh with KIND=gemm (DIR/JOB-PID.parquet and
 DIR/victim-PID.parquet per job). Issue 15: a victim shaped like the batch-1
 jobs' own kernels, to set beside how those kernels stretch beside the same
 partner for real.

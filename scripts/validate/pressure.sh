@@ -9,8 +9,10 @@
 #   scripts/validate/pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]   (from the repository root)
 #
 # BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
-# (environment): memory (default: the pointer chase) or compute (dependent
-# FMAs), the victim's kind; PASSES (environment): the victim's passes per run
+# (environment): memory (default: the pointer chase), compute (dependent
+# FMAs) or gemm (scripts/validate/gemm-victim.py: one ViT layer's matrix
+# products at batch 1, the shape of the batch-1 jobs' own kernels), the
+# victim's kind; PASSES (environment): the victim's passes per run
 # (fikit-sim load --victim-passes; default calibrate's, about 0.45 ms a run). Writes
 # OUT_DIR/JOB/JOB-PID.parquet and OUT_DIR/JOB/victim-PID.parquet, and
 # OUT_DIR/pressure.log (each run's exit and time, and the job's last output
@@ -32,10 +34,15 @@ for job in "$@"; do
   job_command "$SET" "$job"
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   rm -f "$OUT/stop"
-  "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"} --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+  if [ "${KIND:-memory}" = gemm ]; then
+    "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- python3 scripts/validate/gemm-victim.py --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+  else
+    "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"} --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+  fi
   victim=$!
-  # The victim's runs alone: its context is up within a second or two.
-  sleep 4
+  # The victim's runs alone: its context is up within a second or two
+  # (torch's, for the gemm victim, within about five).
+  sleep "$([ "${KIND:-memory}" = gemm ] && echo 8 || echo 4)"
   t0=$SECONDS
   "$BIN/fikit-profile" --name "$job" -q -o "$OUT/$job" -- "${cmd[@]}" >"$OUT/$job.log" 2>&1
   rc=$?

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 15, in sample: the partners' and batch-1 jobs' pressure on a victim
 # shaped like the batch-1 jobs' own kernels (scripts/validate/gemm-victim.py)
-# under MPS, H100. Binaries: .gpu/split/bin.tar.xz (9a7f7db's tree).
+# under MPS, H100. Binaries: .gpu/split/bin.tar.xz (9a7f7db's tree). It ran
+# scripts/validate/gemm-pressure.sh of 3d8f123, since folded into
+# pressure.sh as KIND=gemm.
 set -u
 SECONDS=0
 B=.gpu/b

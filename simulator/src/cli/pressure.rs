@@ -167,8 +167,8 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
     print(&text)?;
     if let Some(path) = &o.output {
         let file = PressureFile {
-            about: "fikit-sim pressure: per job, a latency-bound victim's slowdown beside the job \
-                    under MPS (fit), the job's time-weighted one-wave SM share, and the weight \
+            about: "fikit-sim pressure: per job, the victim's slowdown beside the job under MPS \
+                    (fit; each victim kernel shape against its own runs alone), the job's time-weighted one-wave SM share, and the weight \
                     (fit - 1) / (corun_slowdown x share) clamped to 0..1 with which its kernels \
                     press on other jobs' kernels in the MPS model (fikit-run --pressure); \
                     host_ns_per_launch: the job's mean host delay before a launch in the pass, \

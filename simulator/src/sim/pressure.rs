@@ -1,11 +1,16 @@
 //! How hard a job's kernels press on a neighbour under MPS, measured: the
-//! job's trace and the trace of a latency-bound victim (`fikit-sim load
-//! --victim`, calibrate's pointer chase run back to back) recorded beside it
-//! under MPS (`scripts/validate/pressure.sh`). Both traces share the host's
+//! job's trace and the trace of a victim recorded beside it under MPS
+//! (`scripts/validate/pressure.sh`): calibrate's latency-bound pointer chase
+//! run back to back (`fikit-sim load --victim`), or, with `KIND=gemm`, the
+//! matrix products of one transformer layer at batch 1, shaped like the
+//! batch-1 jobs' own kernels (`scripts/validate/gemm-victim.py`). Both traces share the host's
 //! clock (CUPTI's timestamps).
 //!
 //! - The victim alone: the median of its runs that ended before the job's
-//!   first kernel.
+//!   first kernel, per kernel shape (`kernel_key`): a victim may run
+//!   kernels of several shapes (`scripts/validate/gemm-victim.py`, the
+//!   matrix products of one transformer layer), each set against its own
+//!   runs alone. A shape with fewer than 10 runs alone is left out.
 //! - Over the job's steady part (after the first fifth of its kernels), a
 //!   victim run that the union of the job's kernels overlapped for `t` of
 //!   its `d` ran `d - alone = t (1 - 1/s)`, `s` the victim's slowdown while
@@ -52,10 +57,13 @@ pub enum PressureError {
 /// The pressure pass's figures for one job.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct PressureFit {
-    /// The victim's median run alone, ns.
+    /// The victim's median run alone, ns (over every shape's runs alone).
     pub victim_alone_ns: f64,
-    /// Victim runs alone (before the job's first kernel).
+    /// Victim runs alone (before the job's first kernel), of the shapes
+    /// read.
     pub runs_alone: usize,
+    /// Kernel shapes of the victim read (each with 10 runs alone or more).
+    pub victim_shapes: usize,
     /// Victim runs inside the job's steady part.
     pub runs_steady: usize,
     /// The share of those runs' time the job's kernels overlapped.
@@ -105,31 +113,60 @@ pub fn fit(job: &Trace, victim: &Trace) -> Result<PressureFit, PressureError> {
     let last_end = js.iter().map(|&(_, e)| e).max().unwrap_or(first);
     let steady_from = js[js.len() / 5].0;
     let union = Union::new(&js);
-    let runs: Vec<(i64, i64)> = victim
+    // Each shape's runs alone, in a map ordered by key (deterministic).
+    let mut before: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+    for k in victim.kernels.iter().filter(|k| k.end_ns < first) {
+        before
+            .entry(k.kernel_key)
+            .or_default()
+            .push(k.duration_ns() as f64);
+    }
+    before.retain(|_, v| v.len() >= 10);
+    let runs_alone: usize = before.values().map(Vec::len).sum();
+    if before.is_empty() {
+        let most = victim
+            .kernels
+            .iter()
+            .filter(|k| k.end_ns < first)
+            .fold(
+                std::collections::BTreeMap::<u64, usize>::new(),
+                |mut m, k| {
+                    *m.entry(k.kernel_key).or_default() += 1;
+                    m
+                },
+            )
+            .into_values()
+            .max()
+            .unwrap_or(0);
+        return Err(PressureError::FewAlone(most));
+    }
+    let mut all_alone: Vec<f64> = before.values().flatten().copied().collect();
+    let victim_alone_ns = median(&mut all_alone);
+    let alone: std::collections::BTreeMap<u64, f64> = before
+        .into_iter()
+        .map(|(k, mut v)| (k, median(&mut v)))
+        .collect();
+    let victim_shapes = alone.len();
+    // (duration, alone, time the job's kernels covered) per steady run.
+    let steady: Vec<(f64, f64, f64)> = victim
         .kernels
         .iter()
-        .map(|k| (k.start_ns, k.end_ns))
-        .collect();
-    let mut before: Vec<f64> = runs
-        .iter()
-        .filter(|&&(_, e)| e < first)
-        .map(|&(s, e)| (e - s) as f64)
-        .collect();
-    if before.len() < 10 {
-        return Err(PressureError::FewAlone(before.len()));
-    }
-    let alone = median(&mut before);
-    let steady: Vec<(f64, f64)> = runs
-        .iter()
-        .filter(|&&(s, e)| s > steady_from && e < last_end)
-        .map(|&(s, e)| ((e - s) as f64, union.covered(s, e) as f64))
+        .filter(|k| k.start_ns > steady_from && k.end_ns < last_end)
+        .filter_map(|k| {
+            let a = *alone.get(&k.kernel_key)?;
+            Some((
+                k.duration_ns() as f64,
+                a,
+                union.covered(k.start_ns, k.end_ns) as f64,
+            ))
+        })
         .collect();
     if steady.len() < 10 {
         return Err(PressureError::FewSteady(steady.len()));
     }
     let (mut tt, mut et, mut busy, mut total) = (0.0, 0.0, 0.0, 0.0);
     let mut whole = Vec::new();
-    for &(d, t) in &steady {
+    for &(d, alone, t) in &steady {
         tt += t * t;
         et += (d - alone) * t;
         busy += t;
@@ -160,8 +197,9 @@ pub fn fit(job: &Trace, victim: &Trace) -> Result<PressureFit, PressureError> {
     }
     let runs_whole = whole.len();
     Ok(PressureFit {
-        victim_alone_ns: alone,
-        runs_alone: before.len(),
+        victim_alone_ns,
+        runs_alone,
+        victim_shapes,
         runs_steady: steady.len(),
         overlapped: if total > 0.0 { busy / total } else { 0.0 },
         slowdown,
@@ -309,6 +347,56 @@ mod tests {
         assert_eq!(f.slowdown, None, "{f:?}");
         assert!((f.overlapped - 0.5).abs() < 1e-12);
         assert_eq!(f.weight(2.67), 1.0);
+    }
+
+    #[test]
+    fn a_victim_of_two_shapes_sets_each_against_its_own_runs_alone() {
+        // The pass above, with every second victim kernel of another shape
+        // (grid 2): alone 300 ns, wholly overlapped 450 ns (also 1.5x). Set
+        // against one median alone for both, the stretch would not come out.
+        let job: Vec<(i64, i64)> = (0..80)
+            .map(|i| (2_000 + i * 100, 2_100 + i * 100))
+            .collect();
+        let mut a = trace(
+            &(0..10)
+                .map(|i| (i * 150, i * 150 + 100))
+                .collect::<Vec<_>>(),
+            1,
+        );
+        let b = trace(
+            &(0..10)
+                .map(|i| (i * 150 + 100, i * 150 + 400))
+                .collect::<Vec<_>>(),
+            2,
+        );
+        let beside_a = trace(
+            &(0..10)
+                .map(|i| (3_700 + i * 620, 3_850 + i * 620))
+                .collect::<Vec<_>>(),
+            1,
+        );
+        let beside_b = trace(
+            &(0..10)
+                .map(|i| (3_860 + i * 620, 4_310 + i * 620))
+                .collect::<Vec<_>>(),
+            2,
+        );
+        a.kernels.extend(b.kernels);
+        a.kernels.extend(beside_a.kernels);
+        a.kernels.extend(beside_b.kernels);
+        let f = fit(&trace(&job, 4), &a).unwrap();
+        assert_eq!((f.victim_shapes, f.runs_alone, f.runs_steady), (2, 20, 20));
+        assert!((f.slowdown.unwrap() - 1.5).abs() < 1e-9, "{f:?}");
+        assert_eq!(f.whole_median, Some(1.5));
+        // The median over both shapes' 20 runs alone: (100 + 300) / 2.
+        assert_eq!(f.victim_alone_ns, 200.0);
+        // A shape with fewer than 10 runs alone is left out, its runs beside
+        // the job with it: 3 runs alone of grid 2 only, 10 of grid 1.
+        a.kernels
+            .retain(|k| k.grid[0] == 1 || k.start_ns >= 3_700 || k.start_ns < 450);
+        let f = fit(&trace(&job, 4), &a).unwrap();
+        assert_eq!((f.victim_shapes, f.runs_alone, f.runs_steady), (1, 10, 10));
+        assert!((f.slowdown.unwrap() - 1.5).abs() < 1e-9, "{f:?}");
     }
 
     #[test]
