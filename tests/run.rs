@@ -929,12 +929,12 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
     );
 }
 
-#[test]
-fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
-    let d = tempfile::tempdir().unwrap();
+/// resnet50 batch 1 (launch-bound, `b1`) beside batch 128 (`b128`) under
+/// MPS, the shipped H200 profiles: alone 300 and 1,800 ms, together 600 and
+/// 1,900 ms. Writes the run.json into `dir`; returns it and the `--job`
+/// arguments.
+fn b1_beside_b128(dir: &std::path::Path) -> (std::path::PathBuf, [String; 4]) {
     let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/h200");
-    // resnet50 batch 1 (launch-bound) beside batch 128 under MPS: alone
-    // 300 and 1,800 ms, together 600 and 1,900 ms.
     let run = serde_json::json!({
         "complete": true,
         "rounds": [
@@ -944,7 +944,7 @@ fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
              "jobs": [job_run("b1", 1_000_000, 601_000_000), job_run("b128", 1_000_000, 1_901_000_000)]}
         ]
     });
-    let saved = d.path().join("run.json");
+    let saved = dir.join("run.json");
     std::fs::write(&saved, run.to_string()).unwrap();
     let jobs = [
         "--job".to_string(),
@@ -958,6 +958,25 @@ fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
             traces.join("resnet50-bs128-eval-1010.parquet").display()
         ),
     ];
+    (saved, jobs)
+}
+
+/// The simulated slowdown in `job`'s MPS row of a fikit-run table.
+fn simulated_mps(table: &str, job: &str) -> f64 {
+    let row = table
+        .lines()
+        .find(|l| l.contains(" mps ") && l.contains(&format!(" {job} ")))
+        .unwrap_or_else(|| panic!("no mps {job} row:\n{table}"));
+    row.split('┆')
+        .nth(7)
+        .and_then(|c| c.trim().trim_end_matches('x').parse().ok())
+        .unwrap_or_else(|| panic!("{row}"))
+}
+
+#[test]
+fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
+    let d = tempfile::tempdir().unwrap();
+    let (saved, jobs) = b1_beside_b128(d.path());
     let pressure = d.path().join("pressure.json");
     let report = |host_ns: f64, flag: bool, out: &str| -> String {
         std::fs::write(
@@ -990,16 +1009,6 @@ fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
         .and_then(|x| x.split(" us").next())
         .and_then(|x| x.parse().ok())
         .unwrap_or_else(|| panic!("no host line:\n{table}"));
-    let simulated = |table: &str, job: &str| -> f64 {
-        let row = table
-            .lines()
-            .find(|l| l.contains(" mps ") && l.contains(&format!(" {job} ")))
-            .unwrap_or_else(|| panic!("no mps {job} row:\n{table}"));
-        row.split('┆')
-            .nth(7)
-            .and_then(|c| c.trim().trim_end_matches('x').parse().ok())
-            .unwrap_or_else(|| panic!("{row}"))
-    };
     // The pass's host twice as slow as the profile's: without the flag the
     // prediction stays; with it the launch-bound job's MPS rounds run at
     // that host while its run alone keeps the profile's, so its slowdown
@@ -1012,12 +1021,12 @@ fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
         at_pass.contains("(--host-speed-from-pressure): b1"),
         "{at_pass}"
     );
-    let (before, after) = (simulated(&plain, "b1"), simulated(&at_pass, "b1"));
+    let (before, after) = (simulated_mps(&plain, "b1"), simulated_mps(&at_pass, "b1"));
     assert!(after > 1.3 * before, "b1 {before} -> {after}");
     // The pass's host as fast as the profile's changes nothing.
     let same = report(1_000.0 * own_us, true, "same");
     assert!(
-        (simulated(&same, "b1") - before).abs() < 0.02 * before,
+        (simulated_mps(&same, "b1") - before).abs() < 0.02 * before,
         "{same}"
     );
     // Without --pressure the flag is refused.
@@ -1034,30 +1043,7 @@ fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
 #[test]
 fn the_busiest_job_can_press_with_the_weight_of_another_victims_pass() {
     let d = tempfile::tempdir().unwrap();
-    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/h200");
-    let run = serde_json::json!({
-        "complete": true,
-        "rounds": [
-            {"policy": "exclusive", "repetition": 0,
-             "jobs": [job_run("b1", 1_000_000, 301_000_000), job_run("b128", 1_000_000, 1_801_000_000)]},
-            {"policy": "mps", "repetition": 0,
-             "jobs": [job_run("b1", 1_000_000, 601_000_000), job_run("b128", 1_000_000, 1_901_000_000)]}
-        ]
-    });
-    let saved = d.path().join("run.json");
-    std::fs::write(&saved, run.to_string()).unwrap();
-    let jobs = [
-        "--job".to_string(),
-        format!(
-            "b1:0:{}=true",
-            traces.join("resnet50-bs1-eval-659.parquet").display()
-        ),
-        "--job".to_string(),
-        format!(
-            "b128:9:{}=true",
-            traces.join("resnet50-bs128-eval-1010.parquet").display()
-        ),
-    ];
+    let (saved, jobs) = b1_beside_b128(d.path());
     // The chase's pass: b128 presses at 0.1. The other victim's: b128 (the
     // larger share) at 1, b1 at 0.
     let chase = d.path().join("chase.json");
@@ -1089,16 +1075,6 @@ fn the_busiest_job_can_press_with_the_weight_of_another_victims_pass() {
             .code(0);
         std::fs::read_to_string(out.join("table.txt")).unwrap()
     };
-    let simulated = |table: &str, job: &str| -> f64 {
-        let row = table
-            .lines()
-            .find(|l| l.contains(" mps ") && l.contains(&format!(" {job} ")))
-            .unwrap_or_else(|| panic!("no mps {job} row:\n{table}"));
-        row.split('┆')
-            .nth(7)
-            .and_then(|c| c.trim().trim_end_matches('x').parse().ok())
-            .unwrap_or_else(|| panic!("{row}"))
-    };
     let plain = report(None, "plain");
     let busiest = report(Some(&gemm), "busiest");
     // Only b128 takes the other pass's weight, and the line says so.
@@ -1113,7 +1089,7 @@ fn the_busiest_job_can_press_with_the_weight_of_another_victims_pass() {
         "{busiest}"
     );
     // b128 pressing at full weight slows b1 more than at 0.1.
-    let (b1_plain, b1_busiest) = (simulated(&plain, "b1"), simulated(&busiest, "b1"));
+    let (b1_plain, b1_busiest) = (simulated_mps(&plain, "b1"), simulated_mps(&busiest, "b1"));
     assert!(b1_busiest > b1_plain, "b1 {b1_plain} -> {b1_busiest}");
     // Without --pressure it is refused; a file that is not a pass is bad input.
     cmd("fikit-run")
