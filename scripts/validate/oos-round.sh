@@ -41,6 +41,19 @@ if [ ! -f "$WORK/pressure.json" ]; then
   echo "fikit-sim pressure exit $?" >>"$WORK/pressure.txt"
   cp "$WORK/pressure.json" "$WORK/pressure.txt" "$WORK/pressure-pass.log" "$OUT/" 2>/dev/null
   cat "$WORK/pressure.txt" "$WORK/pressure-pass.log"
+  # GEMM_JOBS (environment): jobs also run beside the GEMM victim (KIND=gemm),
+  # for `fikit-run --pressure-busiest pressure-gemm.json`.
+  if [ -n "${GEMM_JOBS:-}" ]; then
+    read -r -a gemm_jobs <<<"$GEMM_JOBS"
+    KIND=gemm timeout --signal=INT --kill-after=15 $((45 * ${#gemm_jobs[@]} + 30)) scripts/validate/pressure.sh "$BIN" "$SET" "$WORK/g" "${gemm_jobs[@]}" >"$WORK/pressure-gemm-pass.log" 2>&1
+    echo "gemm pass exit $? after ${SECONDS}s" >>"$WORK/pressure-gemm-pass.log"
+    gdirs=()
+    for j in "${gemm_jobs[@]}"; do [ -d "$WORK/g/$j" ] && gdirs+=("$WORK/g/$j"); done
+    "$BIN/fikit-sim" pressure "${gdirs[@]}" -o "$WORK/pressure-gemm.json" >"$WORK/pressure-gemm.txt" 2>&1
+    echo "fikit-sim pressure exit $?" >>"$WORK/pressure-gemm.txt"
+    cp "$WORK/pressure-gemm.json" "$WORK/pressure-gemm.txt" "$WORK/pressure-gemm-pass.log" "$OUT/" 2>/dev/null
+    cat "$WORK/pressure-gemm.txt"
+  fi
 fi
 RUN_ARGS='--policy exclusive,mps --repetitions 3 --profiles 1' QUIET=1 \
   scripts/validate/set-call.sh "$BIN" "$SET" "$WORK/s" "$OUT/pack-$TAG" "$((DEADLINE - SECONDS))" "$PAIRS"
