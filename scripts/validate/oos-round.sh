@@ -4,8 +4,9 @@
 # the next out-of-sample MPS rounds"). The first call on a machine runs the
 # pressure pass of every job of the set's out-of-sample pairs (each beside
 # calibrate's chase victim under MPS, one pass a run: pressure.sh) and
-# `fikit-sim pressure`; every call then goes on with set-call.sh over those
-# pairs (exclusive and MPS, 3 repetitions, one profile per job, only the
+# `fikit-sim pressure` (with GEMM_JOBS set, those jobs beside the GEMM
+# victim too: pressure-gemm.json); every call then goes on with set-call.sh
+# over those pairs (exclusive and MPS, 3 repetitions, one profile per job, only the
 # rounds' progress printed) in WORK/s, which stays while the machine does: a
 # later call resumes where the last stopped.
 #
