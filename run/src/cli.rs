@@ -124,12 +124,11 @@ pub struct Args {
     /// factors are printed; jobs without the figure keep their host.
     #[arg(long, requires = "pressure")]
     pub host_speed_from_pressure: bool,
-    /// With --pressure: the busiest job of each scenario (or pair of the
+    /// With --pressure: the busiest job of each scenario (each pair of a
     /// set), the one with the largest one-wave SM share (`share`) in FILE,
-    /// presses on the others' kernels with its weight from FILE instead,
-    /// a pressure pass with another victim (`KIND=gemm scripts/validate/
-    /// pressure.sh`: a victim shaped like the batch-1 jobs' own kernels);
-    /// the other jobs keep --pressure's weights.
+    /// takes its weight from FILE, a second pressure pass with another
+    /// victim (`KIND=gemm scripts/validate/pressure.sh`: one shaped like the
+    /// batch-1 jobs' own kernels); the other jobs keep --pressure's weights.
     #[arg(long, value_name = "FILE", requires = "pressure")]
     pub pressure_busiest: Option<PathBuf>,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
