@@ -1872,6 +1872,45 @@ mod tests {
         std::fs::write(&f, r#"{"small": 0.2}"#).unwrap();
         let e = format!("{:#}", Pressure::load(&f).unwrap_err());
         assert!(e.contains("not fikit-sim pressure's JSON"), "{e}");
+        std::fs::write(&f, r#"{"jobs": {"a": {"weight": 0.5, "share": 1.5}}}"#).unwrap();
+        let e = format!("{:#}", Pressure::load(&f).unwrap_err());
+        assert!(e.contains("jobs.a.share 1.5 is not within 0..1"), "{e}");
+    }
+
+    #[test]
+    fn the_busiest_is_the_largest_share_with_a_weight_first_of_equals() {
+        let d = tempfile::tempdir().unwrap();
+        let write = |name: &str, json: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, json).unwrap();
+            Pressure::load(&p).unwrap()
+        };
+        let chase = write(
+            "chase.json",
+            r#"{"jobs": {"small": {"weight": 0.2}, "big": {"weight": 0.3}}}"#,
+        );
+        // `big` and `twin` tie at 0.9: the first named wins.
+        let gemm = write(
+            "gemm.json",
+            r#"{"jobs": {"small": {"weight": 0.9, "share": 0.2}, "big": {"weight": 0.8, "share": 0.9},
+                "twin": {"weight": 0.1, "share": 0.9}}}"#,
+        );
+        let p = chase.with_busiest(gemm);
+        assert_eq!(p.busiest_of(["small", "big", "twin"]), Some(("big", 0.9)));
+        assert_eq!(p.busiest_of(["twin", "big"]), Some(("twin", 0.9)));
+        assert_eq!(p.busiest_of(["small"]), Some(("small", 0.2)));
+        assert_eq!(p.busiest_of(["other"]), None);
+        // The line: the chase's weights, then the busiest from the second file.
+        let line = p.line(&["small".to_string(), "big".to_string()]);
+        assert!(
+            line.contains("small 0.200, big 0.300; the busiest, big (share 0.90), at 0.800"),
+            "{line}"
+        );
+        let line = p.line(&["other".to_string()]);
+        assert!(
+            line.contains("no job of these has a share and weight there, none changed"),
+            "{line}"
+        );
     }
 }
 
