@@ -33,27 +33,28 @@ mkdir -p "$BIN" && tar xJf "$ARCHIVE" -C "$BIN" && chmod +x "$BIN"/*
 # The out-of-sample pairs and their jobs, from the set.
 PAIRS=$(python3 -c 'import json,sys; print(",".join(p["name"] for p in json.load(open(sys.argv[1]))["pairs"] if p["sample"] == "out"))' "$SET")
 read -r -a JOBS <<<"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(" ".join(dict.fromkeys(j for p in s["pairs"] if p["sample"] == "out" for j in p["jobs"])))' "$SET")"
+# run_pass KIND DIR BASE LIMIT_S JOB...: the pressure pass of JOB... beside
+# the KIND victim (one pass a run) into WORK/DIR, then `fikit-sim pressure`
+# into WORK/BASE.json and BASE.txt, copied to OUT with WORK/BASE-pass.log.
+run_pass() {
+  local kind=$1 dir=$2 base=$3 limit=$4
+  shift 4
+  KIND=$kind PASSES=1 timeout --signal=INT --kill-after=15 "$limit" scripts/validate/pressure.sh "$BIN" "$SET" "$WORK/$dir" "$@" >"$WORK/$base-pass.log" 2>&1
+  echo "pressure pass exit $? after ${SECONDS}s" >>"$WORK/$base-pass.log"
+  local dirs=() j
+  for j in "$@"; do [ -d "$WORK/$dir/$j" ] && dirs+=("$WORK/$dir/$j"); done
+  "$BIN/fikit-sim" pressure "${dirs[@]}" -o "$WORK/$base.json" >"$WORK/$base.txt" 2>&1
+  echo "fikit-sim pressure exit $?" >>"$WORK/$base.txt"
+  cp "$WORK/$base.json" "$WORK/$base.txt" "$WORK/$base-pass.log" "$OUT/" 2>/dev/null
+  cat "$WORK/$base.txt" "$WORK/$base-pass.log"
+}
 if [ ! -f "$WORK/pressure.json" ]; then
-  KIND=memory PASSES=1 timeout --signal=INT --kill-after=15 380 scripts/validate/pressure.sh "$BIN" "$SET" "$WORK/p" "${JOBS[@]}" >"$WORK/pressure-pass.log" 2>&1
-  echo "pressure pass exit $? after ${SECONDS}s" >>"$WORK/pressure-pass.log"
-  dirs=()
-  for j in "${JOBS[@]}"; do [ -d "$WORK/p/$j" ] && dirs+=("$WORK/p/$j"); done
-  "$BIN/fikit-sim" pressure "${dirs[@]}" -o "$WORK/pressure.json" >"$WORK/pressure.txt" 2>&1
-  echo "fikit-sim pressure exit $?" >>"$WORK/pressure.txt"
-  cp "$WORK/pressure.json" "$WORK/pressure.txt" "$WORK/pressure-pass.log" "$OUT/" 2>/dev/null
-  cat "$WORK/pressure.txt" "$WORK/pressure-pass.log"
+  run_pass memory p pressure 380 "${JOBS[@]}"
   # GEMM_JOBS (environment): jobs also run beside the GEMM victim (KIND=gemm),
   # for `fikit-run --pressure-busiest pressure-gemm.json`.
   if [ -n "${GEMM_JOBS:-}" ]; then
     read -r -a gemm_jobs <<<"$GEMM_JOBS"
-    KIND=gemm timeout --signal=INT --kill-after=15 $((45 * ${#gemm_jobs[@]} + 30)) scripts/validate/pressure.sh "$BIN" "$SET" "$WORK/g" "${gemm_jobs[@]}" >"$WORK/pressure-gemm-pass.log" 2>&1
-    echo "gemm pass exit $? after ${SECONDS}s" >>"$WORK/pressure-gemm-pass.log"
-    gdirs=()
-    for j in "${gemm_jobs[@]}"; do [ -d "$WORK/g/$j" ] && gdirs+=("$WORK/g/$j"); done
-    "$BIN/fikit-sim" pressure "${gdirs[@]}" -o "$WORK/pressure-gemm.json" >"$WORK/pressure-gemm.txt" 2>&1
-    echo "fikit-sim pressure exit $?" >>"$WORK/pressure-gemm.txt"
-    cp "$WORK/pressure-gemm.json" "$WORK/pressure-gemm.txt" "$WORK/pressure-gemm-pass.log" "$OUT/" 2>/dev/null
-    cat "$WORK/pressure-gemm.txt"
+    run_pass gemm g pressure-gemm $((45 * ${#gemm_jobs[@]} + 30)) "${gemm_jobs[@]}"
   fi
 fi
 RUN_ARGS='--policy exclusive,mps --repetitions 3 --profiles 1' QUIET=1 \
