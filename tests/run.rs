@@ -1046,20 +1046,16 @@ fn the_busiest_job_can_press_with_the_weight_of_another_victims_pass() {
     let (saved, jobs) = b1_beside_b128(d.path());
     // The chase's pass: b128 presses at 0.1. The other victim's: b128 (the
     // larger share) at 1, b1 at 0.
-    let chase = d.path().join("chase.json");
-    std::fs::write(
-        &chase,
-        serde_json::json!({"jobs": {"b1": {"weight": 0.2, "share": 0.4}, "b128": {"weight": 0.1, "share": 0.99}}})
-            .to_string(),
-    )
-    .unwrap();
-    let gemm = d.path().join("gemm.json");
-    std::fs::write(
-        &gemm,
-        serde_json::json!({"jobs": {"b1": {"weight": 0.0, "share": 0.4}, "b128": {"weight": 1.0, "share": 0.99}}})
-            .to_string(),
-    )
-    .unwrap();
+    let pass = |name: &str, b1: f64, b128: f64| {
+        let path = d.path().join(name);
+        let jobs = serde_json::json!({"jobs": {
+            "b1": {"weight": b1, "share": 0.4},
+            "b128": {"weight": b128, "share": 0.99}}});
+        std::fs::write(&path, jobs.to_string()).unwrap();
+        path
+    };
+    let chase = pass("chase.json", 0.2, 0.1);
+    let gemm = pass("gemm.json", 0.0, 1.0);
     let report = |busiest: Option<&std::path::Path>, out: &str| -> String {
         let out = d.path().join(out);
         cmd("fikit-run")
