@@ -322,15 +322,18 @@ impl Pressure {
     }
 
     /// Of `names`, the one with the largest share in `busiest`'s file that
-    /// also has a weight there (the first of equals); `None` without
-    /// `--pressure-busiest` or where no job has both.
-    fn busiest_of<'a>(&self, names: impl IntoIterator<Item = &'a str>) -> Option<(&'a str, f64)> {
+    /// also has a weight there (the first of equals), with that share and
+    /// weight; `None` without `--pressure-busiest` or where no job has both.
+    fn busiest_of<'a>(
+        &self,
+        names: impl IntoIterator<Item = &'a str>,
+    ) -> Option<(&'a str, f64, f64)> {
         let b = self.busiest.as_deref()?;
-        let mut best: Option<(&str, f64)> = None;
+        let mut best: Option<(&str, f64, f64)> = None;
         for n in names {
-            if let (Some(&sh), Some(_)) = (b.shares.get(n), b.weights.get(n)) {
-                if best.is_none_or(|(_, s)| sh > s) {
-                    best = Some((n, sh));
+            if let (Some(&sh), Some(&w)) = (b.shares.get(n), b.weights.get(n)) {
+                if best.is_none_or(|(_, s, _)| sh > s) {
+                    best = Some((n, sh, w));
                 }
             }
         }
@@ -342,13 +345,13 @@ impl Pressure {
     fn apply(&self, jobs: Vec<Job>) -> Vec<Job> {
         let busiest = self
             .busiest_of(jobs.iter().map(|j| j.name.as_str()))
-            .map(|(n, _)| n.to_string());
+            .map(|(n, _, w)| (n.to_string(), w));
         jobs.into_iter()
             .map(|j| {
                 let from_busiest = busiest
-                    .as_deref()
-                    .filter(|&n| n == j.name)
-                    .and_then(|n| self.busiest.as_ref()?.weights.get(n).copied());
+                    .as_ref()
+                    .filter(|(n, _)| *n == j.name)
+                    .map(|&(_, w)| w);
                 match from_busiest.or_else(|| self.weights.get(&j.name).copied()) {
                     Some(w) => j.with_pressure_weight(w),
                     None => j,
@@ -437,9 +440,8 @@ impl Pressure {
         );
         if let Some(b) = &self.busiest {
             match self.busiest_of(names.iter().map(String::as_str)) {
-                Some((n, sh)) => line.push_str(&format!(
-                    "; the busiest, {n} (share {sh:.2}), at {:.3} (--pressure-busiest {})",
-                    b.weights[n],
+                Some((n, sh, w)) => line.push_str(&format!(
+                    "; the busiest, {n} (share {sh:.2}), at {w:.3} (--pressure-busiest {})",
                     b.file.display()
                 )),
                 None => line.push_str(&format!(
@@ -1896,9 +1898,12 @@ mod tests {
                 "twin": {"weight": 0.1, "share": 0.9}}}"#,
         );
         let p = chase.with_busiest(gemm);
-        assert_eq!(p.busiest_of(["small", "big", "twin"]), Some(("big", 0.9)));
-        assert_eq!(p.busiest_of(["twin", "big"]), Some(("twin", 0.9)));
-        assert_eq!(p.busiest_of(["small"]), Some(("small", 0.2)));
+        assert_eq!(
+            p.busiest_of(["small", "big", "twin"]),
+            Some(("big", 0.9, 0.8))
+        );
+        assert_eq!(p.busiest_of(["twin", "big"]), Some(("twin", 0.9, 0.1)));
+        assert_eq!(p.busiest_of(["small"]), Some(("small", 0.2, 0.9)));
         assert_eq!(p.busiest_of(["other"]), None);
         // The line: the chase's weights, then the busiest from the second file.
         let line = p.line(&["small".to_string(), "big".to_string()]);

@@ -121,25 +121,12 @@ pub fn fit(job: &Trace, victim: &Trace) -> Result<PressureFit, PressureError> {
             .or_default()
             .push(k.duration_ns() as f64);
     }
+    let most = before.values().map(Vec::len).max().unwrap_or(0);
     before.retain(|_, v| v.len() >= 10);
-    let runs_alone: usize = before.values().map(Vec::len).sum();
     if before.is_empty() {
-        let most = victim
-            .kernels
-            .iter()
-            .filter(|k| k.end_ns < first)
-            .fold(
-                std::collections::BTreeMap::<u64, usize>::new(),
-                |mut m, k| {
-                    *m.entry(k.kernel_key).or_default() += 1;
-                    m
-                },
-            )
-            .into_values()
-            .max()
-            .unwrap_or(0);
         return Err(PressureError::FewAlone(most));
     }
+    let runs_alone: usize = before.values().map(Vec::len).sum();
     let mut all_alone: Vec<f64> = before.values().flatten().copied().collect();
     let victim_alone_ns = median(&mut all_alone);
     let alone: std::collections::BTreeMap<u64, f64> = before

@@ -364,13 +364,8 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
             let st = row.u32("staticSharedMemory")?;
             let dy = row.u32("dynamicSharedMemory")?;
             let shared_config_bytes = match row.opt_i64("sharedMemoryExecuted")? {
-                Some(v) => Some(u32::try_from(v).map_err(|_| {
-                    format!(
-                        "{}: sharedMemoryExecuted {v} is not a size in bytes",
-                        row.where_()
-                    )
-                })?),
                 None => None,
+                Some(_) => Some(row.u32("sharedMemoryExecuted")?),
             };
             let pid = pid_of(row)?;
             captures.entry(pid).or_default().kernels.push(Kernel {
