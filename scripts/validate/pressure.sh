@@ -34,15 +34,16 @@ for job in "$@"; do
   job_command "$SET" "$job"
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   rm -f "$OUT/stop"
+  # The victim's runs alone come first: its context is up within a second
+  # or two (torch's, for the gemm victim, within about five).
   if [ "${KIND:-memory}" = gemm ]; then
-    "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- python3 scripts/validate/gemm-victim.py --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+    victim_cmd=(python3 scripts/validate/gemm-victim.py) warm=8
   else
-    "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"} --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+    victim_cmd=("$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"}) warm=4
   fi
+  "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "${victim_cmd[@]}" --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
   victim=$!
-  # The victim's runs alone: its context is up within a second or two
-  # (torch's, for the gemm victim, within about five).
-  sleep "$([ "${KIND:-memory}" = gemm ] && echo 8 || echo 4)"
+  sleep "$warm"
   t0=$SECONDS
   "$BIN/fikit-profile" --name "$job" -q -o "$OUT/$job" -- "${cmd[@]}" >"$OUT/$job.log" 2>&1
   rc=$?
