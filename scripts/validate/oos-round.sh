@@ -4,11 +4,13 @@
 # the next out-of-sample MPS rounds"). The first call on a machine runs the
 # pressure pass of every job of the set's out-of-sample pairs (each beside
 # calibrate's chase victim under MPS, one pass a run: pressure.sh) and
-# `fikit-sim pressure` (with GEMM_JOBS set, those jobs beside the GEMM
-# victim too: pressure-gemm.json); every call then goes on with set-call.sh
-# over those pairs (exclusive and MPS, 3 repetitions, one profile per job, only the
-# rounds' progress printed) in WORK/s, which stays while the machine does: a
-# later call resumes where the last stopped.
+# `fikit-sim pressure` (with GEMM_JOBS set, those jobs beside the GEMM victim
+# too: pressure-gemm.json); with PRESSURE_FROM set it runs no pass and takes
+# that file as the round's pressure.json (the weights of an earlier pass on
+# the same GPU kind). Every call then goes on with set-call.sh over those
+# pairs (policies POLICY, default exclusive,mps; 3 repetitions, one profile
+# per job, only the rounds' progress printed) in WORK/s, which stays while the
+# machine does: a later call resumes where the last stopped.
 #
 #   scripts/validate/oos-round.sh BIN_ARCHIVE TAG DEADLINE_S   (from the repository root)
 #
@@ -48,6 +50,9 @@ run_pass() {
   cp "$WORK/$base.json" "$WORK/$base.txt" "$WORK/$base-pass.log" "$OUT/" 2>/dev/null
   cat "$WORK/$base.txt" "$WORK/$base-pass.log"
 }
+if [ ! -f "$WORK/pressure.json" ] && [ -n "${PRESSURE_FROM:-}" ]; then
+  cp "$PRESSURE_FROM" "$WORK/pressure.json" && echo "pressure.json: $PRESSURE_FROM (no pass)"
+fi
 if [ ! -f "$WORK/pressure.json" ]; then
   run_pass memory p pressure 380 "${JOBS[@]}"
   # GEMM_JOBS (environment): jobs also run beside the GEMM victim (KIND=gemm),
@@ -57,6 +62,6 @@ if [ ! -f "$WORK/pressure.json" ]; then
     run_pass gemm g pressure-gemm $((45 * ${#gemm_jobs[@]} + 30)) "${gemm_jobs[@]}"
   fi
 fi
-RUN_ARGS='--policy exclusive,mps --repetitions 3 --profiles 1' QUIET=1 \
+RUN_ARGS="--policy ${POLICY:-exclusive,mps} --repetitions 3 --profiles 1" QUIET=1 \
   scripts/validate/set-call.sh "$BIN" "$SET" "$WORK/s" "$OUT/pack-$TAG" "$((DEADLINE - SECONDS))" "$PAIRS"
 ls -la "$OUT"
