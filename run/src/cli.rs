@@ -129,6 +129,7 @@ pub struct Args {
     /// takes its weight from FILE, a second pressure pass with another
     /// victim (`KIND=gemm scripts/validate/pressure.sh`: one shaped like the
     /// batch-1 jobs' own kernels); the other jobs keep --pressure's weights.
+    /// A what-if, not part of the validated rule (run/README.md).
     #[arg(long, value_name = "FILE", requires = "pressure")]
     pub pressure_busiest: Option<PathBuf>,
     /// A repetition counts in the slowdown, vs-timeslice and error columns
