@@ -39,7 +39,7 @@ fn within_criterion(gpu: &str, set: &str, live: &str) {
         .arg(format!("reports/validation/{live}.json"))
         .arg("--model")
         .arg(format!("simulator/models/{gpu}.json"))
-        .arg("--out")
+        .arg("-o")
         .arg(out.path())
         .args(&scenarios)
         .assert()

@@ -294,7 +294,7 @@ pub struct ValidateArgs {
     model: Option<PathBuf>,
     /// Folder for the validation report (Markdown and JSON) [default:
     /// reports; with --real, fikit-real-out].
-    #[arg(long, value_name = "DIR")]
+    #[arg(short = 'o', long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
