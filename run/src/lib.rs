@@ -14,6 +14,8 @@
 //! - [`scenario`]: the scenario file;
 //! - [`exec`]: running one round and measuring it;
 //! - [`report`]: medians, ranges, the co-run check and the prediction;
+//! - [`pressure`]: each job's measured MPS pressure (`--pressure`), given to
+//!   the prediction's jobs;
 //! - [`set`]: a validation set of pairs, and its summary of simulated
 //!   against real slowdowns in and out of sample;
 //! - [`ab`]: the gate's own cost, its iterations off and on in one process;
@@ -22,6 +24,7 @@
 pub mod ab;
 pub mod cli;
 pub mod exec;
+pub mod pressure;
 pub mod report;
 pub mod scenario;
 pub mod set;
