@@ -8,11 +8,13 @@
 # too: pressure-gemm.json); with PRESSURE_FROM set it runs no pass and takes
 # that file as the round's pressure.json (the weights of an earlier pass on
 # the same GPU kind). Every call then goes on with set-call.sh over those
-# pairs (policies POLICY, default exclusive,mps; 3 repetitions, one profile
-# per job, only the rounds' progress printed) in WORK/s, which stays while the
-# machine does: a later call resumes where the last stopped. ONLY_PAIRS
-# (environment, comma-separated): run only these of the out-of-sample pairs
-# (the rest of a round a machine's time did not cover, on a fresh machine).
+# pairs (policies POLICY, default exclusive,mps, exclusive always among them:
+# the runs alone; 3 repetitions, one profile per job, only the rounds'
+# progress printed) in WORK/s, which stays while the machine does: a later
+# call resumes where the last stopped. ONLY_PAIRS
+# (environment, comma-separated): only these of the out-of-sample pairs, and
+# only their jobs in the pass (the rest of a round a machine's time did not
+# cover, on a fresh machine).
 #
 #   scripts/validate/oos-round.sh BIN_ARCHIVE TAG DEADLINE_S   (from the repository root)
 #
@@ -34,10 +36,10 @@ SECONDS=0
 BIN=$WORK/bin
 mkdir -p "$BIN" && tar xJf "$ARCHIVE" -C "$BIN" && chmod +x "$BIN"/*
 { date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv,noheader; } | tee "$OUT/device-$TAG.txt"
-# The out-of-sample pairs and their jobs, from the set.
+# The out-of-sample pairs (or ONLY_PAIRS) and their jobs, from the set.
 PAIRS=$(python3 -c 'import json,sys; print(",".join(p["name"] for p in json.load(open(sys.argv[1]))["pairs"] if p["sample"] == "out"))' "$SET")
 [ -n "${ONLY_PAIRS:-}" ] && PAIRS=$ONLY_PAIRS
-read -r -a JOBS <<<"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(" ".join(dict.fromkeys(j for p in s["pairs"] if p["sample"] == "out" for j in p["jobs"])))' "$SET")"
+read -r -a JOBS <<<"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); w=sys.argv[2].split(","); print(" ".join(dict.fromkeys(j for p in s["pairs"] if p["name"] in w for j in p["jobs"])))' "$SET" "$PAIRS")"
 # run_pass KIND DIR BASE LIMIT_S JOB...: the pressure pass of JOB... beside
 # the KIND victim (one pass a run) into WORK/DIR, then `fikit-sim pressure`
 # into WORK/BASE.json and BASE.txt, copied to OUT with WORK/BASE-pass.log.
