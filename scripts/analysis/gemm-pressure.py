@@ -16,10 +16,16 @@ alone).
     /tmp/hs/bin/python scripts/analysis/gemm-pressure.py DIR [DIR ...]
 """
 import glob
+import importlib.util
 import sys
+from pathlib import Path
 
-import numpy as np
 import polars as pl
+
+# corun-pair.py's covered(): the share of each span the union of others covers.
+_spec = importlib.util.spec_from_file_location("corun_pair", Path(__file__).with_name("corun-pair.py"))
+cp = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(cp)
 
 
 def kernels(path):
@@ -29,28 +35,6 @@ def kernels(path):
         .sort("start_ns")
         .with_columns((pl.col("end_ns") - pl.col("start_ns")).alias("dur"))
     )
-
-
-def covered(s, e, js, je):
-    """Share of each [s, e) that the union of the intervals [js, je) covers."""
-    # Merge the job's intervals (sorted by start) into disjoint ones.
-    ms, me = [], []
-    for a, b in zip(js, je):
-        if ms and a <= me[-1]:
-            me[-1] = max(me[-1], b)
-        else:
-            ms.append(a)
-            me.append(b)
-    ms, me = np.array(ms), np.array(me)
-    cum = np.concatenate([[0], np.cumsum(me - ms)])
-
-    def upto(t):
-        i = np.searchsorted(ms, t, side="right")
-        full = cum[np.maximum(i - 1, 0)]
-        part = np.where(i > 0, np.minimum(t, me[np.maximum(i - 1, 0)]) - ms[np.maximum(i - 1, 0)], 0)
-        return np.where(i > 0, full + np.maximum(part, 0), 0)
-
-    return (upto(e) - upto(s)) / np.maximum(e - s, 1)
 
 
 def figure(alone, beside):
@@ -80,7 +64,7 @@ def main(dirs):
         alone = v.filter(pl.col("end_ns") < j["start_ns"].min())
         alone = alone.slice(alone.height // 5)  # the victim's own warm-up
         beside = v.filter((pl.col("start_ns") >= t0) & (pl.col("end_ns") <= t1))
-        cov = covered(beside["start_ns"].to_numpy(), beside["end_ns"].to_numpy(), j["start_ns"].to_numpy(), j["end_ns"].to_numpy())
+        cov = cp.covered(beside["start_ns"].to_numpy(), beside["end_ns"].to_numpy(), j["start_ns"].to_numpy(), j["end_ns"].to_numpy())
         whole = beside.filter(pl.Series(cov >= 0.99))
         s, n = figure(alone, beside)
         sw, nw = figure(alone, whole)

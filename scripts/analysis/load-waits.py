@@ -24,7 +24,9 @@ import polars as pl
 
 
 def with_waits(path):
-    """The trace's operations with launch times, after the first fifth, with their waits."""
+    """The trace's operations with launch times, after the first fifth, with
+    the instant each was ready to start (`ready`: the later of its launch and
+    the previous operation's end) and its wait (its start minus that)."""
     d = (
         pl.read_parquet(path)
         .filter(pl.col("kind").is_in(["kernel", "memcpy", "memset"]))
@@ -36,6 +38,7 @@ def with_waits(path):
     d = d.slice(d.height // 5)
     s, e, launch = d["start_ns"].to_numpy(), d["end_ns"].to_numpy(), d["launch_start_ns"].to_numpy()
     prev = np.maximum.accumulate(np.concatenate([[s[0]], e[:-1]]))
+    ready = np.maximum(launch, prev)
     smem = (d["static_shared_bytes"].fill_null(0) + d["dynamic_shared_bytes"].fill_null(0)).to_numpy()
     cls = np.where(
         d["kind"].to_numpy() != "kernel",
@@ -43,7 +46,8 @@ def with_waits(path):
         np.where(smem == 0, "kernel, no shared memory", np.where(smem < 65536, "kernel, under 64 KiB", "kernel, 64 KiB or more")),
     )
     return d.with_columns(
-        pl.Series("wait", np.maximum(0, s - np.maximum(launch, prev))),
+        pl.Series("ready", ready),
+        pl.Series("wait", np.maximum(0, s - ready)),
         pl.Series("queued", prev >= launch),
         pl.Series("class", cls),
         pl.Series("smem", smem),

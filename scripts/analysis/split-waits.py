@@ -7,10 +7,11 @@ Issue 15: does a kernel wait for the SMs of another process's kernel whose
 split is smaller than its own?
 
 A kernel's wait is its start minus the later of its launch and the previous
-operation's end (as in corun-pair.py and load-waits.py); the first fifth of
-the small job's operations is left out, and so is every kernel outside the
-partner's span. At the instant a kernel became ready, the partner's running
-kernels (started, not ended) put it in one class, the first that holds:
+operation's end (load-waits.py's with_waits, as corun-pair.py counts it);
+the first fifth of the small job's operations is left out, and so is every
+kernel outside the partner's span. At the instant a kernel became ready,
+the partner's running kernels (started, not ended) put it in one class, the
+first that holds:
 - "partner idle": none;
 - "no SM fits": per-SM packing. One of them has a block on every SM (a grid
   of at least the SMs' count) and its block and the kernel's would not fit
@@ -28,62 +29,59 @@ kernel that put them there ended ("after the drain").
     /tmp/hs/bin/python scripts/analysis/split-waits.py SMALL PARTNER [SMALL PARTNER ...]
 """
 import argparse
+import importlib.util
 import sys
+from pathlib import Path
 
 import numpy as np
 import polars as pl
 
+
+def _beside(name):
+    """The analysis script NAME.py beside this one, as a module."""
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), Path(__file__).with_name(f"{name}.py"))
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+cp = _beside("corun-pair")  # device(): the trace's per-SM limits
+lw = _beside("load-waits")  # with_waits(): operations, when ready, their waits
+
 RESERVED = 1024  # shared memory the SM keeps per block on sm_80 and later
 
 
-def limits(path):
-    """The trace's per-SM limits: (SMs, threads, registers, shared bytes)."""
-    import pyarrow.parquet as pq
-
-    m = pq.ParquetFile(path).metadata.metadata or {}
-    get = lambda k: int(m[f"fikit.{k}".encode()])
-    return get("sm_count"), get("max_threads_per_sm"), get("max_registers_per_sm"), get("max_shared_memory_per_sm")
-
-
-def block_share(d, lim):
+def block_share(d, dev):
     """Each kernel's block as shares of one SM's threads, registers and shared memory."""
-    _, threads, regs, smem = lim
     t = (d["block_x"] * d["block_y"] * d["block_z"]).to_numpy().astype(float)
     warps = np.ceil(t / 32)
     r = np.ceil(d["registers_per_thread"].to_numpy() * 32 / 256) * 256 * warps
     sh = (d["static_shared_bytes"].fill_null(0) + d["dynamic_shared_bytes"].fill_null(0)).to_numpy() + RESERVED
-    return np.stack([t / threads, r / regs, sh / smem], axis=1)
+    return np.stack([t / dev["max_threads_per_sm"], r / dev["max_registers_per_sm"], sh / dev["max_shared_memory_per_sm"]], axis=1)
+
+
+def with_split(path):
+    """Exits unless the trace records each kernel's split."""
+    if "shared_config_bytes" not in pl.read_parquet_schema(path):
+        sys.exit(f"{path}: no shared_config_bytes column (recorded since 2026-11-27)")
 
 
 def kernels(path):
-    d = pl.read_parquet(path)
-    if "shared_config_bytes" not in d.columns:
-        sys.exit(f"{path}: no shared_config_bytes column (recorded since 2026-11-27)")
-    return d
+    with_split(path)
+    return pl.read_parquet(path)
 
 
 def small_ops(path):
-    d = (
-        kernels(path)
-        .filter(pl.col("kind").is_in(["kernel", "memcpy", "memset"]))
-        .filter(pl.col("launch_start_ns").is_not_null())
-        .sort("start_ns")
-    )
-    d = d.slice(d.height // 5)
-    s, e, launch = d["start_ns"].to_numpy(), d["end_ns"].to_numpy(), d["launch_start_ns"].to_numpy()
-    prev = np.maximum.accumulate(np.concatenate([[s[0]], e[:-1]]))
-    ready = np.maximum(launch, prev)
-    return d.with_columns(
-        pl.Series("ready", ready),
-        pl.Series("wait", np.maximum(0, s - ready)),
-        (pl.col("static_shared_bytes").fill_null(0) + pl.col("dynamic_shared_bytes").fill_null(0)).alias("smem"),
-    ).filter(pl.col("kind") == "kernel")
+    """The small job's kernels after the first fifth of its operations, with
+    when each was ready, its wait and its shared memory per block (smem)."""
+    with_split(path)
+    return lw.with_waits(path).filter(pl.col("kind") == "kernel")
 
 
-def classify(small, partner, lim):
+def classify(small, partner, dev):
     p = partner.filter(pl.col("kind") == "kernel").sort("start_ns")
-    p_share = block_share(p, lim)
-    p_everywhere = (p["grid_x"] * p["grid_y"] * p["grid_z"]).to_numpy() >= lim[0]
+    p_share = block_share(p, dev)
+    p_everywhere = (p["grid_x"] * p["grid_y"] * p["grid_z"]).to_numpy() >= dev["sm_count"]
     ps, pe = p["start_ns"].to_numpy(), p["end_ns"].to_numpy()
     pc = p["shared_config_bytes"].fill_null(-1).to_numpy()
     # Longest a partner kernel ran: how far back one still running may have started.
@@ -93,7 +91,7 @@ def classify(small, partner, lim):
     own = small["shared_config_bytes"].fill_null(-1).to_numpy()
     need = small["smem"].to_numpy() + RESERVED
     start = small["start_ns"].to_numpy()
-    s_share = block_share(small, lim)
+    s_share = block_share(small, dev)
     cls, drained = [], []
     hi = np.searchsorted(ps, r, side="right")
     lo = np.searchsorted(ps, r - reach, side="left")
@@ -126,7 +124,7 @@ def main():
     if len(a.traces) % 2:
         ap.error("name the traces in pairs: SMALL PARTNER")
     for sp, pp in zip(a.traces[::2], a.traces[1::2]):
-        d = classify(small_ops(sp), kernels(pp), limits(sp))
+        d = classify(small_ops(sp), kernels(pp), cp.device(sp))
         tot = d["wait"].sum()
         print(f"== {sp} beside {pp}: {d.height} kernels in the partner's span, waits {tot / 1e6:.1f} ms")
         by = (
