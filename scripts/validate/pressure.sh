@@ -29,18 +29,19 @@ log="$OUT/pressure.log"
 source scripts/lib/mps-pass.sh
 private_mps "$OUT"
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null) victim ${KIND:-memory}" | tee -a "$log"
+# The victim, the same for every job. Its runs alone come first: its context
+# is up within a second or two (torch's, for the gemm victim, within about
+# five).
+if [ "${KIND:-memory}" = gemm ]; then
+  victim_cmd=(python3 scripts/validate/gemm-victim.py) warm=8
+else
+  victim_cmd=("$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"}) warm=4
+fi
 failed=0
 for job in "$@"; do
   job_command "$SET" "$job"
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   rm -f "$OUT/stop"
-  # The victim's runs alone come first: its context is up within a second
-  # or two (torch's, for the gemm victim, within about five).
-  if [ "${KIND:-memory}" = gemm ]; then
-    victim_cmd=(python3 scripts/validate/gemm-victim.py) warm=8
-  else
-    victim_cmd=("$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"}) warm=4
-  fi
   "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "${victim_cmd[@]}" --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
   victim=$!
   sleep "$warm"
