@@ -100,21 +100,27 @@ impl Row<'_> {
     }
 
     fn u32(&self, col: &str) -> Result<u32, String> {
-        let v = self.i64(col)?;
-        u32::try_from(v).map_err(|_| {
-            format!(
-                "{}: column `{col}` is {v}, not an unsigned 32-bit integer",
-                self.where_()
-            )
-        })
+        self.opt_u32(col)?
+            .ok_or_else(|| format!("{}: column `{col}` is null", self.where_()))
+    }
+
+    /// An unsigned 32-bit value, or `None` when null.
+    fn opt_u32(&self, col: &str) -> Result<Option<u32>, String> {
+        self.opt_i64(col)?
+            .map(|v| {
+                u32::try_from(v).map_err(|_| {
+                    format!(
+                        "{}: column `{col}` is {v}, not an unsigned 32-bit integer",
+                        self.where_()
+                    )
+                })
+            })
+            .transpose()
     }
 
     /// A correlation id; 0 when null (nsys leaves it null when there is none).
     fn correlation(&self) -> Result<u32, String> {
-        match self.opt_i64("correlationId")? {
-            None => Ok(0),
-            Some(_) => self.u32("correlationId"),
-        }
+        Ok(self.opt_u32("correlationId")?.unwrap_or(0))
     }
 
     fn interval(&self) -> Result<(i64, i64), String> {
@@ -363,10 +369,7 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
             let regs = row.u32("registersPerThread")?;
             let st = row.u32("staticSharedMemory")?;
             let dy = row.u32("dynamicSharedMemory")?;
-            let shared_config_bytes = match row.opt_i64("sharedMemoryExecuted")? {
-                None => None,
-                Some(_) => Some(row.u32("sharedMemoryExecuted")?),
-            };
+            let shared_config_bytes = row.opt_u32("sharedMemoryExecuted")?;
             let pid = pid_of(row)?;
             captures.entry(pid).or_default().kernels.push(Kernel {
                 start_ns,
