@@ -669,6 +669,42 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .stderr(predicates::str::contains("pair 1/2 hi-lo: complete in"))
         .stderr(predicates::str::contains("pair 2/2 later (out sample)"));
     assert!(out.join("later").join("run.json").is_file());
+    // It passes the MPS rule's options to fikit-run: the pair's table names
+    // both.
+    let pressure = d.path().join("pressure.json");
+    std::fs::write(&pressure, r#"{"jobs": {"hi": {"weight": 0.5}}}"#).unwrap();
+    let ruled = d.path().join("ruled");
+    cmd("fikit-sim")
+        .env("FIKIT_COLLECTOR", stand_in_collector())
+        .args(["validate", "--real"])
+        .arg(&set)
+        .args([
+            "--pair",
+            "hi-lo",
+            "--host-speed-from-alone=region",
+            "--pressure",
+        ])
+        .arg(&pressure)
+        .arg("--out")
+        .arg(&ruled)
+        .assert()
+        .code(0);
+    let table = std::fs::read_to_string(ruled.join("hi-lo").join("table.txt")).unwrap();
+    assert!(
+        table.contains("(--host-speed-from-alone=region)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("): hi 0.500, lo as the model weighs it"),
+        "{table}"
+    );
+    // Without --real they are refused.
+    cmd("fikit-sim")
+        .args(["validate", "s.json", "--pressure"])
+        .arg(&pressure)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--real"));
     // Bad input: a pair of an unknown job; --set with a scenario.
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
     cmd("fikit-run")

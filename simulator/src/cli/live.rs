@@ -282,13 +282,26 @@ pub struct ValidateArgs {
     real: Option<PathBuf>,
     /// With --real: run only these pairs of the set (repeat or
     /// comma-separate); the summary covers every pair run so far in OUT.
-    #[arg(
-        long = "pair",
-        value_name = "PAIR",
-        value_delimiter = ',',
-        requires = "real"
-    )]
+    #[arg(long = "pair", value_name = "PAIR", value_delimiter = ',')]
     pairs: Vec<String>,
+    /// With --real: weigh each job under MPS by its measured pressure, the
+    /// weights `fikit-sim pressure -o FILE` wrote (passed to fikit-run).
+    /// With `--host-speed-from-alone=region`, the MPS rule the README's
+    /// out-of-sample figures were predicted with.
+    #[arg(long, value_name = "FILE")]
+    pressure: Option<PathBuf>,
+    /// With --real: predict each job on the host speed of its real runs
+    /// alone, matched on its median iteration (`iteration`, the default) or
+    /// its median region (`region`) (passed to fikit-run).
+    #[arg(
+        long,
+        value_name = "MATCH",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "iteration",
+        value_parser = ["iteration", "region"]
+    )]
+    host_speed_from_alone: Option<String>,
     /// GPU model file for the simulation (e.g. one `fikit-sim calibrate` wrote).
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
@@ -919,6 +932,12 @@ fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
     if let Some(m) = &a.model {
         c.arg("--model").arg(m);
     }
+    if let Some(p) = &a.pressure {
+        c.arg("--pressure").arg(p);
+    }
+    if let Some(m) = &a.host_speed_from_alone {
+        c.arg(format!("--host-speed-from-alone={m}"));
+    }
     let status = c
         .status()
         .with_context(|| format!("running {}", run.display()))
@@ -937,6 +956,19 @@ fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
 pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     if let Some(set) = &a.real {
         return run_validate_real(&a, set);
+    }
+    // The options of real pairs, checked here: clap's `requires` on them
+    // let them through without --real.
+    for (given, name) in [
+        (!a.pairs.is_empty(), "--pair"),
+        (a.pressure.is_some(), "--pressure"),
+        (a.host_speed_from_alone.is_some(), "--host-speed-from-alone"),
+    ] {
+        if given {
+            return Err(bad_input(anyhow::anyhow!(
+                "{name} applies to real pairs only: add --real SET_JSON"
+            )));
+        }
     }
     let out = a.out.clone().unwrap_or_else(|| PathBuf::from("reports"));
     let model = match &a.model {
