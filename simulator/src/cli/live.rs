@@ -957,8 +957,9 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     if let Some(set) = &a.real {
         return run_validate_real(&a, set);
     }
-    // The options of real pairs, checked here: clap's `requires` on them
-    // let them through without --real.
+    // The options of real pairs, checked here: clap does not enforce
+    // `requires = "real"` while an argument that conflicts with --real (the
+    // scenarios, --live-from) is given, which is always the case here.
     for (given, name) in [
         (!a.pairs.is_empty(), "--pair"),
         (a.pressure.is_some(), "--pressure"),
