@@ -111,8 +111,7 @@ fn trace_cases(d: &Path) -> Vec<Case> {
     // A fuzzer's input: the first data page claims -3 values (Polars sized
     // a buffer of 2^61 bytes from it and aborted).
     std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../traces/tests/fixtures/fuzz/page-values-negative.bin"),
+        fikit_e2e::root().join("traces/tests/fixtures/fuzz/page-values-negative.bin"),
         d.join("page-count.parquet"),
     )
     .unwrap();
@@ -418,9 +417,7 @@ fn table() -> String {
 fn every_bad_input_gets_exit_2_and_a_message_and_the_docs_list_them() {
     let table = table();
     insta::assert_snapshot!("bad_inputs", table);
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/README.md"))
-            .unwrap();
+    let readme = std::fs::read_to_string(fikit_e2e::root().join("traces/README.md")).unwrap();
     assert!(
         readme.contains(&table),
         "traces/README.md's table \"Bad input and the errors it gets\" differs from the \

@@ -11,9 +11,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 fn shipped(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../traces/h200")
-        .join(name)
+    fikit_e2e::root().join("traces/h200").join(name)
 }
 
 /// What a well-formed document holds.

@@ -4,7 +4,7 @@
 //! against fikit-profile's capture of the same workload.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fikit_e2e::cmd;
 use fikit_trace::{Kernel, SyncKind, Trace, read_trace};
@@ -420,7 +420,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 ///    kernels, which is larger than 1% for 2-µs kernels).
 #[test]
 fn shipped_kineto_capture_matches_fikit_profile() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = fikit_e2e::root();
     let (kineto_file, fikit_file) = (root.join(SHIPPED_PAIR.0), root.join(SHIPPED_PAIR.1));
     if !kineto_file.exists() || !fikit_file.exists() {
         eprintln!(

@@ -7,7 +7,11 @@ use fikit_e2e::cmd;
 use predicates::prelude::*;
 
 fn shipped(name: &str) -> String {
-    format!("{}/../traces/h200/{name}", env!("CARGO_MANIFEST_DIR"))
+    fikit_e2e::root()
+        .join("traces/h200")
+        .join(name)
+        .display()
+        .to_string()
 }
 
 #[test]

@@ -8,7 +8,7 @@ use fikit_e2e::cmd;
 
 /// The first command of the README's quick start, as `fikit-sim` arguments.
 fn readme_first_command() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = fikit_e2e::root();
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     let quick = readme
         .split("## Quick start")
@@ -45,7 +45,7 @@ fn the_readmes_first_command_names_the_calibrated_model_and_answers_pairwise() {
         ["traces/h200/"],
         "the quick start simulates the shipped H200 traces"
     );
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = fikit_e2e::root();
     let fresh = tempfile::tempdir().unwrap();
     copy_dir(&root.join("traces/h200"), &fresh.path().join("traces/h200"));
     let out = cmd("fikit-sim")

@@ -6,17 +6,9 @@
 //! measured (no GPU needed); a model change that makes any of them worse
 //! fails here.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use fikit_e2e::cmd;
-
-/// The workspace root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use fikit_e2e::{cmd, root};
 
 /// Re-simulates the scenarios of `simulator/scenarios/SET/` against the live
 /// runs saved in `reports/validation/LIVE.json` with

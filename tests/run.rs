@@ -381,7 +381,7 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
 #[test]
 fn the_prediction_can_take_the_host_speed_of_the_runs_alone() {
     let d = tempfile::tempdir().unwrap();
-    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/h200");
+    let traces = fikit_e2e::root().join("traces/h200");
     // The batch-1 job alone iterated at 3.0 ms (its shipped profile, replayed
     // alone, at about 3.8 ms), its partner at 18 ms.
     let alone = |job: &str, it: i64| {
@@ -883,7 +883,7 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
     // first and third are predicted as with the first profile alone and the
     // second as with the second alone.
     let d = tempfile::tempdir().unwrap();
-    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces");
+    let traces = fikit_e2e::root().join("traces");
     let fast = traces.join("h200/bert-base-bs1-eval-854.parquet");
     let slow = traces.join("h200-corun/bert-base-alone-445.parquet");
     let busy = traces.join("h200/resnet50-bs128-eval-1010.parquet");
@@ -970,7 +970,7 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
 /// 1,900 ms. Writes the run.json into `dir`; returns it and the `--job`
 /// arguments.
 fn b1_beside_b128(dir: &std::path::Path) -> (std::path::PathBuf, [String; 4]) {
-    let traces = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces/h200");
+    let traces = fikit_e2e::root().join("traces/h200");
     let run = serde_json::json!({
         "complete": true,
         "rounds": [
@@ -1151,7 +1151,7 @@ fn the_busiest_job_can_press_with_the_weight_of_another_victims_pass() {
 
 #[test]
 fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = fikit_e2e::root();
     let summary = root.join("reports/fikit-run/h200-2026-11-26-oos-rule-a/summary.json");
     cmd("fikit-run")
         .arg("--combine")
@@ -1176,7 +1176,7 @@ fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
 /// worst row named as such), and `--pool` refused without `--combine`.
 #[test]
 fn combine_pools_each_jobs_repetitions_over_machines() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = fikit_e2e::root();
     let round = |r: &str| {
         root.join(format!(
             "reports/fikit-run/h100-2026-11-26-oos-rule-{r}/summary.json"

@@ -38,6 +38,11 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// The workspace root, where the shipped traces, reports and README are.
+pub fn root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+}
+
 /// A command running a workspace binary (`fikit-run` with
 /// [`stand_in_collector`]).
 pub fn cmd(name: &str) -> assert_cmd::Command {
