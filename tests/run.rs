@@ -624,7 +624,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .stderr(predicates::str::contains("pair 1/3").not())
         .stderr(predicates::str::contains("pair 3/3").not())
         .stdout(predicates::str::contains("not run yet: lo2-hi"));
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .env("FIKIT_COLLECTOR", stand_in_collector())
         .args(["validate", "--real"])
         .arg(&set)
@@ -658,7 +658,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .stdout(predicates::str::contains("not run yet: later"));
     // `fikit-sim validate --real` is the same run (fikit-run beside it).
     bin("fikit-run");
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .env("FIKIT_COLLECTOR", stand_in_collector())
         .args(["validate", "--real"])
         .arg(&set)
@@ -674,7 +674,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
     let pressure = d.path().join("pressure.json");
     std::fs::write(&pressure, r#"{"jobs": {"hi": {"weight": 0.5}}}"#).unwrap();
     let ruled = d.path().join("ruled");
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .env("FIKIT_COLLECTOR", stand_in_collector())
         .args(["validate", "--real"])
         .arg(&set)
@@ -699,7 +699,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         "{table}"
     );
     // Without --real they are refused.
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["validate", "s.json", "--pressure"])
         .arg(&pressure)
         .assert()
@@ -743,14 +743,14 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
             "(with the command line's options): profiles: 0; use 1 to 9",
         ));
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .env("FIKIT_COLLECTOR", stand_in_collector())
         .args(["validate", "--real"])
         .arg(&set)
         .assert()
         .code(2)
         .stderr(predicates::str::contains("\"nope\" is not in jobs"));
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["validate", "--real"])
         .arg(&set)
         .arg("--live-from")

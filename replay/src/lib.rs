@@ -16,6 +16,8 @@
 //!   is any program that calls [`worker::run`]; `fikit-sim live-worker`),
 //!   under a private MPS daemon when the plans ask for MPS;
 //! - [`calibrate`]: measurements of the GPU's scheduling parameters;
+//! - [`live`]: a simulator scenario's jobs as launch plans, run live and
+//!   reported as a simulation is, and the context hand-over probe;
 //! - [`timeline`]: reading the per-kernel timelines workers write, and the
 //!   context hand-over measured from them.
 
@@ -24,6 +26,7 @@ pub mod control;
 pub mod gate;
 pub mod gpu;
 pub mod group;
+pub mod live;
 pub mod plan;
 pub mod timeline;
 pub mod worker;

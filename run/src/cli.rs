@@ -7,9 +7,9 @@ use clap::{Parser, ValueEnum};
 use serde::{Deserialize, Serialize};
 
 use fikit_gate::{ProfiledOp, Table};
-use fikit_sim::policy::PolicyKind;
-use fikit_sim::sim::gpu::GpuModel;
-use fikit_sim::sim::job::Job;
+use fikit_sim_core::policy::PolicyKind;
+use fikit_sim_core::sim::gpu::GpuModel;
+use fikit_sim_core::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
 use crate::pressure::{Pressure, load_pressure};

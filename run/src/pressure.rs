@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::Deserialize;
 
-use fikit_sim::sim::job::Job;
+use fikit_sim_core::sim::job::Job;
 
 use crate::cli::bad;
 

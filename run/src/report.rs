@@ -4,10 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use fikit_sim::policy::PolicyKind;
-use fikit_sim::sim::gpu::GpuModel;
-use fikit_sim::sim::job::Job;
-use fikit_sim::sim::simulate::{SimOptions, percentiles, run_isolated, simulate_with_isolated};
+use fikit_sim_core::policy::PolicyKind;
+use fikit_sim_core::sim::gpu::GpuModel;
+use fikit_sim_core::sim::job::Job;
+use fikit_sim_core::sim::simulate::{
+    SimOptions, percentiles, run_isolated, simulate_with_isolated,
+};
 use fikit_trace::gaps::nearest_rank;
 
 use crate::exec::{JobRun, Round};
@@ -933,7 +935,7 @@ mod tests {
         let raw = &alone[0].jobs[0].iterations_ns;
         assert_eq!(raw, &[10_100, 40_000, 15_000, 11_000, 8_000]);
         assert_eq!(as_gated(raw), real.as_slice());
-        let measured = fikit_sim::sim::simulate::measured_iterations(&job, raw);
+        let measured = fikit_sim_core::sim::simulate::measured_iterations(&job, raw);
         assert_eq!(as_gated_measured(&job, measured), real.as_slice());
         let p = predict(
             std::slice::from_ref(&job),
@@ -951,7 +953,7 @@ mod tests {
         let alone = run_isolated(std::slice::from_ref(&job), &model).unwrap();
         let raw = &alone[0].jobs[0].iterations_ns;
         assert_eq!(as_gated(raw), real.as_slice());
-        let measured = fikit_sim::sim::simulate::measured_iterations(&job, raw);
+        let measured = fikit_sim_core::sim::simulate::measured_iterations(&job, raw);
         assert_eq!(as_gated_measured(&job, measured), real.as_slice());
     }
 

@@ -1,25 +1,22 @@
-//! fikit simulator library: what `fikit-sim` runs.
+//! fikit simulator: what `fikit-sim` runs, above the model.
 //!
 //! The data path, one folder per part:
-//! - [`sim`]: traces ([`fikit_trace`]) become closed-loop [`sim::job::Job`]
-//!   programs; the discrete-event [`sim::engine`] replays them together on a
-//!   modeled GPU ([`sim::gpu::GpuModel`]); [`sim::simulate`] compares the
-//!   policies (JCT, slowdown, speedup against time slicing, latency
-//!   percentiles, utilization) and [`sim::sweep`] runs every pair of jobs;
-//! - [`policy`]: one file per scheduling policy, all behind
-//!   [`sim::engine::Policy`], and the registry that names them;
+//! - [`sim`]: the model of [`fikit_sim_core`] (job programs, the
+//!   discrete-event engine, the GPU model, the policies' comparison),
+//!   re-exported, with [`sim::sweep`] (every pair of jobs) and
+//!   [`sim::fleet`] (sweeps as data, in shards);
+//! - [`policy`]: one file per scheduling policy ([`fikit_sim_core::policy`]);
 //! - [`report`]: tables, plots, the HTML report, trace summaries (`inspect`);
 //! - [`interop`]: other profilers' traces in (Kineto, Nsight Systems) and
 //!   Perfetto out;
-//! - [`live`]: the same scenarios run on a real GPU through [`fikit_replay`]
-//!   (launch plans built from the job programs, measurements turned into the
-//!   simulation's report) and compared with the simulation.
+//! - [`cli`]: the `fikit-sim` command line, which parses into the plain
+//!   option structs of these modules.
 //!
-//! The `fikit-sim` binary (`src/main.rs`, `src/cli/`) parses the command line
-//! into the plain option structs of these modules.
+//! Nothing here touches a GPU: live replay is `fikit-replay`'s, and the
+//! commands that run it are `fikit-run`'s and the lab's.
 
+pub mod cli;
 pub mod interop;
-pub mod live;
-pub mod policy;
+pub use fikit_sim_core::policy;
 pub mod report;
 pub mod sim;

@@ -1,8 +1,6 @@
 //! `fikit-sim`: replays traces of GPU jobs under GPU-sharing policies.
-//! The command line lives in `cli/`.
-
-mod cli;
+//! The command line is [`fikit_sim::cli`].
 
 fn main() -> std::process::ExitCode {
-    cli::main()
+    fikit_sim::cli::main()
 }

@@ -11,6 +11,7 @@ fn package_of(bin: &str) -> &'static str {
         "fikit-sim" => "fikit-sim",
         "fikit-profile" => "fikit-profile",
         "fikit-run" => "fikit-run",
+        "fikit-lab" => "fikit-lab",
         other => panic!("unknown binary {other}"),
     }
 }

@@ -4,10 +4,10 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
+use crate::interop::export::{self, ExportOptions};
+use crate::policy::PolicyKind;
+use crate::sim::scenario::Scenario;
 use anyhow::Context;
-use fikit_sim::interop::export::{self, ExportOptions};
-use fikit_sim::policy::PolicyKind;
-use fikit_sim::sim::scenario::Scenario;
 
 use super::simulate::{ModelChoice, Source, resolve_model, set_priority};
 use super::{Failure, bad_input, other, traces};
@@ -81,7 +81,7 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
             .map_err(other)?;
         export::from_runs(&scenario, &infos, &runs, &model, &opts)
     };
-    let bar = fikit_sim::report::progress::counter(
+    let bar = crate::report::progress::counter(
         chrome.slices.len() as u64,
         std::io::stderr().is_terminal() && chrome.slices.len() > 200_000,
         "{bar:40} {pos}/{len} slices written",

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use crate::interop::import::{self, ImportOptions, SourceFormat};
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use fikit_sim::interop::import::{self, ImportOptions, SourceFormat};
 
 use super::{Failure, bad_input, other, print};
 

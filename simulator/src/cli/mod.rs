@@ -6,17 +6,15 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::policy::PolicyKind;
+use crate::report::Format;
+use crate::report::inspect::{self, InspectOptions};
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use fikit_sim::policy::PolicyKind;
-use fikit_sim::report::Format;
-use fikit_sim::report::inspect::{self, InspectOptions};
 
 pub mod export;
 pub mod import;
-pub mod live;
-pub mod pressure;
 pub mod simulate;
 
 use simulate::{ModelChoice, Source};
@@ -63,28 +61,6 @@ enum Command {
     Export(ExportArgs),
     /// Convert PyTorch profiler (Kineto JSON) and Nsight Systems (SQLite) traces into fikit traces.
     Import(import::ImportArgs),
-    /// Measure the GPU's time-slice quantum, context-switch cost, context hand-over and concurrent-kernel slowdown (needs a GPU) and write a GPU model file.
-    Calibrate(live::CalibrateArgs),
-    /// Hold one of calibrate's probe kernels on the GPU (needs a GPU) while
-    /// another process runs beside it: a load (memory-streaming or compute)
-    /// on a share of the block slots, beside which a profiled job shows how
-    /// its own kernels slow (scripts/validate/sensitivity.sh), or with
-    /// --victim a victim run back to back, which shows how hard a job's
-    /// kernels press on a neighbour (scripts/validate/pressure.sh).
-    Load(live::LoadArgs),
-    /// How hard each job's kernels press on a neighbour under MPS, from a
-    /// pressure pass's traces (scripts/validate/pressure.sh: the job beside
-    /// a latency-bound victim), and the weight the MPS model gives the job
-    /// for it (what fikit-run --pressure reads). No GPU needed.
-    Pressure(pressure::PressureArgs),
-    /// Run scenarios both simulated and live on the GPU; print the JCT error per job and policy.
-    Validate(live::ValidateArgs),
-    /// Replay one launch plan on the GPU (a worker process of live replay).
-    #[command(hide = true)]
-    LiveWorker(live::WorkerArgs),
-    /// Run one calibration probe (a worker process of `calibrate`).
-    #[command(hide = true)]
-    LiveProbe(live::ProbeArgs),
 }
 
 #[derive(Args)]
@@ -118,14 +94,6 @@ struct SimArgs {
     /// Write no plots.
     #[arg(long)]
     no_plots: bool,
-    /// Run the jobs on the real GPU instead of simulating them (live replay:
-    /// one process per job, synthetic kernels of the recorded shapes and
-    /// durations); the report has the simulation's format. Writes no plots.
-    #[arg(long)]
-    live: bool,
-    /// CUDA device for --live.
-    #[arg(long, default_value_t = 0, requires = "live")]
-    device: i32,
     /// Also write a self-contained HTML report (scenario, GPU model, tables,
     /// plots inline; it fetches nothing) to FILE.
     #[arg(long, value_name = "FILE")]
@@ -133,7 +101,7 @@ struct SimArgs {
 }
 
 /// The policy names the command line takes: `all` and the registry's.
-fn policy_names() -> PossibleValuesParser {
+pub fn policy_names() -> PossibleValuesParser {
     let all = PossibleValue::new("all").help("Every policy, side by side.");
     PossibleValuesParser::new(
         std::iter::once(all).chain(
@@ -145,7 +113,7 @@ fn policy_names() -> PossibleValuesParser {
 }
 
 /// `--policy` values (already checked by clap) as policies, in report order.
-fn policies(names: &[String]) -> Vec<PolicyKind> {
+pub fn policies(names: &[String]) -> Vec<PolicyKind> {
     let mut out: Vec<PolicyKind> = names
         .iter()
         .flat_map(|n| match PolicyKind::from_name(n) {
@@ -159,7 +127,7 @@ fn policies(names: &[String]) -> Vec<PolicyKind> {
 }
 
 /// `--model`: a file, `default`, or (absent) the shipped model of the traces' GPU.
-fn model_choice(arg: Option<PathBuf>) -> ModelChoice {
+pub fn model_choice(arg: Option<PathBuf>) -> ModelChoice {
     match arg {
         None => ModelChoice::Auto,
         Some(p) if p.as_os_str() == "default" => ModelChoice::Default,
@@ -305,8 +273,9 @@ enum InspectFormatArg {
     Json,
 }
 
+/// `--format`: how a report is printed.
 #[derive(Clone, Copy, ValueEnum)]
-enum FormatArg {
+pub enum FormatArg {
     /// Text tables.
     Table,
     /// JSON.
@@ -340,7 +309,6 @@ impl From<SimArgs> for simulate::SimulateOptions {
             priorities: a.priorities,
             format: a.format.into(),
             plots: (!a.no_plots).then_some(a.plots),
-            live_device: a.live.then_some(a.device),
             html: a.html,
         }
     }
@@ -363,7 +331,7 @@ impl TryFrom<SweepArgs> for simulate::SweepRun {
                 shard: a
                     .shard
                     .as_deref()
-                    .map(fikit_sim::sim::fleet::Shard::parse)
+                    .map(crate::sim::fleet::Shard::parse)
                     .transpose()
                     .map_err(|e| bad_input(anyhow::anyhow!(e)))?,
                 output: a.output,
@@ -462,12 +430,6 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Some(Command::Sweep(args)) => simulate::run_sweep(args.try_into()?),
         Some(Command::Export(args)) => export::run_export(args.into()),
         Some(Command::Import(args)) => import::run_import(args),
-        Some(Command::Calibrate(args)) => live::run_calibrate(args),
-        Some(Command::Load(args)) => live::run_load(args.try_into()?),
-        Some(Command::Pressure(args)) => pressure::run_pressure(args.into()),
-        Some(Command::Validate(args)) => live::run_validate(args),
-        Some(Command::LiveWorker(args)) => live::run_worker(args),
-        Some(Command::LiveProbe(args)) => live::run_probe(args),
         None => simulate::run_simulation(cli.sim.into()),
     }
 }
@@ -475,8 +437,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
 /// Parses the command line, runs it, and turns a failure into its message
 /// and exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
+    finish("fikit-sim", run(Cli::parse()))
+}
+
+/// The exit code of a command's result, with its error printed as
+/// `PROGRAM: error: ...` (a closed pipe, as under `| head`, is no error).
+pub fn finish(program: &str, result: Result<(), Failure>) -> ExitCode {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
             // A closed pipe (`| head`) is not an error worth a message.
@@ -485,7 +452,7 @@ pub fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("fikit-sim: error: {:#}", f.error);
+            eprintln!("{program}: error: {:#}", f.error);
             ExitCode::from(f.code)
         }
     }

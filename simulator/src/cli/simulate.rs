@@ -4,17 +4,17 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+use crate::interop::export::scenario_traces;
+use crate::policy::PolicyKind;
+use crate::report::{self, Format, html, plots};
+use crate::sim::fleet::{self, Shard};
+use crate::sim::gpu::GpuModel;
+use crate::sim::scenario::Scenario;
+use crate::sim::simulate::{Report, SimOptions, simulate_with_progress};
+use crate::sim::sweep::{self, SweepOptions};
 use anyhow::Context;
-use fikit_sim::interop::export::scenario_traces;
-use fikit_sim::policy::PolicyKind;
-use fikit_sim::report::{self, Format, html, plots};
-use fikit_sim::sim::fleet::{self, Shard};
-use fikit_sim::sim::gpu::GpuModel;
-use fikit_sim::sim::scenario::Scenario;
-use fikit_sim::sim::simulate::{Report, SimOptions, simulate_with_progress};
-use fikit_sim::sim::sweep::{self, SweepOptions};
 
-use super::{Failure, bad_input, live, other, print, traces};
+use super::{Failure, bad_input, other, print, traces};
 
 /// Where the jobs come from.
 #[derive(Debug, Clone)]
@@ -55,8 +55,6 @@ pub struct SimulateOptions {
     pub format: Format,
     /// Folder for the plots; `None`: no plots.
     pub plots: Option<PathBuf>,
-    /// Run live on this CUDA device instead of simulating.
-    pub live_device: Option<i32>,
     /// Also write an HTML report here.
     pub html: Option<PathBuf>,
 }
@@ -153,7 +151,7 @@ pub fn resolve_model(
 }
 
 /// The trace files behind a source (a scenario's are the files it names).
-fn source_files(source: &Source) -> Result<Vec<PathBuf>, Failure> {
+pub fn source_files(source: &Source) -> Result<Vec<PathBuf>, Failure> {
     match source {
         Source::Traces(inputs) => traces(inputs),
         Source::Scenario(p) => scenario_traces(p).map_err(bad_input),
@@ -161,7 +159,7 @@ fn source_files(source: &Source) -> Result<Vec<PathBuf>, Failure> {
 }
 
 /// Keeps only the jobs named in `names`, in the order given.
-fn keep_jobs(scenario: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
+pub fn keep_jobs(scenario: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
     let all: Vec<String> = scenario.jobs.iter().map(|j| j.name.clone()).collect();
     let mut picked = Vec::new();
     for name in names {
@@ -179,26 +177,31 @@ fn keep_jobs(scenario: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The scenario of `source` (`files`: its trace files); with `shapes`, the
+/// jobs keep their launch shapes (for live replay).
+pub fn load_scenario(
+    source: &Source,
+    files: &[PathBuf],
+    shapes: bool,
+) -> Result<Scenario, Failure> {
+    match source {
+        Source::Scenario(path) => Scenario::load_with(path, shapes).map_err(bad_input),
+        Source::Traces(_) => Scenario::from_traces_with(files, shapes).map_err(bad_input),
+    }
+}
+
 /// Runs `fikit-sim [TRACES]`.
 pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let progress = report::progress::Phases::new(std::io::stderr().is_terminal());
     progress.phase("reading traces");
     let files = source_files(&o.source)?;
     let (model, model_line) = resolve_model(&o.model, &files)?;
-    let live = o.live_device.is_some();
-    let mut scenario = match &o.source {
-        Source::Scenario(path) => Scenario::load_with(path, live).map_err(bad_input)?,
-        Source::Traces(_) => Scenario::from_traces_with(&files, live).map_err(bad_input)?,
-    };
+    let mut scenario = load_scenario(&o.source, &files, false)?;
     for spec in &o.priorities {
         set_priority(&mut scenario, spec).map_err(bad_input)?;
     }
     if !o.jobs.is_empty() {
         keep_jobs(&mut scenario, &o.jobs).map_err(bad_input)?;
-    }
-    if let Some(device) = o.live_device {
-        let report = live::live_runs(&scenario, &o.policies, device)?;
-        return print(&report::render(&report, o.format));
     }
     let pairwise = matches!(o.source, Source::Traces(_))
         && o.jobs.is_empty()

@@ -1,25 +1,11 @@
-//! The model: job programs built from traces, the discrete-event engine that
-//! replays them on a modeled GPU, and the runs that compare policies.
+//! The model ([`fikit_sim_core::sim`], re-exported here) and the runs built
+//! on it that the command line needs:
 //!
-//! - [`job`]: a trace becomes a closed-loop host program of launches, copies
-//!   and synchronizations;
-//! - [`scenario`]: which jobs share the GPU, with priorities, offsets and
-//!   request arrivals;
-//! - [`gpu`]: the GPU model (quantum, switch costs, SMs, calibrated files);
-//! - [`engine`]: integer-nanosecond events, FIFO ties, the [`engine::Policy`]
-//!   trait the policies implement;
-//! - [`slots`]: kernels of different jobs sharing the SMs block by block (MPS);
-//! - [`simulate`]: runs a scenario under each policy and builds the report;
 //! - [`sweep`]: every ordered pair of jobs under every policy, in parallel;
 //! - [`fleet`]: sweeps as data (a spec), in shards for many machines, and
 //!   their merge.
 
-pub mod engine;
+pub use fikit_sim_core::sim::*;
+
 pub mod fleet;
-pub mod gpu;
-pub mod job;
-pub mod pressure;
-pub mod scenario;
-pub mod simulate;
-pub mod slots;
 pub mod sweep;

@@ -1,19 +1,19 @@
 //! Live replay, the CPU side: a scenario's jobs become launch plans
 //! ([`plans`]); [`run_live`] runs them on the GPU, one worker process per job
 //! (the worker is `fikit-sim live-worker`, which calls
-//! [`fikit_replay::worker::run`]); [`live_report`] turns the measurements into
+//! [`crate::worker::run`]); [`live_report`] turns the measurements into
 //! the same [`Report`] a simulation gives, so the two compare row by row.
 
 pub mod handover;
 
-pub use fikit_replay::group::LiveOptions;
-use fikit_replay::plan::{CopyDir, LivePolicy, Op, OpKind, Plan, Step, TopInfo, WorkerResult};
+pub use crate::group::LiveOptions;
+use crate::plan::{CopyDir, LivePolicy, Op, OpKind, Plan, Step, TopInfo, WorkerResult};
 use fikit_trace::CopyKind;
 
-use crate::policy::PolicyKind;
-use crate::sim::job::{HostStep, Job, NO_OP, OpShape};
-use crate::sim::scenario::Scenario;
-use crate::sim::simulate::{JobRow, PolicyRow, Report, measured_iterations, percentiles};
+use fikit_sim_core::policy::PolicyKind;
+use fikit_sim_core::sim::job::{HostStep, Job, NO_OP, OpShape};
+use fikit_sim_core::sim::scenario::Scenario;
+use fikit_sim_core::sim::simulate::{JobRow, PolicyRow, Report, measured_iterations, percentiles};
 
 /// Errors of a live run.
 #[derive(Debug, thiserror::Error)]
@@ -23,7 +23,7 @@ pub enum LiveError {
     NoShapes(String),
     /// The replay failed.
     #[error(transparent)]
-    Replay(#[from] fikit_replay::ReplayError),
+    Replay(#[from] crate::ReplayError),
     /// A worker process failed.
     #[error("worker for job {job} failed: {message}")]
     Worker {
@@ -180,7 +180,7 @@ pub fn run_live(
         for i in 0..scenario.jobs.len() {
             let job = std::slice::from_ref(&scenario.jobs[i]);
             let p = plan(job, &[0], 0, policy)?;
-            out.extend(fikit_replay::group::run_group(
+            out.extend(crate::group::run_group(
                 &[p],
                 opts,
                 &format!("exclusive-{i}"),
@@ -188,7 +188,7 @@ pub fn run_live(
         }
         Ok(out)
     } else {
-        Ok(fikit_replay::group::run_group(
+        Ok(crate::group::run_group(
             &plans(scenario, policy)?,
             opts,
             kind.as_str(),

@@ -1,4 +1,4 @@
-//! `fikit-sim pressure`: how hard each job's kernels press on a neighbour
+//! `fikit-lab pressure`: how hard each job's kernels press on a neighbour
 //! under MPS, from a pressure pass's traces ([`fikit_sim::sim::pressure`]),
 //! and the weight the MPS model gives the job for it (what `fikit-run
 //! --pressure` reads).
@@ -11,10 +11,10 @@ use clap::Args;
 use fikit_sim::sim::pressure::{self, PressureFit};
 use serde::Serialize;
 
-use super::simulate::{ModelChoice, resolve_model};
-use super::{Failure, bad_input, model_choice, other, print};
+use fikit_sim::cli::simulate::{ModelChoice, resolve_model};
+use fikit_sim::cli::{Failure, bad_input, model_choice, other, print};
 
-/// `fikit-sim pressure` on the command line.
+/// `fikit-lab pressure` on the command line.
 #[derive(Args)]
 pub struct PressureArgs {
     /// Folders of a pressure pass, one per job (scripts/validate/pressure.sh
@@ -34,7 +34,7 @@ pub struct PressureArgs {
     output: Option<PathBuf>,
 }
 
-/// What `fikit-sim pressure` runs.
+/// What `fikit-lab pressure` runs.
 #[derive(Debug, Clone)]
 pub struct PressureOptions {
     /// One folder per job.
@@ -101,7 +101,7 @@ fn pair_in(dir: &Path) -> Result<(PathBuf, PathBuf), anyhow::Error> {
     }
 }
 
-/// Runs `fikit-sim pressure`.
+/// Runs `fikit-lab pressure`.
 pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
     let pairs = o
         .dirs
@@ -111,7 +111,7 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
         .map_err(bad_input)?;
     let job_files: Vec<PathBuf> = pairs.iter().map(|(j, _)| j.clone()).collect();
     let (model, line) = resolve_model(&o.model, &job_files)?;
-    eprintln!("fikit-sim: {line}");
+    eprintln!("fikit-lab: {line}");
     let c = model.corun_slowdown;
     let mut jobs = BTreeMap::new();
     let mut text = format!(
@@ -167,7 +167,7 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
     print(&text)?;
     if let Some(path) = &o.output {
         let file = PressureFile {
-            about: "fikit-sim pressure: per job, the victim's slowdown beside the job under MPS \
+            about: "fikit-lab pressure: per job, the victim's slowdown beside the job under MPS \
                     (fit; each victim kernel shape against its own runs alone), the job's time-weighted one-wave SM share, and the weight \
                     (fit - 1) / (corun_slowdown x share) clamped to 0..1 with which its kernels \
                     press on other jobs' kernels in the MPS model (fikit-run --pressure); \

@@ -1,7 +1,7 @@
 //! Issue 15's second criterion, kept by CI: the shipped GPU models still
 //! predict the saved live-replay runs of the replay validation sets (issue
 //! 5's, and the steady backgrounds' hold-out) within 5% median and 15% worst
-//! JCT error for every policy. `fikit-sim validate --live-from` re-simulates
+//! JCT error for every policy. `fikit-lab validate --live-from` re-simulates
 //! each set's scenarios with the model and compares with what the GPU
 //! measured (no GPU needed); a model change that makes any of them worse
 //! fails here.
@@ -24,7 +24,7 @@ fn within_criterion(gpu: &str, set: &str, live: &str) {
         .collect();
     scenarios.sort();
     assert!(!scenarios.is_empty(), "no scenarios in {set}");
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .current_dir(&root)
         .arg("validate")
         .arg("--live-from")

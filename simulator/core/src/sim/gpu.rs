@@ -267,11 +267,11 @@ pub fn corun_weight(
 pub const SHIPPED: [(&str, &str); 2] = [
     (
         "simulator/models/h100.json",
-        include_str!("../../models/h100.json"),
+        include_str!("../../../models/h100.json"),
     ),
     (
         "simulator/models/h200.json",
-        include_str!("../../models/h200.json"),
+        include_str!("../../../models/h200.json"),
     ),
 ];
 

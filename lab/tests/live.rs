@@ -1,4 +1,4 @@
-//! `fikit-sim --live`, `calibrate` and `validate` without a GPU (CI never
+//! `fikit-lab live`, `calibrate`, `validate`, `load` and `pressure` without a GPU (CI never
 //! has one): bad input is refused before anything starts, and a missing CUDA
 //! driver is a clear error, never a panic. The GPU runs themselves are
 //! scripted and their outputs committed (reports/validation/).
@@ -16,18 +16,20 @@ fn shipped(name: &str) -> String {
 
 #[test]
 fn live_subcommands_have_help() {
-    for sub in ["calibrate", "validate", "load"] {
-        cmd("fikit-sim")
+    for sub in ["live", "calibrate", "validate", "load", "pressure"] {
+        cmd("fikit-lab")
             .args([sub, "--help"])
             .assert()
             .success()
             .stdout(predicate::str::contains("Usage"));
     }
+    // The product's commands no longer carry the lab's.
     cmd("fikit-sim")
         .arg("--help")
         .assert()
         .success()
-        .stdout(predicate::str::contains("--live"));
+        .stdout(predicate::str::contains("--live").not())
+        .stdout(predicate::str::contains("calibrate").not());
 }
 
 #[test]
@@ -35,13 +37,13 @@ fn validate_refuses_a_bad_scenario_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("s.json");
     std::fs::write(&p, r#"{"jobs": []}"#).unwrap();
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .arg("validate")
         .arg(&p)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("`jobs` is empty"));
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["validate", "--policy", "nonsense"])
         .arg(&p)
         .assert()
@@ -50,8 +52,8 @@ fn validate_refuses_a_bad_scenario_with_exit_2() {
 
 #[test]
 fn live_without_a_usable_gpu_fails_cleanly() {
-    let out = cmd("fikit-sim")
-        .args(["--live", "--policy", "exclusive", "--format", "json"])
+    let out = cmd("fikit-lab")
+        .args(["live", "--policy", "exclusive", "--format", "json"])
         .arg(shipped("resnet50-bs1-eval-659.parquet"))
         .output()
         .unwrap();
@@ -72,8 +74,8 @@ fn live_without_a_usable_gpu_fails_cleanly() {
 
 #[test]
 fn live_refuses_a_missing_trace_with_exit_2() {
-    cmd("fikit-sim")
-        .args(["--live", "/nonexistent/trace.parquet"])
+    cmd("fikit-lab")
+        .args(["live", "/nonexistent/trace.parquet"])
         .assert()
         .code(2);
 }
@@ -106,14 +108,14 @@ fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
             "--carveout -1: must be a percentage, 0 to 100",
         ),
     ] {
-        cmd("fikit-sim")
+        cmd("fikit-lab")
             .arg("load")
             .args(args)
             .assert()
             .code(2)
             .stderr(predicate::str::contains(says));
     }
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["load", "--victim", "--victim-passes", "0"])
         .assert()
         .code(2)
@@ -121,16 +123,16 @@ fn load_refuses_bad_options_with_exit_2_before_touching_a_gpu() {
             "--victim-passes 0: must be at least 1",
         ));
     // Passes are the victim's: without --victim they are refused.
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["load", "--victim-passes", "3"])
         .assert()
         .code(2);
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["load", "--kind", "neither"])
         .assert()
         .code(2);
     // The carveout is the load kernel's: the victim refuses it.
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["load", "--victim", "--carveout", "100"])
         .assert()
         .code(2);
@@ -143,7 +145,7 @@ fn load_without_a_usable_gpu_fails_cleanly() {
     // Stops at once on a GPU machine: the stop file is already there.
     std::fs::write(&stop, "").unwrap();
     for victim in [false, true] {
-        let mut c = cmd("fikit-sim");
+        let mut c = cmd("fikit-lab");
         c.args(["load", "--seconds", "5", "--stop-file"]).arg(&stop);
         if victim {
             c.arg("--victim");
@@ -189,7 +191,7 @@ fn pressure_reads_a_pass_and_writes_the_weight_fikit_run_reads() {
     let model = dir.path().join("model.json");
     std::fs::write(&model, r#"{"name": "test", "corun_slowdown": 5.0}"#).unwrap();
     let out = dir.path().join("pressure.json");
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .arg("pressure")
         .arg(dir.path().join("small"))
         .arg("--model")
@@ -216,7 +218,7 @@ fn pressure_refuses_a_folder_without_a_victim_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     pressure_pass(&dir.path().join("small"));
     std::fs::remove_file(dir.path().join("small/victim-2.parquet")).unwrap();
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["pressure", "--model", "default"])
         .arg(dir.path().join("small"))
         .assert()
@@ -224,7 +226,7 @@ fn pressure_refuses_a_folder_without_a_victim_with_exit_2() {
         .stderr(predicate::str::contains(
             "one job trace and one victim trace",
         ));
-    cmd("fikit-sim")
+    cmd("fikit-lab")
         .args(["pressure", "--help"])
         .assert()
         .success()

@@ -1,4 +1,4 @@
-//! `fikit-sim --live`, `calibrate`, `validate` and the hidden worker
+//! `fikit-lab live`, `calibrate`, `load`, `validate` and the hidden worker
 //! subcommands that live replay runs in its own processes.
 
 use std::path::{Path, PathBuf};
@@ -8,15 +8,15 @@ use std::sync::atomic::Ordering;
 use anyhow::Context;
 use clap::Args;
 use fikit_replay::control::{Control, state};
-use fikit_sim::live::{self, LiveOptions};
+use fikit_replay::live::{self, LiveOptions};
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::scenario::Scenario;
 use fikit_sim::sim::simulate::{Report, SimOptions, simulate};
 
-use super::{Failure, bad_input, other, print};
+use fikit_sim::cli::{Failure, bad_input, other, print};
 
-/// `fikit-sim live-worker` (hidden): replays one plan.
+/// `fikit-lab live-worker` (hidden): replays one plan.
 #[derive(Args)]
 pub struct WorkerArgs {
     /// The plan (JSON).
@@ -33,7 +33,7 @@ pub struct WorkerArgs {
     device: i32,
 }
 
-/// `fikit-sim live-probe` (hidden): one calibration probe.
+/// `fikit-lab live-probe` (hidden): one calibration probe.
 #[derive(Args)]
 pub struct ProbeArgs {
     /// The run's control file.
@@ -76,7 +76,7 @@ const CORUN_DEMANDS: [f64; 3] = [0.25, 0.5, 0.75];
 /// beside 25% it already stretched 8x, beside more its runs outlived the load.
 const CORUN_COMPUTE_DEMANDS: [f64; 4] = [0.125, 0.25, 0.5, 0.75];
 
-/// `fikit-sim calibrate`.
+/// `fikit-lab calibrate`.
 #[derive(Args)]
 pub struct CalibrateArgs {
     /// Write the GPU model file here.
@@ -90,7 +90,7 @@ pub struct CalibrateArgs {
     run_ms: u64,
 }
 
-/// `fikit-sim load`.
+/// `fikit-lab load`.
 #[derive(Args)]
 pub struct LoadArgs {
     /// Share of the device's resident-block slots the load holds, in (0, 1]
@@ -141,7 +141,7 @@ pub struct LoadArgs {
     carveout: Option<i32>,
 }
 
-/// What `fikit-sim load`'s kernels do.
+/// What `fikit-lab load`'s kernels do.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProbeKindArg {
     /// Memory: the streaming load, or the pointer-chasing victim.
@@ -150,7 +150,7 @@ pub enum ProbeKindArg {
     Compute,
 }
 
-/// What `fikit-sim load` is asked to do, checked.
+/// What `fikit-lab load` is asked to do, checked.
 pub struct LoadOptions {
     share: f64,
     run_ns: i64,
@@ -215,7 +215,7 @@ impl TryFrom<LoadArgs> for LoadOptions {
     }
 }
 
-/// `fikit-sim load`: holds the load until the time is up or the stop file
+/// `fikit-lab load`: holds the load until the time is up or the stop file
 /// appears; prints (and with --report writes) what it held.
 pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
     let gpu = fikit_replay::gpu::Gpu::open(o.device)
@@ -228,7 +228,7 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
             .context("running the victim")
             .map_err(other)?;
         eprintln!(
-            "fikit-sim load: {runs} runs of the {} victim on {}",
+            "fikit-lab load: {runs} runs of the {} victim on {}",
             if o.compute {
                 "compute-bound"
             } else {
@@ -249,7 +249,7 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
         .context("holding the load")
         .map_err(other)?;
         eprintln!(
-            "fikit-sim load: {} blocks ({:.3} of the block slots) on {}, {} kernels of {} ms",
+            "fikit-lab load: {} blocks ({:.3} of the block slots) on {}, {} kernels of {} ms",
             held.blocks,
             held.demand,
             gpu.name,
@@ -266,7 +266,7 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `fikit-sim validate`.
+/// `fikit-lab validate`.
 #[derive(Args)]
 pub struct ValidateArgs {
     /// Scenario files (JSON), each run simulated and live.
@@ -285,7 +285,7 @@ pub struct ValidateArgs {
     #[arg(long = "pair", value_name = "PAIR", value_delimiter = ',')]
     pairs: Vec<String>,
     /// With --real: weigh each job under MPS by its measured pressure, the
-    /// weights `fikit-sim pressure -o FILE` wrote (passed to fikit-run).
+    /// weights `fikit-lab pressure -o FILE` wrote (passed to fikit-run).
     /// With `--host-speed-from-alone=region`, the MPS rule the README's
     /// out-of-sample figures were predicted with.
     #[arg(long, value_name = "FILE")]
@@ -302,7 +302,7 @@ pub struct ValidateArgs {
         value_parser = ["iteration", "region"]
     )]
     host_speed_from_alone: Option<String>,
-    /// GPU model file for the simulation (e.g. one `fikit-sim calibrate` wrote).
+    /// GPU model file for the simulation (e.g. one `fikit-lab calibrate` wrote).
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
     /// Folder for the validation report (Markdown and JSON) [default:
@@ -388,7 +388,7 @@ pub fn live_runs(
     let mut runs = Vec::new();
     for k in all {
         eprintln!(
-            "fikit-sim: live {} ({} jobs)",
+            "fikit-lab: live {} ({} jobs)",
             k.as_str(),
             scenario.jobs.len()
         );
@@ -398,7 +398,7 @@ pub fn live_runs(
         for w in &r {
             if w.late_steps > 0 {
                 eprintln!(
-                    "fikit-sim: note: {} under {}: {} host steps ran over 50 µs late",
+                    "fikit-lab: note: {} under {}: {} host steps ran over 50 µs late",
                     w.job,
                     k.as_str(),
                     w.late_steps
@@ -414,7 +414,7 @@ pub fn live_runs(
     Ok(report)
 }
 
-/// `fikit-sim live-worker`.
+/// `fikit-lab live-worker`.
 pub fn run_worker(a: WorkerArgs) -> Result<(), Failure> {
     let plan = fikit_replay::plan::Plan::load(&a.plan).map_err(bad_input)?;
     let control = Arc::new(Control::open(&a.control).map_err(bad_input)?);
@@ -427,7 +427,7 @@ pub fn run_worker(a: WorkerArgs) -> Result<(), Failure> {
         .map_err(other)
 }
 
-/// `fikit-sim live-probe`.
+/// `fikit-lab live-probe`.
 pub fn run_probe(a: ProbeArgs) -> Result<(), Failure> {
     let control = Control::open(&a.control).map_err(bad_input)?;
     let slot = control.slot(a.index);
@@ -613,7 +613,7 @@ fn dispatch_across_mps(
         Ok(d) => d,
         Err(e) => {
             eprintln!(
-                "fikit-sim: calibrate: warning: no MPS daemon ({e}); the dispatch order across processes is not measured"
+                "fikit-lab: calibrate: warning: no MPS daemon ({e}); the dispatch order across processes is not measured"
             );
             return Ok(None);
         }
@@ -662,7 +662,7 @@ fn today() -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// `fikit-sim calibrate`.
+/// `fikit-lab calibrate`.
 pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     let dir = tempfile::tempdir().context("work folder").map_err(other)?;
     let mut estimates = Vec::new();
@@ -670,7 +670,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     let mut launch = Vec::new();
     for n in [2usize, 3] {
         eprintln!(
-            "fikit-sim: calibrate: {n} processes time-slicing probes of {} ms",
+            "fikit-lab: calibrate: {n} processes time-slicing probes of {} ms",
             a.run_ms
         );
         let outs = probes(n, &a, dir.path())?;
@@ -696,7 +696,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     let mut sparse = Vec::new();
     for kernel_us in [0u64, 20, 200, 2000] {
         eprintln!(
-            "fikit-sim: calibrate: sparse 5 µs kernels beside back-to-back {kernel_us} µs kernels"
+            "fikit-lab: calibrate: sparse 5 µs kernels beside back-to-back {kernel_us} µs kernels"
         );
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
         let sparse_args = s(&[
@@ -737,17 +737,17 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // The context hand-over: two synthetic jobs under the live preemptive
     // policy, with per-kernel timelines.
     eprintln!(
-        "fikit-sim: calibrate: context hand-over ({} sparse 20 µs kernels beside back-to-back 100 µs kernels, preemptive)",
-        fikit_sim::live::handover::HIGH_KERNELS
+        "fikit-lab: calibrate: context hand-over ({} sparse 20 µs kernels beside back-to-back 100 µs kernels, preemptive)",
+        fikit_replay::live::handover::HIGH_KERNELS
     );
     let (opts, _work) = worker_options(a.device, "handover")?;
-    let handover = fikit_sim::live::handover::measure(&opts)
+    let handover = fikit_replay::live::handover::measure(&opts)
         .context("measuring the context hand-over")
         .map_err(other)?;
     // Concurrent-kernel slowdown: small kernels beside loads of a quarter to
     // three quarters of the SMs, each kind of kernel beside its own kind.
     eprintln!(
-        "fikit-sim: calibrate: concurrent-kernel slowdown (small spin, memory, compute and pointer-chasing kernels beside loads of 25-75% of the SMs, the compute kernel also 12.5%; a memory-streaming kernel beside pointer-chasing loads, a pointer-chasing one beside compute-bound loads (also 12.5%) and beside loads streaming with 16-byte accesses; each memory load also timed alone for its traffic)"
+        "fikit-lab: calibrate: concurrent-kernel slowdown (small spin, memory, compute and pointer-chasing kernels beside loads of 25-75% of the SMs, the compute kernel also 12.5%; a memory-streaming kernel beside pointer-chasing loads, a pointer-chasing one beside compute-bound loads (also 12.5%) and beside loads streaming with 16-byte accesses; each memory load also timed alone for its traffic)"
     );
     let outs = probes_with(
         &[vec!["--mode".to_string(), "corun".to_string()]],
@@ -801,7 +801,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // The order in which blocks of concurrent kernels are placed: what the
     // MPS model assumes (in order), checked; not a model parameter.
     eprintln!(
-        "fikit-sim: calibrate: dispatch order (a one-block kernel beside a kernel of 3.5 waves on another stream)"
+        "fikit-lab: calibrate: dispatch order (a one-block kernel beside a kernel of 3.5 waves on another stream)"
     );
     let outs = probes_with(
         &[vec!["--mode".to_string(), "dispatch".to_string()]],
@@ -815,7 +815,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
             .map_err(other)?;
     if dispatch.order != fikit_replay::calibrate::DispatchOrder::InOrder {
         eprintln!(
-            "fikit-sim: calibrate: warning: blocks of concurrent kernels were not placed in order \
+            "fikit-lab: calibrate: warning: blocks of concurrent kernels were not placed in order \
              ({}: the one-block kernel started {:.2} block times into a kernel of {:.2} waves); \
              the MPS model assumes they are",
             dispatch.order.describe(),
@@ -826,12 +826,12 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     // The same across two MPS clients: another process's kernels reach the
     // GPU through their own channels, as a partner's under MPS do.
     eprintln!(
-        "fikit-sim: calibrate: dispatch order across two MPS clients (the wide kernels in one process, the one block in another)"
+        "fikit-lab: calibrate: dispatch order across two MPS clients (the wide kernels in one process, the one block in another)"
     );
     let dispatch_mps = dispatch_across_mps(&a, dir.path())?;
     if let Some(d) = &dispatch_mps {
         eprintln!(
-            "fikit-sim: calibrate: across two MPS clients the one-block kernel started {:.2} block times into a kernel of {:.2} waves ({})",
+            "fikit-lab: calibrate: across two MPS clients the one-block kernel started {:.2} block times into a kernel of {:.2} waves ({})",
             d.median_in_blocks,
             d.waves,
             d.order.describe()
@@ -846,7 +846,7 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
     let model = GpuModel {
         name: gpu.clone(),
         source: format!(
-            "`fikit-sim {}` on {} ({}), {}: time-slice quantum and context switch from {} \
+            "`fikit-lab {}` on {} ({}), {}: time-slice quantum and context switch from {} \
              slices of 2 processes (3 processes: quantum {} ns, switch {} ns); launch call {} ns \
              (median, not a model parameter); context hand-over: median of {} hand-overs between \
              two synthetic jobs' kernels under live preemptive replay with per-kernel timelines \
@@ -902,11 +902,11 @@ pub fn run_calibrate(a: CalibrateArgs) -> Result<(), Failure> {
         "{}\n",
         serde_json::to_string_pretty(&summary).unwrap_or_default()
     ))?;
-    eprintln!("fikit-sim: wrote {}", a.output.display());
+    eprintln!("fikit-lab: wrote {}", a.output.display());
     Ok(())
 }
 
-/// `fikit-sim validate --real`: runs `fikit-run --set` beside this program
+/// `fikit-lab validate --real`: runs `fikit-run --set` beside this program
 /// (fikit-run builds on this crate, so it is called, not linked).
 fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
     let exe = std::env::current_exe()
@@ -952,7 +952,7 @@ fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
     }
 }
 
-/// `fikit-sim validate`.
+/// `fikit-lab validate`.
 pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     if let Some(set) = &a.real {
         return run_validate_real(&a, set);
@@ -980,7 +980,7 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     // simulation it is compared with uses their concurrent-kernel slowdown.
     if model.corun_slowdown != model.replay_corun_slowdown {
         eprintln!(
-            "fikit-sim: validate: simulating with the replay's concurrent-kernel slowdown ({:.3}) in place of corun_slowdown ({:.3})",
+            "fikit-lab: validate: simulating with the replay's concurrent-kernel slowdown ({:.3}) in place of corun_slowdown ({:.3})",
             model.replay_corun_slowdown, model.corun_slowdown
         );
     }
@@ -1073,7 +1073,7 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     )
     .context("writing validation.json")
     .map_err(other)?;
-    eprintln!("fikit-sim: wrote {}.md and .json", stem.display());
+    eprintln!("fikit-lab: wrote {}.md and .json", stem.display());
     Ok(())
 }
 

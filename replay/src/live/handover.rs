@@ -1,5 +1,5 @@
 //! The calibration run that measures the context hand-over
-//! ([`crate::sim::gpu::GpuModel::context_handover_ns`]): two synthetic jobs replayed
+//! ([`fikit_sim_core::sim::gpu::GpuModel::context_handover_ns`]): two synthetic jobs replayed
 //! live under the preemptive policy with per-kernel timelines, so the device
 //! passes between their processes hundreds of times.
 //!
@@ -12,7 +12,7 @@
 //! The live preemptive gate holds the low job's launches while a high kernel
 //! is in flight, so every high kernel waits for the low kernel that is
 //! running, then takes the device, then hands it back: two hand-overs per
-//! high kernel. [`fikit_replay::timeline::handovers`] measures each.
+//! high kernel. [`crate::timeline::handovers`] measures each.
 
 use std::path::Path;
 
@@ -22,9 +22,9 @@ use fikit_trace::{
 };
 
 use crate::live::{LiveError, LiveOptions, run_live};
-use crate::policy::PolicyKind;
-use crate::sim::job::Job;
-use crate::sim::scenario::Scenario;
+use fikit_sim_core::policy::PolicyKind;
+use fikit_sim_core::sim::job::Job;
+use fikit_sim_core::sim::scenario::Scenario;
 
 /// Kernels of the high-priority job.
 pub const HIGH_KERNELS: usize = 400;
@@ -186,13 +186,13 @@ pub fn measure(opts: &LiveOptions) -> Result<HandoverEstimate, LiveError> {
 
 /// The hand-overs in the timelines of one run in `dir`.
 pub fn estimate(dir: &Path) -> Result<HandoverEstimate, LiveError> {
-    let timelines = fikit_replay::timeline::read_dir(dir).map_err(|message| LiveError::Worker {
+    let timelines = crate::timeline::read_dir(dir).map_err(|message| LiveError::Worker {
         job: "handover".into(),
         message,
     })?;
-    let mut h = fikit_replay::timeline::handovers(&timelines);
+    let mut h = crate::timeline::handovers(&timelines);
     let samples = h.len();
-    match fikit_replay::timeline::quartiles(&mut h) {
+    match crate::timeline::quartiles(&mut h) {
         Some(quartiles_ns) => Ok(HandoverEstimate {
             samples,
             quartiles_ns,
@@ -210,8 +210,8 @@ pub fn estimate(dir: &Path) -> Result<HandoverEstimate, LiveError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::gpu::GpuModel;
-    use crate::sim::simulate::run_policy;
+    use fikit_sim_core::sim::gpu::GpuModel;
+    use fikit_sim_core::sim::simulate::run_policy;
 
     #[test]
     fn the_low_job_outlasts_the_high_one() {

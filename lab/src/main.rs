@@ -1,0 +1,125 @@
+//! `fikit-lab`: the research and validation commands behind fikit's
+//! accuracy figures, apart from the product's (`fikit-profile`,
+//! `fikit-sim`, `fikit-run`): live replay of traces as synthetic kernels,
+//! GPU calibration probes, pressure passes and validation against
+//! hardware. lab/README.md says what each is for.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+use fikit_sim::cli::simulate::{Source, keep_jobs, load_scenario, set_priority, source_files};
+use fikit_sim::cli::{Failure, FormatArg, bad_input, finish, policies, policy_names, print};
+use fikit_sim::report;
+
+mod live;
+mod pressure;
+
+#[derive(Parser)]
+#[command(
+    name = "fikit-lab",
+    version,
+    about = "fikit's lab: live replay, calibration probes, pressure passes, validation against hardware",
+    after_help = "Exit codes: 0 success, 2 bad input (a file, trace or argument), 1 anything else."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run traces or a scenario on the real GPU (live replay: one process
+    /// per job, synthetic kernels of the recorded shapes and durations) and
+    /// print the report a simulation prints (needs a GPU).
+    Live(LiveArgs),
+    /// Measure the GPU's time-slice quantum, context-switch cost, context
+    /// hand-over and concurrent-kernel slowdown (needs a GPU) and write a
+    /// GPU model file.
+    Calibrate(live::CalibrateArgs),
+    /// Hold one of calibrate's probe kernels on the GPU (needs a GPU) while
+    /// another process runs beside it: a load (memory-streaming or compute)
+    /// on a share of the block slots, beside which a profiled job shows how
+    /// its own kernels slow (lab/validate/sensitivity.sh), or with --victim
+    /// a victim run back to back, which shows how hard a job's kernels
+    /// press on a neighbour (lab/validate/pressure.sh).
+    Load(live::LoadArgs),
+    /// How hard each job's kernels press on a neighbour under MPS, from a
+    /// pressure pass's traces (lab/validate/pressure.sh: the job beside a
+    /// latency-bound victim), and the weight the MPS model gives the job
+    /// for it (what fikit-run --pressure reads). No GPU needed.
+    Pressure(pressure::PressureArgs),
+    /// Run scenarios both simulated and live on the GPU; print the JCT
+    /// error per job and policy.
+    Validate(live::ValidateArgs),
+    /// Replay one launch plan on the GPU (a worker process of live replay).
+    #[command(hide = true)]
+    LiveWorker(live::WorkerArgs),
+    /// Run one calibration probe (a worker process of `calibrate`).
+    #[command(hide = true)]
+    LiveProbe(live::ProbeArgs),
+}
+
+/// `fikit-lab live`.
+#[derive(Args)]
+struct LiveArgs {
+    /// Trace files, or folders searched recursively for *.parquet.
+    #[arg(value_name = "FILE_OR_DIR", required_unless_present = "scenario")]
+    inputs: Vec<PathBuf>,
+    /// A scenario file (JSON).
+    #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
+    scenario: Option<PathBuf>,
+    /// Run only these jobs (by name, comma-separated) together.
+    #[arg(
+        long,
+        value_name = "JOB,JOB",
+        value_delimiter = ',',
+        conflicts_with = "scenario"
+    )]
+    jobs: Vec<String>,
+    /// Set a job's priority (0 highest … 9 lowest); repeatable.
+    #[arg(long = "priority", value_name = "JOB=N")]
+    priorities: Vec<String>,
+    /// Policies to run, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "all", value_parser = policy_names())]
+    policy: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = FormatArg::Table)]
+    format: FormatArg,
+    /// CUDA device.
+    #[arg(long, default_value_t = 0)]
+    device: i32,
+}
+
+fn run_live(a: LiveArgs) -> Result<(), Failure> {
+    let source = match a.scenario {
+        Some(p) => Source::Scenario(p),
+        None => Source::Traces(a.inputs),
+    };
+    let files = source_files(&source)?;
+    let mut scenario = load_scenario(&source, &files, true)?;
+    for spec in &a.priorities {
+        set_priority(&mut scenario, spec).map_err(bad_input)?;
+    }
+    if !a.jobs.is_empty() {
+        keep_jobs(&mut scenario, &a.jobs).map_err(bad_input)?;
+    }
+    let report = live::live_runs(&scenario, &policies(&a.policy), a.device)?;
+    print(&report::render(&report, a.format.into()))
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Live(args) => run_live(args),
+        Command::Calibrate(args) => live::run_calibrate(args),
+        Command::Load(args) => live::run_load(args.try_into()?),
+        Command::Pressure(args) => pressure::run_pressure(args.into()),
+        Command::Validate(args) => live::run_validate(args),
+        Command::LiveWorker(args) => live::run_worker(args),
+        Command::LiveProbe(args) => live::run_probe(args),
+    }
+}
+
+fn main() -> ExitCode {
+    finish("fikit-lab", run(Cli::parse()))
+}
