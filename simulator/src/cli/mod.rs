@@ -68,12 +68,12 @@ enum Command {
     /// Hold one of calibrate's probe kernels on the GPU (needs a GPU) while
     /// another process runs beside it: a load (memory-streaming or compute)
     /// on a share of the block slots, beside which a profiled job shows how
-    /// its own kernels slow (scripts/validate/sensitivity.sh), or with
+    /// its own kernels slow (lab/validate/sensitivity.sh), or with
     /// --victim a victim run back to back, which shows how hard a job's
-    /// kernels press on a neighbour (scripts/validate/pressure.sh).
+    /// kernels press on a neighbour (lab/validate/pressure.sh).
     Load(live::LoadArgs),
     /// How hard each job's kernels press on a neighbour under MPS, from a
-    /// pressure pass's traces (scripts/validate/pressure.sh: the job beside
+    /// pressure pass's traces (lab/validate/pressure.sh: the job beside
     /// a latency-bound victim), and the weight the MPS model gives the job
     /// for it (what fikit-run --pressure reads). No GPU needed.
     Pressure(pressure::PressureArgs),
