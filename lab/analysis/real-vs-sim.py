@@ -9,6 +9,9 @@ real PyTorch runs against live replay against simulation (simulator/README.md,
         --replay reports/real-vs-sim/h200-replay-validation.json \\
         --alone reports/validation/h200-exclusive-alone.json
 
+The committed inputs above are in raw archives: first
+`tar -xJf raw.tar.xz` in reports/real-vs-sim/ and in reports/validation/.
+
 Real (lab/validate/real-beside-bs128.sh): mean ms per iteration beside the
 background job / alone, per round, the median over rounds; MPS against the
 job alone under MPS. Replay (`fikit-sim validate --policy mps` on
