@@ -2,7 +2,7 @@
 //! processes (every job's exit recorded, a failing job reported while the
 //! others finish), and Ctrl-C stopping every job and leaving nothing behind.
 //! The gate itself is tested in fikit-gate; GPU runs are scripted
-//! (scripts/validate/fikit-run-pairs.sh) with their outputs under reports/.
+//! (lab/validate/fikit-run-pairs.sh) with their outputs under reports/.
 
 use std::time::{Duration, Instant};
 

@@ -17,7 +17,7 @@ use fikit_sim::cli::{Failure, bad_input, model_choice, other, print};
 /// `fikit-lab pressure` on the command line.
 #[derive(Args)]
 pub struct PressureArgs {
-    /// Folders of a pressure pass, one per job (scripts/validate/pressure.sh
+    /// Folders of a pressure pass, one per job (lab/validate/pressure.sh
     /// writes OUT/JOB/): each holds the job's trace and the victim's (the
     /// trace whose job is named `victim`), recorded beside each other under
     /// MPS.

@@ -8,7 +8,7 @@
 //! its stream predecessor had ended, and the other job's last kernel had
 //! ended. All times are the GPU's global timer, which every process shares
 //! (host times were aligned to it by the worker). This is the Rust form of
-//! `scripts/analysis/timelines.py`.
+//! `lab/analysis/timelines.py`.
 
 use std::path::Path;
 

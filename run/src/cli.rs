@@ -128,7 +128,7 @@ pub struct Args {
     /// With --pressure: the busiest job of each scenario (each pair of a
     /// set), the one with the largest one-wave SM share (`share`) in FILE,
     /// takes its weight from FILE, a second pressure pass with another
-    /// victim (`KIND=gemm scripts/validate/pressure.sh`: one shaped like the
+    /// victim (`KIND=gemm lab/validate/pressure.sh`: one shaped like the
     /// batch-1 jobs' own kernels); the other jobs keep --pressure's weights.
     /// A what-if, not part of the validated rule (run/README.md).
     #[arg(long, value_name = "FILE", requires = "pressure")]

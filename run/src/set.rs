@@ -1346,7 +1346,7 @@ mod tests {
 
     #[test]
     fn the_real_validation_set_loads() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/validate/real-set.json");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/validate/real-set.json");
         let s = Set::load(&path).unwrap();
         assert_eq!(s.pairs.len(), 12);
         assert_eq!(

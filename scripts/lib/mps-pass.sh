@@ -1,5 +1,5 @@
 # Sourced by the set's GPU passes beside a calibration kernel
-# (scripts/validate/sensitivity.sh, pressure.sh), run from the repository root.
+# (lab/validate/sensitivity.sh, pressure.sh), run from the repository root.
 
 # private_mps OUT: starts an MPS daemon in a private pipe folder. On any exit
 # of the script, OUT/stop is touched (a `fikit-sim load --stop-file OUT/stop`

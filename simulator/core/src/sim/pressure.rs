@@ -1,14 +1,14 @@
 //! How hard a job's kernels press on a neighbour under MPS, measured: the
 //! job's trace and the trace of a victim recorded beside it under MPS
-//! (`scripts/validate/pressure.sh`): calibrate's latency-bound pointer chase
+//! (`lab/validate/pressure.sh`): calibrate's latency-bound pointer chase
 //! run back to back (`fikit-sim load --victim`), or, with `KIND=gemm`, the
 //! matrix products of one transformer layer at batch 1, shaped like the
-//! batch-1 jobs' own kernels (`scripts/validate/gemm-victim.py`). Both traces share the host's
+//! batch-1 jobs' own kernels (`lab/validate/gemm-victim.py`). Both traces share the host's
 //! clock (CUPTI's timestamps).
 //!
 //! - The victim alone: the median of its runs that ended before the job's
 //!   first kernel, per kernel shape (`kernel_key`): a victim may run
-//!   kernels of several shapes (`scripts/validate/gemm-victim.py`, the
+//!   kernels of several shapes (`lab/validate/gemm-victim.py`, the
 //!   matrix products of one transformer layer), each set against its own
 //!   runs alone. A shape with fewer than 10 runs alone is left out.
 //! - Over the job's steady part (after the first fifth of its kernels), a
