@@ -12,12 +12,14 @@ use predicates::prelude::PredicateBooleanExt;
 #[test]
 fn bad_input_exits_2_naming_the_file_and_field() {
     cmd("fikit-run")
+        .arg("scenario")
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
             "give a scenario file or at least one --job",
         ));
     cmd("fikit-run")
+        .arg("scenario")
         .arg("nope.json")
         .assert()
         .code(2)
@@ -30,44 +32,46 @@ fn bad_input_exits_2_naming_the_file_and_field() {
     )
     .unwrap();
     cmd("fikit-run")
+        .arg("scenario")
         .arg(&s)
         .assert()
         .code(2)
         .stderr(predicates::str::contains("s.json: jobs[0].priority: 12"));
     cmd("fikit-run")
+        .arg("scenario")
         .args(["--job", "a=true", "--policy", "gang"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains("unknown policy \"gang\""));
-    // The gate's A/B measures one job alone, in phases long enough for iterations.
-    cmd("fikit-run")
-        .args([
-            "--job",
-            "a=true",
-            "--job",
-            "b=true",
-            "--policy",
-            "timeslice",
-        ])
-        .args(["--gate-ab", "500"])
+    // The gate's A/B is the lab's: it measures one job alone, in phases
+    // long enough for iterations.
+    cmd("fikit-lab")
+        .args(["gate-ab", "--job", "a=true", "--job", "b=true"])
+        .args(["--policy", "timeslice", "--phase-ms", "500"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "--gate-ab: measures one job alone; the scenario has 2 jobs",
+            "gate-ab: measures one job alone; the scenario has 2 jobs",
         ));
-    cmd("fikit-run")
-        .args(["--job", "a=true", "--policy", "timeslice", "--gate-ab", "5"])
+    cmd("fikit-lab")
+        .args(["gate-ab", "--job", "a=true", "--policy", "timeslice"])
+        .args(["--phase-ms", "5"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "--gate-ab 5: phases of 20 to 60000 ms",
+            "--phase-ms 5: phases of 20 to 60000 ms",
         ));
     // The floor is a kind of A/B.
-    cmd("fikit-run")
-        .args(["--job", "a=true", "--policy", "fikit", "--gate-ab-floor"])
+    cmd("fikit-lab")
+        .args(["gate-ab", "--job", "a=true", "--policy", "fikit", "--floor"])
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--gate-ab <MS>"));
+        .stderr(predicates::str::contains("--phase-ms <MS>"));
+    // The product's command line carries none of the lab's options.
+    cmd("fikit-run")
+        .args(["scenario", "--job", "a=true", "--gate-ab", "500"])
+        .assert()
+        .code(2);
 }
 
 #[test]
@@ -75,6 +79,7 @@ fn every_round_records_each_jobs_exit_and_a_failure_does_not_stop_the_others() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("out");
     cmd("fikit-run")
+        .arg("scenario")
         .args([
             "--job",
             "ok:0=true",
@@ -142,6 +147,7 @@ fn the_gate_nap_reaches_each_job_and_is_kept_per_round() {
     )
     .unwrap();
     cmd("fikit-run")
+        .arg("scenario")
         .arg(&scenario)
         .args(["--gate-nap-us", "250", "-o"])
         .arg(&out)
@@ -163,6 +169,7 @@ fn the_gate_nap_reaches_each_job_and_is_kept_per_round() {
     assert_eq!(naps, [(250, 0), (250, 0)]);
     // Without the option the job sees 0 (the yielding wait).
     cmd("fikit-run")
+        .arg("scenario")
         .arg(&scenario)
         .args(["-o"])
         .arg(d.path().join("out2"))
@@ -186,6 +193,7 @@ fn each_job_keeps_what_its_main_thread_got_from_the_cpu() {
     )
     .unwrap();
     cmd("fikit-run")
+        .arg("scenario")
         .arg(&scenario)
         .arg("-o")
         .arg(&out)
@@ -230,6 +238,7 @@ fn interrupt_stops_every_job_and_leaves_no_files() {
     .unwrap();
     let mut child = std::process::Command::new(bin("fikit-run"))
         .env("FIKIT_COLLECTOR", stand_in_collector())
+        .arg("scenario")
         .arg(&s)
         .arg("-o")
         .arg(d.path().join("out"))
@@ -316,9 +325,10 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
     let out = d.path().join("out");
     let jobs = ["--job", "hi:0=true", "--job", "lo:9=true"];
     cmd("fikit-run")
-        .args(jobs)
-        .args(["--policy", "exclusive,timeslice", "-r", "2", "--report"])
+        .arg("report")
         .arg(&saved)
+        .args(jobs)
+        .args(["--policy", "exclusive,timeslice", "-r", "2"])
         .arg("-o")
         .arg(&out)
         .assert()
@@ -340,15 +350,10 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
     assert!(line("timeslice", "lo").contains("1.10x"), "{table}");
     // Every repetition with --min-overlap 0: 2.0x and 1.0x, median 1.5x.
     cmd("fikit-run")
-        .args(jobs)
-        .args([
-            "--policy",
-            "exclusive,timeslice",
-            "--min-overlap",
-            "0",
-            "--report",
-        ])
+        .arg("report")
         .arg(&saved)
+        .args(jobs)
+        .args(["--policy", "exclusive,timeslice", "--min-overlap", "0"])
         .arg("-o")
         .arg(&out)
         .assert()
@@ -357,6 +362,7 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
     assert!(table.contains("1.50x [1.00-2.00]"), "{table}");
     // Bad input: a share outside 0..1; a run.json of other jobs.
     cmd("fikit-run")
+        .arg("scenario")
         .args([
             "--job",
             "a=true",
@@ -369,8 +375,9 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
         .code(2)
         .stderr(predicates::str::contains("--min-overlap 1.5"));
     cmd("fikit-run")
-        .args(["--job", "a=true", "--policy", "timeslice", "--report"])
+        .arg("report")
         .arg(&saved)
+        .args(["--job", "a=true", "--policy", "timeslice"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
@@ -415,14 +422,10 @@ fn the_prediction_can_take_the_host_speed_of_the_runs_alone() {
     ];
     let out = d.path().join("out");
     cmd("fikit-run")
-        .args(&jobs)
-        .args([
-            "--policy",
-            "exclusive,timeslice",
-            "--host-speed-from-alone",
-            "--report",
-        ])
+        .arg("report")
         .arg(&saved)
+        .args(&jobs)
+        .args(["--policy", "exclusive,timeslice", "--host-speed-from-alone"])
         .arg("-o")
         .arg(&out)
         .assert()
@@ -451,14 +454,14 @@ fn the_prediction_can_take_the_host_speed_of_the_runs_alone() {
     // that within 1%.
     let out = d.path().join("region");
     cmd("fikit-run")
+        .arg("report")
+        .arg(&saved)
         .args(&jobs)
         .args([
             "--policy",
             "exclusive,timeslice",
             "--host-speed-from-alone=region",
-            "--report",
         ])
-        .arg(&saved)
         .arg("-o")
         .arg(&out)
         .assert()
@@ -480,9 +483,10 @@ fn the_prediction_can_take_the_host_speed_of_the_runs_alone() {
         .unwrap_or_else(|| panic!("{excl}"));
     assert!((sim - 300.0).abs() < 3.0, "{excl}");
     cmd("fikit-run")
-        .args(&jobs)
-        .args(["--host-speed-from-alone=wall", "--report"])
+        .arg("report")
         .arg(&saved)
+        .args(&jobs)
+        .args(["--host-speed-from-alone=wall"])
         .assert()
         .code(2);
 }
@@ -529,7 +533,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
     // The set into `out`, as a command would run it.
     let run_set = || {
         cmd("fikit-run")
-            .arg("--set")
+            .arg("set")
             .arg(&set)
             .arg("-o")
             .arg(&out)
@@ -611,7 +615,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         {"name": "lo2-hi", "jobs": ["lo2", "hi"], "sample": "out"}
     ]));
     cmd("fikit-run")
-        .arg("--set")
+        .arg("set")
         .arg(&set)
         .args(["--pair", "lo-hi", "-o"])
         .arg(&out)
@@ -634,7 +638,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .code(2)
         .stderr(predicates::str::contains("has no such pair"));
     cmd("fikit-run")
-        .arg("--set")
+        .arg("set")
         .arg(&set)
         .args(["--pair", "lo-hi,nope", "-o"])
         .arg(&out)
@@ -648,9 +652,8 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         {"name": "later", "jobs": ["hi", "lo"], "sample": "out"}
     ]));
     cmd("fikit-run")
-        .arg("--set")
+        .arg("summary")
         .arg(&set)
-        .arg("--summary-only")
         .arg("-o")
         .arg(&out)
         .assert()
@@ -708,7 +711,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
     // Bad input: a pair of an unknown job; --set with a scenario.
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
     cmd("fikit-run")
-        .arg("--set")
+        .arg("set")
         .arg(&set)
         .assert()
         .code(2)
@@ -716,27 +719,27 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
             "set.json: pairs[0].jobs: \"nope\" is not in jobs",
         ));
     cmd("fikit-run")
-        .arg("s.json")
-        .arg("--set")
+        .arg("set")
         .arg(&set)
+        .arg("s.json")
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("cannot be used with"));
+        .stderr(predicates::str::contains("unexpected argument 's.json'"));
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "lo"], "sample": "in"}]));
     // --trace records rounds; with what runs none it is bad input, not ignored.
-    for nothing_runs in ["--summary-only", "--resimulate"] {
+    for nothing_runs in [&["summary"][..], &["summary", "--resimulate"]] {
         cmd("fikit-run")
-            .arg("--set")
+            .args(nothing_runs)
             .arg(&set)
-            .args(["--trace", "tr", nothing_runs])
+            .args(["--trace", "tr"])
             .assert()
             .code(2)
-            .stderr(predicates::str::contains("cannot be used with"));
+            .stderr(predicates::str::contains("unexpected argument '--trace'"));
     }
     cmd("fikit-run")
-        .arg("--set")
+        .arg("summary")
         .arg(&set)
-        .args(["--profiles", "0", "--summary-only"])
+        .args(["--profiles", "0"])
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
@@ -791,7 +794,7 @@ fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
     };
     let run_set = || {
         cmd("fikit-run")
-            .arg("--set")
+            .arg("set")
             .arg(&set)
             .arg("-o")
             .arg(&out)
@@ -852,7 +855,7 @@ fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
     // Re-simulated: the rounds stay, the rows are rebuilt from them.
     std::fs::remove_file(out.join("summary.json")).unwrap();
     cmd("fikit-run")
-        .arg("--set")
+        .arg("summary")
         .arg(&set)
         .arg("--resimulate")
         .arg("-o")
@@ -918,9 +921,9 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
         std::fs::write(&scenario, s.to_string()).unwrap();
         let out = d.path().join(name);
         let assert = cmd("fikit-run")
-            .arg(&scenario)
-            .arg("--report")
+            .arg("report")
             .arg(&saved)
+            .arg(&scenario)
             .arg("-o")
             .arg(&out)
             .assert()
@@ -1010,151 +1013,54 @@ fn simulated_mps(table: &str, job: &str) -> f64 {
 }
 
 #[test]
-fn under_mps_the_prediction_can_take_the_host_speed_of_the_pressure_pass() {
+fn measured_pressure_weighs_each_job_under_mps() {
     let d = tempfile::tempdir().unwrap();
     let (saved, jobs) = b1_beside_b128(d.path());
-    let pressure = d.path().join("pressure.json");
-    let report = |host_ns: f64, flag: bool, out: &str| -> String {
-        std::fs::write(
-            &pressure,
-            serde_json::json!({"jobs": {"b1": {"weight": 1.0, "host_ns_per_launch": host_ns}}})
-                .to_string(),
-        )
-        .unwrap();
+    let report = |b128: f64, out: &str| -> String {
+        let pressure = d.path().join(format!("{out}.json"));
+        let weights =
+            serde_json::json!({"jobs": {"b1": {"weight": 0.2}, "b128": {"weight": b128}}});
+        std::fs::write(&pressure, weights.to_string()).unwrap();
         let out = d.path().join(out);
         cmd("fikit-run")
+            .arg("report")
+            .arg(&saved)
             .args(&jobs)
             .args(["--policy", "exclusive,mps", "--pressure"])
             .arg(&pressure)
-            .args(flag.then_some("--host-speed-from-pressure"))
-            .arg("--report")
-            .arg(&saved)
             .arg("-o")
             .arg(&out)
             .assert()
             .code(0);
         std::fs::read_to_string(out.join("table.txt")).unwrap()
     };
-    // The profile's own host per launch, read from the line that sets the
-    // pass's (1 us here) beside it.
-    let table = report(1_000.0, false, "probe");
-    let own_us: f64 = table
-        .split("b1 0.")
-        .nth(1)
-        .and_then(|x| x.split(" against ").nth(1))
-        .and_then(|x| x.split(" us").next())
-        .and_then(|x| x.parse().ok())
-        .unwrap_or_else(|| panic!("no host line:\n{table}"));
-    // The pass's host twice as slow as the profile's: without the flag the
-    // prediction stays; with it the launch-bound job's MPS rounds run at
-    // that host while its run alone keeps the profile's, so its slowdown
-    // grows by most of 2x, and the line names it.
-    let slow = 2_000.0 * own_us;
-    let plain = report(slow, false, "plain");
-    let at_pass = report(slow, true, "at-pass");
-    assert!(plain.contains("b1 2.00x ("), "{plain}");
-    assert!(
-        at_pass.contains("(--host-speed-from-pressure): b1"),
-        "{at_pass}"
-    );
-    let (before, after) = (simulated_mps(&plain, "b1"), simulated_mps(&at_pass, "b1"));
-    assert!(after > 1.3 * before, "b1 {before} -> {after}");
-    // The pass's host as fast as the profile's changes nothing.
-    let same = report(1_000.0 * own_us, true, "same");
-    assert!(
-        (simulated_mps(&same, "b1") - before).abs() < 0.02 * before,
-        "{same}"
-    );
-    // Without --pressure the flag is refused.
-    cmd("fikit-run")
-        .args(&jobs)
-        .args(["--policy", "exclusive,mps", "--host-speed-from-pressure"])
-        .arg("--report")
-        .arg(&saved)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("--pressure"));
-}
-
-#[test]
-fn the_busiest_job_can_press_with_the_weight_of_another_victims_pass() {
-    let d = tempfile::tempdir().unwrap();
-    let (saved, jobs) = b1_beside_b128(d.path());
-    // The chase's pass: b128 presses at 0.1. The other victim's: b128 (the
-    // larger share) at 1, b1 at 0.
-    let pass = |name: &str, b1: f64, b128: f64| {
-        let path = d.path().join(name);
-        let jobs = serde_json::json!({"jobs": {
-            "b1": {"weight": b1, "share": 0.4},
-            "b128": {"weight": b128, "share": 0.99}}});
-        std::fs::write(&path, jobs.to_string()).unwrap();
-        path
-    };
-    let chase = pass("chase.json", 0.2, 0.1);
-    let gemm = pass("gemm.json", 0.0, 1.0);
-    let report = |busiest: Option<&std::path::Path>, out: &str| -> String {
-        let out = d.path().join(out);
-        cmd("fikit-run")
-            .args(&jobs)
-            .args(["--policy", "exclusive,mps", "--pressure"])
-            .arg(&chase)
-            .args(busiest.map(|b| format!("--pressure-busiest={}", b.display())))
-            .arg("--report")
-            .arg(&saved)
-            .arg("-o")
-            .arg(&out)
-            .assert()
-            .code(0);
-        std::fs::read_to_string(out.join("table.txt")).unwrap()
-    };
-    let plain = report(None, "plain");
-    let busiest = report(Some(&gemm), "busiest");
-    // Only b128 takes the other pass's weight, and the line says so.
-    assert!(plain.contains("b1 0.200, b128 0.100"), "{plain}");
-    assert!(
-        busiest.contains("the busiest, b128 (share 0.99), at 1.000 (--pressure-busiest"),
-        "{busiest}"
-    );
-    // b1 keeps its chase weight (0.2, not the other pass's 0).
-    assert!(
-        busiest.contains("b1 0.200, b128 0.100; the busiest"),
-        "{busiest}"
-    );
+    let light = report(0.1, "light");
+    let full = report(1.0, "full");
+    // The line under the table names each job's weight.
+    assert!(light.contains("b1 0.200, b128 0.100"), "{light}");
+    assert!(full.contains("b1 0.200, b128 1.000"), "{full}");
     // b128 pressing at full weight slows b1 more than at 0.1.
-    let (b1_plain, b1_busiest) = (simulated_mps(&plain, "b1"), simulated_mps(&busiest, "b1"));
-    assert!(b1_busiest > b1_plain, "b1 {b1_plain} -> {b1_busiest}");
-    // Without --pressure it is refused; a file that is not a pass is bad input.
-    cmd("fikit-run")
-        .args(&jobs)
-        .args(["--policy", "exclusive,mps", "--pressure-busiest"])
-        .arg(&gemm)
-        .arg("--report")
-        .arg(&saved)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("--pressure"));
+    let (b1_light, b1_full) = (simulated_mps(&light, "b1"), simulated_mps(&full, "b1"));
+    assert!(b1_full > b1_light, "b1 {b1_light} -> {b1_full}");
+    // A file that is not a pass is bad input.
     std::fs::write(d.path().join("bad.json"), "{}").unwrap();
     cmd("fikit-run")
+        .arg("report")
+        .arg(&saved)
         .args(&jobs)
         .args(["--policy", "exclusive,mps", "--pressure"])
-        .arg(&chase)
-        .arg(format!(
-            "--pressure-busiest={}",
-            d.path().join("bad.json").display()
-        ))
-        .arg("--report")
-        .arg(&saved)
+        .arg(d.path().join("bad.json"))
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--pressure-busiest"));
+        .stderr(predicates::str::contains("not fikit-lab pressure's JSON"));
 }
 
 #[test]
 fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
     let root = fikit_e2e::root();
     let summary = root.join("reports/fikit-run/h200-2026-11-26-oos-rule-a/summary.json");
-    cmd("fikit-run")
-        .arg("--combine")
+    cmd("fikit-lab")
+        .arg("combine")
         .arg(&summary)
         .assert()
         .code(0)
@@ -1162,8 +1068,8 @@ fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
         .stdout(predicates::str::contains(
             "worst mps out: mobb1 in mobb1-r50t32",
         ));
-    cmd("fikit-run")
-        .arg("--combine")
+    cmd("fikit-lab")
+        .arg("combine")
         .arg(&summary)
         .arg(root.join("no-such-summary.json"))
         .assert()
@@ -1171,9 +1077,9 @@ fn combine_reads_summaries_and_refuses_a_missing_one_with_exit_2() {
         .stderr(predicates::str::contains("no-such-summary.json"));
 }
 
-/// `--combine --pool` on the two committed H100 rule rounds: each job once,
-/// its figures the medians over both machines' repetitions (the pooled
-/// worst row named as such), and `--pool` refused without `--combine`.
+/// `fikit-lab combine --pool` on the two committed H100 rule rounds: each
+/// job once, its figures the medians over both machines' repetitions (the
+/// pooled worst row named as such), and refused without a summary.
 #[test]
 fn combine_pools_each_jobs_repetitions_over_machines() {
     let root = fikit_e2e::root();
@@ -1182,8 +1088,8 @@ fn combine_pools_each_jobs_repetitions_over_machines() {
             "reports/fikit-run/h100-2026-11-26-oos-rule-{r}/summary.json"
         ))
     };
-    let out = cmd("fikit-run")
-        .arg("--combine")
+    let out = cmd("fikit-lab")
+        .arg("combine")
         .arg(round("d"))
         .arg(round("e"))
         .arg("--pool")
@@ -1206,9 +1112,10 @@ fn combine_pools_each_jobs_repetitions_over_machines() {
         bertb8.contains("[1, 2] ┆ 6       ┆ 2.53x [2.44-2.71] ┆ 2.00x     ┆ -20.8%"),
         "{bertb8}"
     );
-    cmd("fikit-run")
+    cmd("fikit-lab")
+        .arg("combine")
         .arg("--pool")
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--combine"));
+        .stderr(predicates::str::contains("<SUMMARY_JSON>"));
 }

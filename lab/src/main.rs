@@ -14,6 +14,7 @@ use fikit_sim::report;
 
 mod live;
 mod pressure;
+mod runs;
 
 #[derive(Parser)]
 #[command(
@@ -52,6 +53,14 @@ enum Command {
     /// Run scenarios both simulated and live on the GPU; print the JCT
     /// error per job and policy.
     Validate(live::ValidateArgs),
+    /// Measure the gate's own cost on one real job alone (needs a GPU): its
+    /// launch hook off and on in alternate phases inside each round, each
+    /// on phase's median iteration set against its off neighbours'.
+    GateAb(runs::GateAbArgs),
+    /// Set the errors of several `fikit-run set` summaries together (one
+    /// set run on several machines, say), per policy and sample, with each
+    /// one's worst row, then every row with the summaries it comes from.
+    Combine(runs::CombineArgs),
     /// Replay one launch plan on the GPU (a worker process of live replay).
     #[command(hide = true)]
     LiveWorker(live::WorkerArgs),
@@ -108,18 +117,23 @@ fn run_live(a: LiveArgs) -> Result<(), Failure> {
     print(&report::render(&report, a.format.into()))
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
-    match cli.command {
-        Command::Live(args) => run_live(args),
-        Command::Calibrate(args) => live::run_calibrate(args),
-        Command::Load(args) => live::run_load(args.try_into()?),
-        Command::Pressure(args) => pressure::run_pressure(args.into()),
-        Command::Validate(args) => live::run_validate(args),
-        Command::LiveWorker(args) => live::run_worker(args),
-        Command::LiveProbe(args) => live::run_probe(args),
-    }
-}
-
 fn main() -> ExitCode {
-    finish("fikit-lab", run(Cli::parse()))
+    let lab = |r: Result<(), Failure>| finish("fikit-lab", r);
+    // fikit-run's library reports as fikit-run does: 2 for bad input, 1 for
+    // failures, 130 when interrupted.
+    let run_lib = |r: anyhow::Result<i32>| {
+        let code = r.unwrap_or_else(|e| fikit_run::cli::exit_code("fikit-lab", &e));
+        ExitCode::from(u8::try_from(code).unwrap_or(1))
+    };
+    match Cli::parse().command {
+        Command::Live(args) => lab(run_live(args)),
+        Command::Calibrate(args) => lab(live::run_calibrate(args)),
+        Command::Load(args) => lab(args.try_into().and_then(live::run_load)),
+        Command::Pressure(args) => lab(pressure::run_pressure(args.into())),
+        Command::Validate(args) => lab(live::run_validate(args)),
+        Command::LiveWorker(args) => lab(live::run_worker(args)),
+        Command::LiveProbe(args) => lab(live::run_probe(args)),
+        Command::GateAb(args) => run_lib(runs::gate_ab(args)),
+        Command::Combine(args) => run_lib(runs::combine_summaries(args)),
+    }
 }

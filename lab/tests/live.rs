@@ -29,7 +29,7 @@ fn live_subcommands_have_help() {
         .assert()
         .success()
         .stdout(predicate::str::contains("--live").not())
-        .stdout(predicate::str::contains("calibrate").not());
+        .stdout(predicate::str::contains("\n  calibrate ").not());
 }
 
 #[test]

@@ -13,18 +13,27 @@
 //!
 //! - [`scenario`]: the scenario file;
 //! - [`exec`]: running one round and measuring it;
+//! - [`profiles`]: the jobs' profiles, read once, and the prediction's model;
+//! - [`rounds`]: a scenario's rounds, each predicted, and what they write;
+//! - [`saved`]: run.json, read back to rebuild a report or resume a pair;
 //! - [`report`]: medians, ranges, the co-run check and the prediction;
 //! - [`pressure`]: each job's measured MPS pressure (`--pressure`), given to
 //!   the prediction's jobs;
 //! - [`set`]: a validation set of pairs, and its summary of simulated
 //!   against real slowdowns in and out of sample;
-//! - [`ab`]: the gate's own cost, its iterations off and on in one process;
-//! - [`cli`]: the command line.
+//! - [`set_run`]: running a set's pairs;
+//! - [`ab`]: the gate's own cost, its iterations off and on in one process
+//!   (`fikit-lab gate-ab`);
+//! - [`cli`]: the command line, one subcommand a task.
 
 pub mod ab;
 pub mod cli;
 pub mod exec;
 pub mod pressure;
+pub mod profiles;
 pub mod report;
+pub mod rounds;
+pub mod saved;
 pub mod scenario;
 pub mod set;
+pub mod set_run;

@@ -258,20 +258,8 @@ pub fn predict(
     policy: PolicyKind,
     model: &GpuModel,
 ) -> Option<Vec<Predicted>> {
-    predict_apart(jobs, jobs, round, policy, model)
-}
-
-/// [`predict`] with the jobs as they run alone (`alone`: each slowdown's
-/// and per-iteration figure's denominator) apart from the same jobs as they
-/// run together (`shared`, e.g. with the host speed measured beside a busy
-/// neighbour), one of each per job in the same order.
-pub fn predict_apart(
-    alone_jobs: &[Job],
-    shared: &[Job],
-    round: &[JobRun],
-    policy: PolicyKind,
-    model: &GpuModel,
-) -> Option<Vec<Predicted>> {
+    let alone_jobs = jobs;
+    let shared = jobs;
     let pre_alone: Vec<i64> = alone_jobs.iter().map(first_kernel_ns).collect();
     let alone = run_isolated(alone_jobs, model).ok()?;
     let alone_its: Vec<&[i64]> = alone

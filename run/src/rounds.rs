@@ -1,0 +1,574 @@
+//! One scenario's rounds: each policy's repetitions run (or read back from
+//! an earlier run.json), each round predicted from the jobs' profiles, and
+//! the table, run.json and table.txt written.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::ValueEnum;
+
+use fikit_sim_core::policy::PolicyKind;
+use fikit_sim_core::sim::gpu::GpuModel;
+use fikit_sim_core::sim::job::Job;
+
+use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
+use crate::pressure::Pressure;
+use crate::profiles::{Profiles, model_for, read_profiles};
+use crate::report::{
+    Predicted, Row, Spread, host_factor, host_factor_region, iteration_quantile_ms, predict, rows,
+    table,
+};
+use crate::saved::{AloneRuns, Output, RunOf, read_saved};
+use crate::scenario::{RunPolicy, Scenario};
+
+/// What to run, once the command line is read.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The scenario, checked.
+    pub scenario: Scenario,
+    /// How rounds run.
+    pub exec: ExecOptions,
+    /// The prediction's model choice (`None`: the profiles' GPU).
+    pub model: Option<String>,
+    /// The least co-run share for a repetition to count.
+    pub min_overlap: f64,
+    /// Rebuild the report from this run.json instead of running.
+    pub report: Option<PathBuf>,
+    /// Predict with the profiles on the host speed of the runs alone,
+    /// matched on this.
+    pub host_speed_from_alone: Option<HostSpeedMatch>,
+    /// Measured pressure weights by job name (`--pressure`), and the file.
+    pub pressure: Option<Pressure>,
+}
+
+/// What `--host-speed-from-alone` matches a profile, replayed alone, to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HostSpeedMatch {
+    /// The job's median iteration in its real runs alone.
+    Iteration,
+    /// The job's median region in its real runs alone (first kernel launch
+    /// to the end: what its slowdown divides by).
+    Region,
+}
+
+/// The policies of repetition `rep`, in the scenario's order rotated by
+/// `rep` (a, b, c; then b, c, a; ...): over as many repetitions as policies
+/// each policy runs once in each place, so a drift of the machine over a
+/// run (its host or GPU speeding up or slowing down) is not laid on one
+/// policy. Deterministic.
+fn rotated(policies: &[RunPolicy], rep: usize) -> Vec<RunPolicy> {
+    let n = policies.len().max(1);
+    policies
+        .iter()
+        .cycle()
+        .skip(rep % n)
+        .take(policies.len())
+        .copied()
+        .collect()
+}
+
+/// Per job, the host-speed factor ([`host_factor`]) that brings its profile,
+/// replayed alone, to its real median iteration alone: the median over its
+/// exclusive rounds that exited 0 of each round's median iteration. `None`
+/// for a job without such a round.
+fn host_factors(
+    jobs: &[Job],
+    rounds: &[Round],
+    model: &GpuModel,
+    by: HostSpeedMatch,
+) -> Vec<Option<f64>> {
+    (0..jobs.len())
+        .map(|j| {
+            let alone = rounds
+                .iter()
+                .filter(|r| r.policy == RunPolicy::Exclusive)
+                .filter_map(|r| r.jobs.get(j).filter(|x| x.ok()));
+            match by {
+                HostSpeedMatch::Iteration => {
+                    host_factor(&jobs[j], iteration_quantile_ms(alone, 0.5)?, model)
+                }
+                HostSpeedMatch::Region => {
+                    let regions: Vec<f64> = alone
+                        .filter_map(|r| r.region_ns())
+                        .map(|n| n as f64 / 1e6)
+                        .collect();
+                    host_factor_region(&jobs[j], Spread::of(&regions)?.median, model)
+                }
+            }
+        })
+        .collect()
+}
+
+/// The prediction beside the rounds: the profiles as simulated jobs, per
+/// profile set, and the model they run on.
+struct Prediction {
+    /// The simulated jobs per profile set: repetition r is predicted with
+    /// set r mod their count (one set unless jobs have more profiles; none
+    /// when a job has no profile).
+    sets: Vec<Vec<Job>>,
+    model: GpuModel,
+    model_line: String,
+    /// The line under the table that names the measured pressure weights.
+    pressure_line: Option<String>,
+}
+
+impl Prediction {
+    fn new(opts: &RunOptions, profiles: &Profiles) -> Result<Prediction> {
+        let s = &opts.scenario;
+        let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
+        let sets: Vec<Vec<Job>> = (0..profiles.sets())
+            .map_while(|k| profiles.for_repetition(k))
+            .map(|jobs| match &opts.pressure {
+                Some(p) => p.apply(jobs),
+                None => jobs,
+            })
+            .collect();
+        let pressure_line = opts.pressure.as_ref().map(|p| {
+            let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
+            let line = p.line(&names);
+            eprintln!("fikit-run: {line}");
+            line
+        });
+        if sets.len() > 1 {
+            eprintln!(
+                "fikit-run: prediction: {} profiles per job, repetition r predicted with profile r mod their count",
+                sets.len()
+            );
+        }
+        Ok(Prediction {
+            sets,
+            model,
+            model_line,
+            pressure_line,
+        })
+    }
+
+    /// The prediction of one round of `policy` in repetition `rep`;
+    /// `None` without profiles or for a policy fikit-sim does not model.
+    fn round(&self, policy: RunPolicy, rep: usize, jobs: &[JobRun]) -> Option<Vec<Predicted>> {
+        let sj = self.sets.get(rep % self.sets.len().max(1))?;
+        predict(sj, jobs, PolicyKind::from_name(policy.name())?, &self.model)
+    }
+
+    /// With `--host-speed-from-alone`: every round predicted again with the
+    /// profiles' host scaled to the runs alone; the line saying by how much.
+    fn on_host_of_alone(
+        &self,
+        s: &Scenario,
+        by: HostSpeedMatch,
+        rounds: &[Round],
+    ) -> (Vec<Option<Vec<Predicted>>>, String) {
+        let mut lines = Vec::new();
+        let mut scaled_sets: Vec<Vec<Job>> = Vec::new();
+        for (k, sj) in self.sets.iter().enumerate() {
+            let factors = host_factors(sj, rounds, &self.model, by);
+            let each: Vec<String> = s
+                .jobs
+                .iter()
+                .zip(&factors)
+                .map(|(j, f)| match f {
+                    Some(f) => format!("{} {f:.2}x", j.name),
+                    None => format!("{} as profiled (no run alone to compare)", j.name),
+                })
+                .collect();
+            lines.push(if self.sets.len() > 1 {
+                format!("profile set {}: {}", k + 1, each.join(", "))
+            } else {
+                each.join(", ")
+            });
+            scaled_sets.push(
+                sj.iter()
+                    .zip(&factors)
+                    .map(|(j, f)| j.with_host_speed(f.unwrap_or(1.0)))
+                    .collect(),
+            );
+        }
+        let line = format!(
+            "prediction on the host speed of the runs alone (--host-speed-from-alone={}), the profiles' host time times: {}",
+            by.to_possible_value()
+                .expect("no value is skipped")
+                .get_name(),
+            lines.join("; ")
+        );
+        eprintln!("fikit-run: {line}");
+        let sims = rounds
+            .iter()
+            .map(|r| {
+                let sj = &scaled_sets[r.repetition % scaled_sets.len()];
+                let kind = PolicyKind::from_name(r.policy.name())?;
+                predict(sj, &r.jobs, kind, &self.model)
+            })
+            .collect();
+        (sims, line)
+    }
+}
+
+/// Runs the rounds (or reads them, `report`); returns the exit code.
+pub fn run(opts: &RunOptions) -> Result<i32> {
+    run_with(opts, None, Vec::new())
+}
+
+/// The rounds of a run so far, each with its prediction.
+struct Progress {
+    rounds: Vec<Round>,
+    sims: Vec<Option<Vec<Predicted>>>,
+    /// What stopped the run, if anything did.
+    stopped: Option<ExecError>,
+}
+
+/// [`run`], in a set: `alone` is the pair's name and the set's runs alone,
+/// which its exclusive rounds reuse and add to; `resume` the rounds an
+/// earlier, unfinished run of the pair left, which are kept and not run
+/// again.
+pub(crate) fn run_with(
+    opts: &RunOptions,
+    alone: Option<(&str, &mut AloneRuns)>,
+    resume: Vec<Round>,
+) -> Result<i32> {
+    let s = &opts.scenario;
+    let profiles = read_profiles(s)?;
+    let prediction = Prediction::new(opts, &profiles)?;
+    let saved = match &opts.report {
+        Some(p) => Some(read_saved(p, s.jobs.len())?),
+        None => None,
+    };
+    std::fs::create_dir_all(&opts.exec.out_dir)
+        .with_context(|| format!("cannot make {}", opts.exec.out_dir.display()))?;
+    let work = tempfile::Builder::new()
+        .prefix("fikit-run-")
+        .tempdir()
+        .context("cannot make a work folder")?;
+    install_signals();
+    eprintln!("fikit-run: prediction model: {}", prediction.model_line);
+    let total = s.repetitions * s.policies.len();
+    // With a report the saved rounds stand for the repetitions: none run.
+    let (mut progress, incomplete, repetitions) = match saved {
+        Some(saved) => {
+            let sims = saved
+                .rounds
+                .iter()
+                .map(|r| prediction.round(r.policy, r.repetition, &r.jobs))
+                .collect();
+            let p = Progress {
+                rounds: saved.rounds,
+                sims,
+                stopped: None,
+            };
+            (p, !saved.complete, 0)
+        }
+        None => {
+            if !resume.is_empty() {
+                eprintln!(
+                    "fikit-run: {} of {total} rounds kept from the unfinished run in {}",
+                    resume.len(),
+                    opts.exec.out_dir.display()
+                );
+            }
+            let sims = resume
+                .iter()
+                .map(|r| prediction.round(r.policy, r.repetition, &r.jobs))
+                .collect();
+            let p = Progress {
+                rounds: resume,
+                sims,
+                stopped: None,
+            };
+            (p, false, s.repetitions)
+        }
+    };
+    let round_run = RoundRun {
+        opts,
+        profiles: &profiles,
+        work: work.path(),
+        total,
+    };
+    round_run.run_all(repetitions, &prediction, alone, &mut progress);
+    finish(opts, &prediction, progress, incomplete)
+}
+
+/// What every round of one run shares.
+struct RoundRun<'a> {
+    opts: &'a RunOptions,
+    profiles: &'a Profiles,
+    work: &'a std::path::Path,
+    total: usize,
+}
+
+impl RoundRun<'_> {
+    /// Runs the rounds of `repetitions` not in `progress` yet, each
+    /// policy's in the rotated order, until one stops.
+    fn run_all(
+        &self,
+        repetitions: usize,
+        prediction: &Prediction,
+        mut alone: Option<(&str, &mut AloneRuns)>,
+        progress: &mut Progress,
+    ) {
+        let s = &self.opts.scenario;
+        for rep in 0..repetitions {
+            for policy in rotated(&s.policies, rep) {
+                if progress
+                    .rounds
+                    .iter()
+                    .any(|r| r.policy == policy && r.repetition == rep)
+                {
+                    continue;
+                }
+                let t = std::time::Instant::now();
+                let mut reused = Vec::new();
+                let result = if policy == RunPolicy::Exclusive {
+                    self.exclusive(
+                        rep,
+                        alone.as_mut().map(|(p, a)| (*p, &mut **a)),
+                        &mut reused,
+                    )
+                } else {
+                    let all: Vec<usize> = (0..s.jobs.len()).collect();
+                    self.one(&all, policy, rep)
+                };
+                match result {
+                    Ok(jobs) => {
+                        self.say_round(progress.rounds.len() + 1, policy, rep, t, &reused, &jobs);
+                        progress.sims.push(prediction.round(policy, rep, &jobs));
+                        progress.rounds.push(Round {
+                            policy,
+                            repetition: rep,
+                            jobs,
+                            gate_nap_us: self.opts.exec.gate_nap_us,
+                        });
+                    }
+                    Err(e) => {
+                        eprintln!("fikit-run: {} repetition {}: {e}", policy.name(), rep + 1);
+                        progress.stopped = Some(e);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One round of `policy` with the jobs `which` together.
+    fn one(
+        &self,
+        which: &[usize],
+        policy: RunPolicy,
+        rep: usize,
+    ) -> Result<Vec<JobRun>, ExecError> {
+        run_round(
+            &self.opts.scenario,
+            which,
+            policy,
+            rep,
+            &self.profiles.tables,
+            &self.opts.exec,
+            self.work,
+        )
+    }
+
+    /// The exclusive round of repetition `rep`: each job alone, or its run
+    /// alone from an earlier pair of the set (named in `reused`).
+    fn exclusive(
+        &self,
+        rep: usize,
+        mut alone: Option<(&str, &mut AloneRuns)>,
+        reused: &mut Vec<String>,
+    ) -> Result<Vec<JobRun>, ExecError> {
+        let s = &self.opts.scenario;
+        let mut jobs = Vec::new();
+        for j in 0..s.jobs.len() {
+            if let Some(r) = alone
+                .as_ref()
+                .and_then(|(_, a)| a.get(&s.jobs[j].name, rep))
+            {
+                reused.push(format!(
+                    "{} alone from {}",
+                    r.job,
+                    r.alone_from.as_deref().unwrap_or("-")
+                ));
+                jobs.push(r);
+                continue;
+            }
+            let mut r = self.one(&[j], RunPolicy::Exclusive, rep)?;
+            if let Some((pair, a)) = alone.as_mut() {
+                r.iter().for_each(|run| a.keep(pair, rep, run));
+            }
+            jobs.append(&mut r);
+        }
+        Ok(jobs)
+    }
+
+    /// The line a finished round prints.
+    fn say_round(
+        &self,
+        n: usize,
+        policy: RunPolicy,
+        rep: usize,
+        t: std::time::Instant,
+        reused: &[String],
+        jobs: &[JobRun],
+    ) {
+        let failed: Vec<String> = jobs
+            .iter()
+            .filter(|j| !j.ok())
+            .map(|j| {
+                format!(
+                    "{} exited {}",
+                    j.job,
+                    j.exit_code.map_or("-".into(), |c| c.to_string())
+                )
+            })
+            .collect();
+        eprintln!(
+            "fikit-run: round {n}/{}: {} repetition {}: {:.1} s{}{}",
+            self.total,
+            policy.name(),
+            rep + 1,
+            t.elapsed().as_secs_f64(),
+            if reused.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", reused.join(", "))
+            },
+            if failed.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " ({}; see {}/logs)",
+                    failed.join(", "),
+                    self.opts.exec.out_dir.display()
+                )
+            }
+        );
+    }
+}
+
+/// The table under the rounds: the rows, the prediction's notes and the
+/// gate's A/B lines.
+fn table_text(r: &[Row], notes: &[&String], rounds: &[Round]) -> String {
+    let mut text = table(r);
+    for line in notes {
+        text.push_str(&format!("\n{line}"));
+    }
+    for round in rounds {
+        for j in &round.jobs {
+            if let Some(ab) = &j.gate_ab {
+                let own = j
+                    .gate_us()
+                    .map(|us| format!("; the gate's own work {us:.3} µs a launch"))
+                    .unwrap_or_default();
+                text.push_str(&format!(
+                    "\ngate A/B, {} repetition {}, {}: {}{own}",
+                    round.policy.name(),
+                    round.repetition + 1,
+                    j.job,
+                    ab.line()
+                ));
+            }
+        }
+    }
+    text
+}
+
+/// Orders the rounds, predicts them again on the host of the runs alone
+/// where asked, prints the table and writes run.json and table.txt;
+/// returns the exit code.
+fn finish(
+    opts: &RunOptions,
+    prediction: &Prediction,
+    progress: Progress,
+    incomplete: bool,
+) -> Result<i32> {
+    let s = &opts.scenario;
+    // Kept rounds first, then those run now: back in repetition and policy order.
+    let mut both: Vec<(Round, Option<Vec<Predicted>>)> =
+        progress.rounds.into_iter().zip(progress.sims).collect();
+    both.sort_by_key(|(r, _)| {
+        let p = s.policies.iter().position(|&p| p == r.policy);
+        (r.repetition, p)
+    });
+    let (rounds, mut sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
+    let mut host_line = None;
+    if let Some(by) = opts
+        .host_speed_from_alone
+        .filter(|_| !prediction.sets.is_empty())
+    {
+        let (again, line) = prediction.on_host_of_alone(s, by, &rounds);
+        sims = again;
+        host_line = Some(line);
+    }
+    let names: Vec<(String, u8)> = s
+        .jobs
+        .iter()
+        .map(|j| (j.name.clone(), j.priority))
+        .collect();
+    let r = rows(&names, &s.policies, &rounds, &sims, opts.min_overlap);
+    let notes: Vec<&String> = prediction.pressure_line.iter().chain(&host_line).collect();
+    let text = table_text(&r, &notes, &rounds);
+    println!("{text}");
+    let out = Output {
+        what: RunOf::of(s),
+        model: &prediction.model_line,
+        profile_sets: prediction.sets.len(),
+        rounds: &rounds,
+        rows: &r,
+        complete: progress.stopped.is_none() && !incomplete,
+    };
+    let json = opts.exec.out_dir.join("run.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&out)? + "\n")
+        .with_context(|| format!("cannot write {}", json.display()))?;
+    let tpath = opts.exec.out_dir.join("table.txt");
+    std::fs::write(
+        &tpath,
+        format!("prediction model: {}\n{text}\n", prediction.model_line),
+    )
+    .with_context(|| format!("cannot write {}", tpath.display()))?;
+    warn_not_co_runs(&r, opts.min_overlap);
+    Ok(match progress.stopped {
+        Some(ExecError::Interrupted) => 130,
+        Some(_) => 1,
+        None if rounds.iter().all(|r| r.jobs.iter().all(|j| j.ok())) => 0,
+        None => 1,
+    })
+}
+
+/// A warning per policy whose repetitions were not all co-runs.
+fn warn_not_co_runs(r: &[Row], min_overlap: f64) {
+    let mut warned = Vec::new();
+    for row in r {
+        let Some(c) = row.co_runs else { continue };
+        if c < row.ok_runs && !warned.contains(&row.policy) {
+            warned.push(row.policy);
+            eprintln!(
+                "fikit-run: warning: under {}, {} of {} repetitions were not co-runs (the shortest job's region less than {:.0}% overlapped): left out of slowdown, vs timeslice and error (start the short job later, or give its partner more work)",
+                row.policy.name(),
+                row.ok_runs - c,
+                row.ok_runs,
+                min_overlap * 100.0
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_repetition_rotates_the_policies() {
+        use RunPolicy::*;
+        let p = [Exclusive, Timeslice, Fikit];
+        assert_eq!(rotated(&p, 0), [Exclusive, Timeslice, Fikit]);
+        assert_eq!(rotated(&p, 1), [Timeslice, Fikit, Exclusive]);
+        assert_eq!(rotated(&p, 2), [Fikit, Exclusive, Timeslice]);
+        assert_eq!(rotated(&p, 3), rotated(&p, 0));
+        // Over three repetitions each policy takes each place once.
+        for place in 0..3 {
+            let mut at: Vec<RunPolicy> = (0..3).map(|r| rotated(&p, r)[place]).collect();
+            at.sort_by_key(|x| x.name());
+            let mut all = p.to_vec();
+            all.sort_by_key(|x| x.name());
+            assert_eq!(at, all);
+        }
+        assert!(rotated(&[], 5).is_empty());
+    }
+}
