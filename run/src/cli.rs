@@ -400,7 +400,7 @@ impl Args {
         // Rebuilding a report runs nothing: no collector needed.
         let collector = match &self.report {
             Some(_) => PathBuf::new(),
-            None => fikit_profile::run::find_collector().map_err(bad)?,
+            None => fikit_protocol::find_collector().map_err(bad)?,
         };
         let shim = match &self.report {
             Some(_) => None,
@@ -1173,7 +1173,7 @@ impl Args {
         let collector = if self.summary_only || self.resimulate {
             None
         } else {
-            Some(fikit_profile::run::find_collector().map_err(bad)?)
+            Some(fikit_protocol::find_collector().map_err(bad)?)
         };
         let profiler = profiler_beside(self.trace.is_some())?;
         let shim = match &collector {
