@@ -271,7 +271,7 @@ pub fn start(
         return Err("collector started twice".into());
     }
     let c = COLLECTOR.get().ok_or("collector missing")?;
-    record(c, undo, source, settings.sync_activity, handle.is_some());
+    start_recording(c, undo, source, settings.sync_activity, handle.is_some());
     Ok(())
 }
 
@@ -392,7 +392,7 @@ fn first_records(start: ProcessStart, notes: &[String], refused: Option<&str>) -
 /// callbacks, the fork and exit handlers and the flushing thread, then what
 /// [`recording_plan`] switches on. A failure abandons the spool (after
 /// `undo`), the program runs on.
-fn record(
+fn start_recording(
     c: &'static Collector,
     undo: Undo<'_, Cupti>,
     source: ApiSource,
