@@ -342,7 +342,7 @@ struct BadInput(String);
 /// The collector to inject: FIKIT_COLLECTOR, else libfikit_collector.so
 /// beside this program; bad input where it is missing.
 pub fn collector() -> Result<PathBuf> {
-    fikit_profile::run::find_collector().map_err(bad)
+    fikit_protocol::find_collector().map_err(bad)
 }
 
 impl JobsArgs {

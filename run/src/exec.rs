@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use fikit_gate::block::{ControlFile, STAMPS, launch_path, state};
 use fikit_gate::{Block, GatePolicy, Table, now_ns};
+use fikit_protocol::{CUDA_INJECTION_ENV, GATE_ENV, GATE_JOB_ENV, GATE_NAP_US_ENV, GATE_TABLE_ENV};
 use serde::Serialize;
 
 use crate::scenario::{RunPolicy, Scenario};
@@ -509,10 +510,10 @@ pub fn run_round(
                 .stdin(Stdio::null())
                 .stdout(f)
                 .stderr(f2)
-                .env("CUDA_INJECTION64_PATH", &opts.collector)
-                .env("FIKIT_GATE", control.path())
-                .env("FIKIT_GATE_JOB", k.to_string())
-                .env("FIKIT_GATE_NAP_US", opts.gate_nap_us.to_string());
+                .env(CUDA_INJECTION_ENV, &opts.collector)
+                .env(GATE_ENV, control.path())
+                .env(GATE_JOB_ENV, k.to_string())
+                .env(GATE_NAP_US_ENV, opts.gate_nap_us.to_string());
             if let Some(shim) = &opts.shim {
                 let mut preload = shim.as_os_str().to_owned();
                 if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
@@ -522,7 +523,7 @@ pub fn run_round(
                 cmd.env("LD_PRELOAD", preload);
             }
             if let Some(t) = &table_paths[k] {
-                cmd.env("FIKIT_GATE_TABLE", t);
+                cmd.env(GATE_TABLE_ENV, t);
             }
             if let Some(m) = &mps {
                 cmd.envs(m.env().iter().map(|(k, v)| (k, v)));
@@ -568,7 +569,7 @@ pub fn run_round(
                     // It holds nothing from now on: its in-flight count no longer blocks anyone.
                     block.slot(k).state.store(state::EXITED, SeqCst);
                     out[k].exit_ns = now_ns();
-                    out[k].exit_code = Some(fikit_profile::run::exit_code(status));
+                    out[k].exit_code = Some(fikit_protocol::exit_code(status));
                     out[k].host_use = r.looks.host_use();
                 }
                 Ok(None) => i += 1,

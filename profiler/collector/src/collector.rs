@@ -1,101 +1,31 @@
-//! The running collector: CUPTI setup, buffer callbacks, the flushing thread
-//! and the exit handler.
+//! The running collector: CUPTI setup at start-up, the recording plan, and
+//! how records go from CUPTI's buffers into the spool. Its settings
+//! come from the environment (`settings.rs`); its entry points from C
+//! (CUPTI's callbacks, the flushing thread, the exit handler) are in
+//! `callbacks.rs`.
+
+mod callbacks;
+mod settings;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use cudarc::cupti::sys;
-use cudarc::driver::sys as ds;
-use fikit_spool::{ApiMode, Domain, End, ProcessStart, Record, SpoolBuffer, SpoolWriter};
+use fikit_protocol::{CUPTI_UNCHECKED_ENV, TEST_FAIL_START_ENV};
+use fikit_spool::{Domain, End, ProcessStart, Record, SpoolBuffer, SpoolWriter};
 
 use crate::activity::{self, Activity};
 use crate::cupti;
 use crate::layout;
 use crate::switch::{Plan, Step, Switches, Undo, switch_on};
 use crate::{env_var, warn};
-
-/// Environment variable: the folder spools are written to (default: the current folder).
-pub const SPOOL_DIR_ENV: &str = "FIKIT_SPOOL_DIR";
-/// Environment variable: the job name.
-pub const JOB_ENV: &str = "FIKIT_JOB";
-/// Environment variable: the priority, 0 (highest) to 9.
-pub const PRIORITY_ENV: &str = "FIKIT_PRIORITY";
-/// Environment variable: which API calls to record and how (see [`ApiSource`]):
-/// `selected` (default), `activity`, `runtime`, `driver`, `all`, `none`, `latency`.
-pub const API_ENV: &str = "FIKIT_API";
-/// Environment variable: `1` turns CUPTI's synchronization activity on, `0`
-/// off. Default: on only for `all`; otherwise the synchronizations come from
-/// the recorded API calls (the cheaper way: see traces/README.md).
-pub const SYNC_ENV: &str = "FIKIT_SYNC_ACTIVITY";
-
-/// How API calls are recorded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiSource {
-    /// `callback`: CUPTI callbacks on only the launch, copy, memset and
-    /// synchronize functions; the collector times each call itself.
-    Callback,
-    /// `activity` (the default; also `selected`): CUPTI API activity records
-    /// for only those functions (`cuptiActivityEnableRuntimeApi`/`DriverApi`
-    /// per callback id); the synchronizations are the synchronizing calls
-    /// among them. It measured cheaper than the callbacks in both
-    /// measurements on an H200 (traces/README.md).
-    ActivitySelected,
-    /// `runtime`: as `activity`, but only the runtime API's functions (an
-    /// overhead experiment: kernels launched through the driver API directly
-    /// get no launch call).
-    ActivityRuntime,
-    /// `driver`: as `activity`, but only the driver API's functions (the
-    /// runtime calls them underneath its own).
-    ActivityDriver,
-    /// `all`: API activity records for every runtime and driver call.
-    ActivityAll,
-    /// `none`: no API calls.
-    None,
-    /// `latency`: no API calls; kernels' queued/submitted timestamps on
-    /// (only for overhead measurements: the trace keeps no launch times).
-    Latency,
-}
-
-impl ApiSource {
-    fn parse(v: Option<&str>) -> Self {
-        match v {
-            Some("callback") => ApiSource::Callback,
-            Some("all") => ApiSource::ActivityAll,
-            Some("none") => ApiSource::None,
-            Some("latency") => ApiSource::Latency,
-            Some("runtime") => ApiSource::ActivityRuntime,
-            Some("driver") => ApiSource::ActivityDriver,
-            _ => ApiSource::ActivitySelected,
-        }
-    }
-
-    fn mode(self) -> ApiMode {
-        match self {
-            ApiSource::Callback
-            | ApiSource::ActivitySelected
-            | ApiSource::ActivityRuntime
-            | ApiSource::ActivityDriver => ApiMode::Selected,
-            ApiSource::ActivityAll => ApiMode::All,
-            ApiSource::None | ApiSource::Latency => ApiMode::None,
-        }
-    }
-}
-/// Environment variable: flush period in milliseconds (default 100).
-pub const FLUSH_MS_ENV: &str = "FIKIT_FLUSH_MS";
-/// Environment variable: how completed CUPTI buffers are collected every
-/// period: `flushall` (default; the flushing thread calls
-/// `cuptiActivityFlushAll(0)`) or `period` (CUPTI's own worker delivers them,
-/// `cuptiActivityFlushPeriod`; the thread only writes).
-pub const FLUSH_MODE_ENV: &str = "FIKIT_FLUSH_MODE";
-
-/// Size of each buffer handed to CUPTI.
-const BUFFER_SIZE: usize = 4 << 20;
-/// Alignment CUPTI requires of activity buffers.
-const BUFFER_ALIGN: usize = 8;
+use callbacks::{FLUSH_TID, api_callback, at_exit, buffer_completed, buffer_requested, flush_loop};
+pub use settings::ApiSource;
+use settings::Settings;
 
 /// What is shared between CUPTI's callbacks, the flushing thread and the exit handler.
 pub struct Collector {
@@ -154,9 +84,6 @@ fn this_process() -> Option<&'static Collector> {
 
 thread_local! {
     static TID: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    /// Inside a recorded runtime call: the driver calls it makes share its
-    /// correlation id and are not recorded (as with CUPTI's API activity).
-    static IN_RUNTIME: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 fn thread_id() -> u64 {
@@ -212,7 +139,7 @@ impl Switches for Cupti {
         // unknown kind is undefined: it fails here, as a rejected kind would.
         if step == Step::Kind(TEST_FAIL_KIND) {
             return Err(format!(
-                "CUPTI_ERROR_INVALID_KIND (injected by {TEST_FAIL_ENV}=1)"
+                "CUPTI_ERROR_INVALID_KIND (injected by {TEST_FAIL_START_ENV}=1)"
             ));
         }
         let r = match step {
@@ -266,39 +193,15 @@ pub fn start(
     gate: Option<sys::CUpti_SubscriberHandle>,
 ) -> Result<(), String> {
     let pid = getpid();
-    let mut source = ApiSource::parse(env_var(API_ENV).as_deref());
-    let mut load_notes = load_notes;
-    if gate.is_some() && source == ApiSource::Callback {
-        load_notes.push(
-            "FIKIT_API=callback is not available under fikit-run's gate; API calls are              recorded as activity records"
-                .into(),
-        );
-        source = ApiSource::ActivitySelected;
-    }
-    let api_mode = source.mode();
-    let sync_activity = match env_var(SYNC_ENV).as_deref() {
-        Some("1") => true,
-        Some("0") => false,
-        _ => source == ApiSource::ActivityAll,
-    };
-    let dir = PathBuf::from(env_var(SPOOL_DIR_ENV).unwrap_or_else(|| ".".to_string()));
-    let job = env_var(JOB_ENV).unwrap_or_default();
-    let priority = env_var(PRIORITY_ENV)
-        .and_then(|p| p.parse::<u8>().ok())
-        .filter(|p| *p <= 9)
-        .unwrap_or(9);
-    let flush_ms = env_var(FLUSH_MS_ENV)
-        .and_then(|p| p.parse::<u64>().ok())
-        .filter(|&p| p > 0)
-        .unwrap_or(100);
-    let flush_all = env_var(FLUSH_MODE_ENV).as_deref() != Some("period");
-
     let mut notes = load_notes;
+    let settings = Settings::from_env(gate.is_some(), &mut notes);
+    let source = settings.source;
+
     let cupti_version = cupti::version().map_err(|e| e.to_string())?;
     // A libcupti whose record layouts were never checked is not used at all.
     let refused = match layout::check(
         cupti_version,
-        env_var(layout::UNCHECKED_ENV).as_deref() == Some("1"),
+        env_var(CUPTI_UNCHECKED_ENV).as_deref() == Some("1"),
     ) {
         layout::Verdict::Known => None,
         layout::Verdict::Unchecked(n) => {
@@ -310,10 +213,78 @@ pub fn start(
     };
 
     let switches = Cupti {
-        flush_period_ms: u32::try_from(flush_ms / 2).unwrap_or(50).max(1),
+        flush_period_ms: u32::try_from(settings.flush_ms / 2).unwrap_or(50).max(1),
     };
     // From the subscription on, every step is undone if start-up fails.
     let mut undo = Undo::new(&switches);
+    let handle = subscribe(gate, refused.is_none(), source, &mut undo, &mut notes);
+
+    // API names, resolved now so the buffer callbacks never call back into CUPTI.
+    let (api_names, sync_types) = if refused.is_none() {
+        api_tables()
+    } else {
+        (HashMap::new(), vec![0u8; 2 * cupti::MAX_CBID as usize])
+    };
+
+    let (path, file) = create_spool(&settings.dir, pid)?;
+    let mut writer =
+        SpoolWriter::new(file).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+
+    let cupti_ts = cupti::timestamp().map_err(|e| e.to_string())?;
+    let real = realtime_ns();
+    let start = ProcessStart {
+        pid,
+        // SAFETY: getppid has no preconditions.
+        ppid: unsafe { libc::getppid() } as u32,
+        job: settings.job,
+        priority: settings.priority,
+        command_line: command_line(),
+        host: hostname(),
+        cupti_timestamp_ns: cupti_ts,
+        realtime_ns: real,
+        cupti_version,
+        api_mode: source.mode(),
+        collector: format!("fikit-collector {}", env!("CARGO_PKG_VERSION")),
+    };
+    writer
+        .write_buffer(&first_records(start, &notes, refused.as_deref()))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    if refused.is_some() {
+        return Ok(());
+    }
+
+    let collector = Collector {
+        pid,
+        pending: Mutex::new(Pending::default()),
+        file: Mutex::new(Some(writer)),
+        api_names,
+        dropped: AtomicU64::new(0),
+        incomplete: AtomicU64::new(0),
+        finished: AtomicBool::new(false),
+        devices_written: AtomicBool::new(false),
+        version_written: AtomicBool::new(false),
+        sync_types,
+        flush_period: Duration::from_millis(settings.flush_ms),
+        flush_all: settings.flush_all,
+    };
+    if COLLECTOR.set(collector).is_err() {
+        return Err("collector started twice".into());
+    }
+    let c = COLLECTOR.get().ok_or("collector missing")?;
+    start_recording(c, undo, source, settings.sync_activity, handle.is_some());
+    Ok(())
+}
+
+/// Takes CUPTI's subscription for the recording (none when `gate`, the
+/// gate's, is given, or when the libcupti was refused: `usable` false) and
+/// asks for OS thread ids; what fails goes to `notes`.
+fn subscribe(
+    gate: Option<sys::CUpti_SubscriberHandle>,
+    usable: bool,
+    source: ApiSource,
+    undo: &mut Undo<'_, Cupti>,
+    notes: &mut Vec<String>,
+) -> Option<sys::CUpti_SubscriberHandle> {
     let mut handle = None;
     if let Some(h) = gate {
         // The gate's subscription: unsubscribing it belongs to no undo.
@@ -321,7 +292,7 @@ pub fn start(
         if let Err(e) = cupti::use_system_thread_ids() {
             notes.push(format!("{e}; thread ids are CUPTI's default"));
         }
-    } else if refused.is_none() {
+    } else if usable {
         let subscribed = if source == ApiSource::Callback {
             cupti::subscribe_with(Some(api_callback))
         } else {
@@ -346,26 +317,32 @@ pub fn start(
             notes.push(format!("{e}; thread ids are CUPTI's default"));
         }
     }
+    handle
+}
 
-    // API names, resolved now so the buffer callbacks never call back into CUPTI.
+/// Every API function's name by (domain, callback id), and the CUPTI
+/// synchronization type of each callback id ([`sync_index`]).
+fn api_tables() -> (HashMap<(Domain, u32), String>, Vec<u8>) {
     let mut api_names = HashMap::new();
     let mut sync_types = vec![0u8; 2 * cupti::MAX_CBID as usize];
-    if refused.is_none() {
-        for (runtime, domain) in [(true, Domain::Runtime), (false, Domain::Driver)] {
-            for cbid in 1..cupti::MAX_CBID {
-                if let Some(n) = cupti::callback_name(runtime, cbid) {
-                    if let Some(t) = cupti::sync_type_of(&n) {
-                        sync_types[sync_index(domain, cbid)] = t as u8;
-                    }
-                    api_names.insert((domain, cbid), n);
+    for (runtime, domain) in [(true, Domain::Runtime), (false, Domain::Driver)] {
+        for cbid in 1..cupti::MAX_CBID {
+            if let Some(n) = cupti::callback_name(runtime, cbid) {
+                if let Some(t) = cupti::sync_type_of(&n) {
+                    sync_types[sync_index(domain, cbid)] = t as u8;
                 }
+                api_names.insert((domain, cbid), n);
             }
         }
     }
+    (api_names, sync_types)
+}
 
-    // A new file, never an existing one: a process that execs another CUDA
-    // program keeps its pid, and the first program's spool must survive.
-    let (path, file) = (0u32..1000)
+/// Creates this process's spool in `dir`: a new file, never an existing one.
+/// A process that execs another CUDA program keeps its pid, and the first
+/// program's spool must survive.
+fn create_spool(dir: &Path, pid: u32) -> Result<(PathBuf, File), String> {
+    (0u32..1000)
         .map(|n| match n {
             0 => dir.join(format!("fikit-{pid}.spool")),
             n => dir.join(format!("fikit-{pid}-{n}.spool")),
@@ -386,31 +363,19 @@ pub fn start(
                 "cannot create a spool in {}: 1000 exist for pid {pid}",
                 dir.display()
             ))
-        })?;
-    let mut writer =
-        SpoolWriter::new(file).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        })
+}
 
-    let cupti_ts = cupti::timestamp().map_err(|e| e.to_string())?;
-    let real = realtime_ns();
+/// The spool's first records: the start record and `notes`; when the
+/// libcupti was `refused`, why, and the end record (nothing was switched
+/// on, and the spool is finished now).
+fn first_records(start: ProcessStart, notes: &[String], refused: Option<&str>) -> SpoolBuffer {
     let mut first = SpoolBuffer::new();
-    first.push(&Record::Start(ProcessStart {
-        pid,
-        // SAFETY: getppid has no preconditions.
-        ppid: unsafe { libc::getppid() } as u32,
-        job,
-        priority,
-        command_line: command_line(),
-        host: hostname(),
-        cupti_timestamp_ns: cupti_ts,
-        realtime_ns: real,
-        cupti_version,
-        api_mode,
-        collector: format!("fikit-collector {}", env!("CARGO_PKG_VERSION")),
-    }));
-    for n in &notes {
+    first.push(&Record::Start(start));
+    for n in notes {
         first.push(&Record::Note { text: n.clone() });
     }
-    if let Some(why) = &refused {
+    if let Some(why) = refused {
         // Nothing was switched on: the spool says why and is finished now.
         let text = format!("{}{why}", fikit_spool::STOPPED_PREFIX);
         warn(&text);
@@ -420,38 +385,26 @@ pub fn start(
             incomplete_records: 0,
         }));
     }
-    writer
-        .write_buffer(&first)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    if refused.is_some() {
-        return Ok(());
-    }
+    first
+}
 
-    let collector = Collector {
-        pid,
-        pending: Mutex::new(Pending::default()),
-        file: Mutex::new(Some(writer)),
-        api_names,
-        dropped: AtomicU64::new(0),
-        incomplete: AtomicU64::new(0),
-        finished: AtomicBool::new(false),
-        devices_written: AtomicBool::new(false),
-        version_written: AtomicBool::new(false),
-        sync_types,
-        flush_period: Duration::from_millis(flush_ms),
-        flush_all,
-    };
-    if COLLECTOR.set(collector).is_err() {
-        return Err("collector started twice".into());
-    }
-    let c = COLLECTOR.get().ok_or("collector missing")?;
-
+/// Starts recording into `c`, the collector just installed: the buffer
+/// callbacks, the fork and exit handlers and the flushing thread, then what
+/// [`recording_plan`] switches on. A failure abandons the spool (after
+/// `undo`), the program runs on.
+fn start_recording(
+    c: &'static Collector,
+    undo: Undo<'_, Cupti>,
+    source: ApiSource,
+    sync_activity: bool,
+    subscribed: bool,
+) {
     // Everything that can fail without touching CUPTI's recording comes
     // before any activity is enabled.
     if let Err(e) = cupti::register_buffer_callbacks(Some(buffer_requested), Some(buffer_completed))
     {
         c.abandon(&undo_now(undo, e.to_string()));
-        return Ok(());
+        return;
     }
     // SAFETY: `on_fork_child` only stores to an atomic.
     unsafe { libc::pthread_atfork(None, None, Some(on_fork_child)) };
@@ -467,17 +420,11 @@ pub fn start(
             undo,
             format!("cannot start the flushing thread: {e}"),
         ));
-        return Ok(());
+        return;
     }
 
-    let plan = recording_plan(
-        source,
-        sync_activity,
-        handle.is_some(),
-        flush_all,
-        &c.api_names,
-    );
-    if source == ApiSource::Callback && handle.is_none() {
+    let plan = recording_plan(source, sync_activity, subscribed, c.flush_all, &c.api_names);
+    if source == ApiSource::Callback && !subscribed {
         c.note("no CUPTI subscription: launch calls are not recorded".into());
     }
     match switch_on(undo, &plan) {
@@ -488,7 +435,6 @@ pub fn start(
         }
         Err(why) => c.abandon(&why),
     }
-    Ok(())
 }
 
 /// Undoes what `undo` holds and says so.
@@ -542,18 +488,13 @@ fn recording_plan(
         }
         ApiSource::None | ApiSource::Latency => {}
     }
-    if env_var(TEST_FAIL_ENV).as_deref() == Some("1") {
+    if env_var(TEST_FAIL_START_ENV).as_deref() == Some("1") {
         // A required kind after the real ones, which `Cupti::on` rejects.
         kinds.push((TEST_FAIL_KIND, true));
     }
     plan.kinds = kinds;
     plan
 }
-
-/// Environment variable, for checking the start-up undo on a GPU: `1` adds a
-/// required activity kind CUPTI rejects after the real ones were enabled, so
-/// start-up fails halfway and everything is disabled again.
-pub const TEST_FAIL_ENV: &str = "FIKIT_TEST_FAIL_START";
 
 /// The activity kind the test hook adds; no CUPTI defines it, and it is
 /// failed before any CUPTI call.
@@ -778,133 +719,6 @@ fn sync_index(domain: Domain, cbid: u32) -> usize {
     base + cbid as usize
 }
 
-/// The CUPTI callback for the selected API functions: stamps entry, and at
-/// exit appends the call (and, for a synchronization, where it waited).
-unsafe extern "C" fn api_callback(
-    _userdata: *mut std::ffi::c_void,
-    domain: sys::CUpti_CallbackDomain,
-    cbid: sys::CUpti_CallbackId,
-    cbdata: *const std::ffi::c_void,
-) {
-    let _ = std::panic::catch_unwind(|| {
-        if FORKED.load(Ordering::Relaxed) || cbdata.is_null() {
-            return;
-        }
-        let Some(c) = COLLECTOR.get() else { return };
-        let domain = match domain as u32 {
-            2 => Domain::Runtime,
-            1 => Domain::Driver,
-            _ => return,
-        };
-        let d = cbdata.cast::<sys::CUpti_CallbackData>();
-        // SAFETY: for API domains CUPTI passes a CUpti_CallbackData; the
-        // enum-typed site is read as its raw u32.
-        let (site, scratch) = unsafe {
-            (
-                std::ptr::addr_of!((*d).callbackSite).cast::<u32>().read(),
-                std::ptr::addr_of!((*d).correlationData).read(),
-            )
-        };
-        match domain {
-            Domain::Driver if IN_RUNTIME.with(|f| f.get()) => return,
-            Domain::Runtime => IN_RUNTIME.with(|f| f.set(site == 0)),
-            Domain::Driver => {}
-        }
-        if scratch.is_null() {
-            return;
-        }
-        let Ok(now) = cupti::timestamp() else { return };
-        if site == 0 {
-            // SAFETY: CUPTI gives each call an 8-byte scratch slot kept from entry to exit.
-            unsafe { scratch.write(now) };
-            return;
-        }
-        // SAFETY: as above; written at entry.
-        let start = unsafe { scratch.read() };
-        // SAFETY: plain fields of the CUpti_CallbackData.
-        let (correlation, context_uid, ctx, params) = unsafe {
-            (
-                (*d).correlationId,
-                (*d).contextUid,
-                (*d).context,
-                (*d).functionParams,
-            )
-        };
-        let api = fikit_spool::Api {
-            domain,
-            cbid,
-            start,
-            end: now,
-            thread_id: thread_id(),
-            correlation,
-        };
-        let sync_type = c
-            .sync_types
-            .get(sync_index(domain, cbid))
-            .copied()
-            .unwrap_or(0);
-        let sync = (sync_type != 0).then(|| {
-            // Stream synchronize and stream wait event take the stream first.
-            let stream =
-                if (sync_type == 2 || sync_type == 3) && !params.is_null() && !ctx.is_null() {
-                    // SAFETY: the parameter struct of these functions starts with the stream handle.
-                    let s = unsafe {
-                        params
-                            .cast::<cudarc::driver::sys::CUstream>()
-                            .read_unaligned()
-                    };
-                    // SAFETY: context and stream are the ones this call received.
-                    unsafe { cupti::stream_id(ctx, s) }
-                } else {
-                    None
-                };
-            Record::SyncCall {
-                correlation,
-                sync_type: u32::from(sync_type),
-                context: context_uid,
-                stream,
-            }
-        });
-        if let Ok(mut p) = c.pending.lock() {
-            c.push_api(&mut p, api);
-            if let Some(s) = sync {
-                p.buf.push(&s);
-            }
-        }
-    });
-}
-
-/// The flushing thread's OS thread id (its driver and runtime calls are not recorded).
-static FLUSH_TID: AtomicU64 = AtomicU64::new(u64::MAX);
-
-fn flush_loop() {
-    FLUSH_TID.store(thread_id(), Ordering::Relaxed);
-    let Some(c) = COLLECTOR.get() else { return };
-    loop {
-        std::thread::sleep(if c.flush_all {
-            c.flush_period
-        } else {
-            c.flush_period / 2
-        });
-        if c.pid != getpid() || c.finished.load(Ordering::Acquire) {
-            return;
-        }
-        let r = std::panic::catch_unwind(|| c.flush(false, false));
-        if r.is_err() {
-            warn("internal error in the flushing thread; recording stops");
-            return;
-        }
-    }
-}
-
-extern "C" fn at_exit() {
-    let _ = std::panic::catch_unwind(|| {
-        if let Some(c) = this_process() {
-            c.flush(true, true);
-        }
-    });
-}
-
 /// Flushes everything and writes the final record now (also done at exit).
 pub fn finish() {
     if let Some(c) = this_process() {
@@ -912,91 +726,9 @@ pub fn finish() {
     }
 }
 
-fn buffer_layout() -> Option<std::alloc::Layout> {
-    std::alloc::Layout::from_size_align(BUFFER_SIZE, BUFFER_ALIGN).ok()
-}
-
-unsafe extern "C" fn buffer_requested(
-    buffer: *mut *mut u8,
-    size: *mut usize,
-    max_num_records: *mut usize,
-) {
-    let r = std::panic::catch_unwind(|| {
-        let p = match buffer_layout() {
-            // SAFETY: the layout has a non-zero size.
-            Some(l) => unsafe { std::alloc::alloc(l) },
-            None => std::ptr::null_mut(),
-        };
-        // SAFETY: CUPTI passes valid out pointers.
-        unsafe {
-            *buffer = p;
-            *size = if p.is_null() { 0 } else { BUFFER_SIZE };
-            *max_num_records = 0;
-        }
-    });
-    if r.is_err() {
-        // SAFETY: as above; a null buffer makes CUPTI drop records rather than crash.
-        unsafe {
-            *buffer = std::ptr::null_mut();
-            *size = 0;
-        }
-    }
-}
-
-unsafe extern "C" fn buffer_completed(
-    ctx: ds::CUcontext,
-    stream_id: u32,
-    buffer: *mut u8,
-    _size: usize,
-    valid: usize,
-) {
-    let _ = std::panic::catch_unwind(|| {
-        if buffer.is_null() {
-            return;
-        }
-        if let Some(c) = this_process() {
-            if valid > 0 {
-                c.add_records(buffer, valid);
-            }
-            // SAFETY: ctx and stream id are the ones CUPTI passed to this callback.
-            if let Ok(n) = unsafe { cupti::dropped_records(ctx, stream_id) }
-                && n > 0
-            {
-                c.dropped.fetch_add(n, Ordering::Relaxed);
-            }
-        }
-    });
-    if !buffer.is_null()
-        && let Some(l) = buffer_layout()
-    {
-        // SAFETY: every buffer CUPTI completes was allocated by `buffer_requested`
-        // with this layout.
-        unsafe { std::alloc::dealloc(buffer, l) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn api_modes() {
-        assert_eq!(ApiSource::parse(None), ApiSource::ActivitySelected);
-        assert_eq!(
-            ApiSource::parse(Some("selected")),
-            ApiSource::ActivitySelected
-        );
-        assert_eq!(ApiSource::parse(Some("callback")), ApiSource::Callback);
-        assert_eq!(
-            ApiSource::parse(Some("activity")),
-            ApiSource::ActivitySelected
-        );
-        assert_eq!(ApiSource::parse(Some("all")).mode(), ApiMode::All);
-        assert_eq!(ApiSource::parse(Some("none")).mode(), ApiMode::None);
-        assert_eq!(ApiSource::parse(Some("latency")), ApiSource::Latency);
-        assert_eq!(ApiSource::parse(Some("runtime")).mode(), ApiMode::Selected);
-        assert_eq!(ApiSource::parse(Some("driver")), ApiSource::ActivityDriver);
-    }
 
     #[test]
     fn host_facts() {

@@ -45,16 +45,9 @@ use cudarc::driver::sys as ds;
 use fikit_gate::block::{TIMED_EVERY, launch_path};
 use fikit_gate::{Block, Gate, GatePolicy, RealClock, Table, now_ns};
 
-use crate::{cupti, env_var, warn};
+use fikit_protocol::{GATE_ENV, GATE_JOB_ENV, GATE_NAP_US_ENV, GATE_TABLE_ENV};
 
-/// Environment variable: the run's control file.
-pub const GATE_ENV: &str = "FIKIT_GATE";
-/// Environment variable: this job's index in the control block.
-pub const GATE_JOB_ENV: &str = "FIKIT_GATE_JOB";
-/// Environment variable: this job's prediction table.
-pub const GATE_TABLE_ENV: &str = "FIKIT_GATE_TABLE";
-/// Environment variable: a long wait's sleep between looks, µs.
-pub const GATE_NAP_ENV: &str = "FIKIT_GATE_NAP_US";
+use crate::{cupti, env_var, warn};
 
 /// What a driver callback id is to the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,11 +160,11 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
             .and_then(|s| Table::parse(&s))
             .map_err(|e| format!("gate: {t}: {e}"))?,
     };
-    let nap_us = match env_var(GATE_NAP_ENV) {
+    let nap_us = match env_var(GATE_NAP_US_ENV) {
         None => 0,
         Some(v) => v
             .parse::<u64>()
-            .map_err(|_| format!("gate: {GATE_NAP_ENV}={v:?} is not a whole number of µs"))?,
+            .map_err(|_| format!("gate: {GATE_NAP_US_ENV}={v:?} is not a whole number of µs"))?,
     };
     let handle = cupti::subscribe_with(Some(gate_callback)).map_err(|e| format!("gate: {e}"))?;
     let calls: Vec<Option<Call>> = (0..cupti::MAX_CBID)

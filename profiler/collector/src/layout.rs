@@ -18,8 +18,7 @@
 //! unaffected, and the spool says why. `FIKIT_CUPTI_UNCHECKED=1` records
 //! anyway (with a note), for trying a new CUDA release.
 
-/// Environment variable: `1` records even with a libcupti whose record layouts were not checked.
-pub const UNCHECKED_ENV: &str = "FIKIT_CUPTI_UNCHECKED";
+use fikit_protocol::CUPTI_UNCHECKED_ENV;
 
 /// The CUPTI API version cudarc's bindings were generated for (`CUPTI_API_VERSION`, CUDA 13.0).
 pub const BINDINGS_API_VERSION: u32 = cudarc::cupti::sys::CUPTI_API_VERSION;
@@ -64,11 +63,11 @@ pub fn check(api_version: u32, allow_unchecked: bool) -> Verdict {
     );
     if allow_unchecked {
         Verdict::Unchecked(format!(
-            "{why}; recording anyway ({UNCHECKED_ENV}=1): kernel and copy fields may be wrong"
+            "{why}; recording anyway ({CUPTI_UNCHECKED_ENV}=1): kernel and copy fields may be wrong"
         ))
     } else {
         Verdict::Refuse(format!(
-            "{why}; nothing is recorded and the program runs untraced (set {UNCHECKED_ENV}=1 \
+            "{why}; nothing is recorded and the program runs untraced (set {CUPTI_UNCHECKED_ENV}=1 \
              to record anyway)"
         ))
     }
@@ -110,7 +109,7 @@ mod tests {
                 Verdict::Refuse(why) => {
                     assert!(why.contains(&v.to_string()), "{why}");
                     assert!(why.contains("nothing is recorded"), "{why}");
-                    assert!(why.contains(UNCHECKED_ENV), "{why}");
+                    assert!(why.contains(CUPTI_UNCHECKED_ENV), "{why}");
                 }
                 other => panic!("{v}: {other:?}"),
             }

@@ -2,7 +2,7 @@
 //! program when `CUDA_INJECTION64_PATH` names it.
 //!
 //! The driver calls the exported [`InitializeInjection`] during `cuInit`. The
-//! collector then finds libcupti (see [`locate`]), turns on CUPTI's
+//! collector then finds libcupti (see [`fikit_protocol::locate`]), turns on CUPTI's
 //! concurrent-kernel, memcpy, memset and synchronization activity and, by
 //! default, the API records of only the calls that launch, copy, set memory or
 //! synchronize, and streams what CUPTI delivers into `fikit-<pid>.spool` in
@@ -20,23 +20,22 @@
 //! Settings, all read from the environment: `FIKIT_SPOOL_DIR`, `FIKIT_JOB`,
 //! `FIKIT_PRIORITY`, `FIKIT_API` (`activity` (default), `callback`, `all`, `none`, `latency`), `FIKIT_SYNC_ACTIVITY`,
 //! `FIKIT_FLUSH_MS`, `FIKIT_CUPTI_PATH`, and from `fikit-profile`
-//! `FIKIT_CUPTI_FOUND` and `FIKIT_LAUNCHER`.
+//! `FIKIT_CUPTI_FOUND` and `FIKIT_LAUNCHER`. Every name, with who sets it
+//! and what its values mean, is in [`fikit_protocol`], the contract the
+//! launchers and the collector share.
 
 pub mod activity;
 pub mod collector;
 pub mod cupti;
 pub mod gate;
 pub mod layout;
-pub mod locate;
 pub mod metrics;
 pub mod runtime;
 pub mod switch;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Set by `fikit-profile`, which prints the collector's notes from the trace:
-/// the collector then does not print them itself.
-pub const LAUNCHER_ENV: &str = "FIKIT_LAUNCHER";
+use fikit_protocol::{CUPTI_PATH_ENV, GATE_ENV, LAUNCHER_ENV, SPOOL_DIR_ENV, locate};
 
 /// Prints one line, prefixed `fikit:`, on stderr; never fails.
 pub(crate) fn warn(msg: &str) {
@@ -62,7 +61,7 @@ fn load_cupti() -> Result<Vec<String>, String> {
         Err(tried) => {
             let list: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
             return Err(format!(
-                "libcupti not found; set FIKIT_CUPTI_PATH. Looked in: {}",
+                "libcupti not found; set {CUPTI_PATH_ENV}. Looked in: {}",
                 list.join(", ")
             ));
         }
@@ -112,7 +111,7 @@ fn initialize() -> Result<(), String> {
     // and the recording collector runs too only when a spool folder is named.
     let gate =
         gate::start(&mut notes).inspect_err(|e| warn(&format!("{e}; this process is not gated")));
-    let gated = env_var(gate::GATE_ENV).is_some();
+    let gated = env_var(GATE_ENV).is_some();
     // The metrics pass (`fikit-profile --metrics`) likewise owns the
     // subscription, outside fikit-run only.
     let gate = match gate {
@@ -127,7 +126,7 @@ fn initialize() -> Result<(), String> {
         },
         other => other,
     };
-    if gated && env_var(collector::SPOOL_DIR_ENV).is_none() {
+    if gated && env_var(SPOOL_DIR_ENV).is_none() {
         return Ok(());
     }
     let kept = notes.clone();

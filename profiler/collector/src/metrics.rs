@@ -31,10 +31,9 @@ use fikit_spool::Record;
 use crate::collector::{push_note, push_record};
 use crate::cupti::{self, RangeProfiler, SetupError};
 use crate::gate::{Call, Identities, call_of, launch_of};
-use crate::{env_var, warn};
+use fikit_protocol::METRICS_ENV;
 
-/// Set to `1` to run the metrics pass.
-pub const METRICS_ENV: &str = "FIKIT_METRICS";
+use crate::{env_var, warn};
 
 /// The DRAM figures, in the order of the spool record's fields.
 const DRAM: [&CStr; 2] = [c"dram__bytes_read.sum", c"dram__bytes_write.sum"];

@@ -54,7 +54,7 @@ pub fn runtime_version(maps: &str) -> Result<u32, String> {
     if let Some(r) = unsafe { call(f) } {
         return r;
     }
-    let libs = crate::locate::mapped_files(maps, &is_cudart_file_name);
+    let libs = fikit_protocol::locate::mapped_files(maps, &is_cudart_file_name);
     let mut why = Vec::new();
     for lib in &libs {
         match version_in(lib) {

@@ -331,7 +331,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
             by_corr.values().copied(),
             &kernels,
             &memops,
-            |name| fikit_collector::cupti::sync_type_of(name).map(sync_kind),
+            |name| fikit_trace::api::sync_type_of(name).map(sync_kind),
         );
     }
 

@@ -4,7 +4,8 @@
 //!
 //! The launcher talks to the collector only through environment variables
 //! (`CUDA_INJECTION64_PATH`, `FIKIT_SPOOL_DIR`, `FIKIT_JOB`, `FIKIT_PRIORITY`,
-//! `FIKIT_API`, `FIKIT_CUPTI_PATH`).
+//! `FIKIT_API`, `FIKIT_CUPTI_PATH`, ...), named in [`fikit_protocol`]; it
+//! does not link the collector.
 
 pub mod convert;
 pub mod options;

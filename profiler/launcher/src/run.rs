@@ -1,58 +1,21 @@
 //! Running the command under the collector and converting what it recorded.
 
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result};
-use fikit_collector::LAUNCHER_ENV;
-use fikit_collector::locate::{CUPTI_FOUND_ENV, CUPTI_PATH_ENV, Located, locate_cupti};
+use fikit_protocol::locate::{Located, locate_cupti};
+use fikit_protocol::{
+    API_ENV, CUDA_INJECTION_ENV, CUPTI_FOUND_ENV, CUPTI_PATH_ENV, JOB_ENV, LAUNCHER_ENV,
+    METRICS_ENV, PRIORITY_ENV, SPOOL_DIR_ENV, exit_code, find_collector,
+};
 use fikit_trace::summary::{render_table, summarize};
 
 use crate::convert::{
     ConvertOptions, file_stem, has_gpu_work, spool_to_trace, start_record, stopped_at_start,
 };
 use crate::options::Options;
-
-/// File name of the collector library.
-pub const COLLECTOR_FILE: &str = "libfikit_collector.so";
-/// Environment variable naming the collector library.
-pub const COLLECTOR_ENV: &str = "FIKIT_COLLECTOR";
-
-/// Where the collector library is: `FIKIT_COLLECTOR`, else beside this binary.
-pub fn find_collector() -> std::result::Result<PathBuf, String> {
-    if let Some(p) = std::env::var_os(COLLECTOR_ENV).filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(format!("{COLLECTOR_ENV}={} is not a file", p.display()))
-        };
-    }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
-    let beside = exe
-        .parent()
-        .map(|d| d.join(COLLECTOR_FILE))
-        .unwrap_or_else(|| PathBuf::from(COLLECTOR_FILE));
-    if beside.is_file() {
-        Ok(beside)
-    } else {
-        Err(format!(
-            "the collector library {} is missing (build it with `cargo build -p fikit-collector`, or set {COLLECTOR_ENV})",
-            beside.display()
-        ))
-    }
-}
-
-/// The exit code that reports a child's status: its code, or 128 + the signal that killed it.
-pub fn exit_code(status: std::process::ExitStatus) -> i32 {
-    match (status.code(), status.signal()) {
-        (Some(c), _) => c,
-        (None, Some(s)) => 128 + s,
-        _ => 1,
-    }
-}
 
 fn say(msg: &str) {
     use std::io::Write;
@@ -223,19 +186,21 @@ fn run_command(opts: &Options, metrics: bool) -> Result<(i32, Option<ConvertRepo
     let mut cmd = Command::new(&opts.command[0]);
     cmd.args(&opts.command[1..]);
     if let Some(c) = &pre.collector {
-        if std::env::var_os("CUDA_INJECTION64_PATH").is_some_and(|v| !v.is_empty()) {
-            say("CUDA_INJECTION64_PATH was set; it is replaced by the fikit collector");
+        if std::env::var_os(CUDA_INJECTION_ENV).is_some_and(|v| !v.is_empty()) {
+            say(&format!(
+                "{CUDA_INJECTION_ENV} was set; it is replaced by the fikit collector"
+            ));
         }
-        cmd.env("CUDA_INJECTION64_PATH", c);
+        cmd.env(CUDA_INJECTION_ENV, c);
     }
-    cmd.env("FIKIT_SPOOL_DIR", &spool_dir)
-        .env("FIKIT_JOB", &opts.job)
-        .env("FIKIT_PRIORITY", opts.priority.to_string());
+    cmd.env(SPOOL_DIR_ENV, &spool_dir)
+        .env(JOB_ENV, &opts.job)
+        .env(PRIORITY_ENV, opts.priority.to_string());
     if opts.all_api {
-        cmd.env("FIKIT_API", "all");
+        cmd.env(API_ENV, "all");
     }
     if metrics {
-        cmd.env(fikit_collector::metrics::METRICS_ENV, "1");
+        cmd.env(METRICS_ENV, "1");
     }
     if let Some(c) = &pre.cupti
         && std::env::var_os(CUPTI_PATH_ENV).is_none()

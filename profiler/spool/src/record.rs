@@ -538,39 +538,7 @@ impl Record {
     pub fn decode(tag: u8, payload: &[u8]) -> Option<Result<Record, DecodeError>> {
         let mut d = Dec { b: payload };
         let r = match tag {
-            tag::START => (|| {
-                let pid = d.u32()?;
-                let ppid = d.u32()?;
-                let job = d.str()?;
-                let priority = d.u8()?;
-                let n = d.u32()? as usize;
-                if n > payload.len() {
-                    return Err(DecodeError);
-                }
-                let mut command_line = Vec::with_capacity(n);
-                for _ in 0..n {
-                    command_line.push(d.str()?);
-                }
-                let host = d.str()?;
-                let cupti_timestamp_ns = d.u64()?;
-                let realtime_ns = d.i64()?;
-                let cupti_version = d.u32()?;
-                let api_mode = ApiMode::from_u8(d.u8()?).ok_or(DecodeError)?;
-                let collector = d.str()?;
-                Ok(Record::Start(ProcessStart {
-                    pid,
-                    ppid,
-                    job,
-                    priority,
-                    command_line,
-                    host,
-                    cupti_timestamp_ns,
-                    realtime_ns,
-                    cupti_version,
-                    api_mode,
-                    collector,
-                }))
-            })(),
+            tag::START => decode_start(&mut d, payload.len()),
             tag::DEVICE => (|| {
                 Ok(Record::Device(Device {
                     ordinal: d.u32()?,
@@ -617,31 +585,7 @@ impl Record {
                     },
                 }))
             })(),
-            tag::MEMOP => (|| {
-                let start = d.u64()?;
-                let end = d.u64()?;
-                let device = d.u32()?;
-                let context = d.u32()?;
-                let stream = d.u32()?;
-                let correlation = d.u32()?;
-                let has = d.u8()?;
-                let kind = d.u8()?;
-                let copy_kind = match has {
-                    0 => None,
-                    1 => Some(kind),
-                    _ => return Err(DecodeError),
-                };
-                Ok(Record::MemOp(MemOp {
-                    start,
-                    end,
-                    device,
-                    context,
-                    stream,
-                    correlation,
-                    copy_kind,
-                    bytes: d.u64()?,
-                }))
-            })(),
+            tag::MEMOP => decode_memop(&mut d),
             tag::API => (|| {
                 Ok(Record::Api(Api {
                     domain: Domain::from_u8(d.u8()?).ok_or(DecodeError)?,
@@ -652,46 +596,8 @@ impl Record {
                     correlation: d.u32()?,
                 }))
             })(),
-            tag::SYNC => (|| {
-                let sync_type = d.u32()?;
-                let start = d.u64()?;
-                let end = d.u64()?;
-                let correlation = d.u32()?;
-                let context = d.u32()?;
-                let has = d.u8()?;
-                let v = d.u32()?;
-                let stream = match has {
-                    0 => None,
-                    1 => Some(v),
-                    _ => return Err(DecodeError),
-                };
-                Ok(Record::Sync(Sync {
-                    sync_type,
-                    start,
-                    end,
-                    correlation,
-                    context,
-                    stream,
-                }))
-            })(),
-            tag::SYNC_CALL => (|| {
-                let correlation = d.u32()?;
-                let sync_type = d.u32()?;
-                let context = d.u32()?;
-                let has = d.u8()?;
-                let v = d.u32()?;
-                let stream = match has {
-                    0 => None,
-                    1 => Some(v),
-                    _ => return Err(DecodeError),
-                };
-                Ok(Record::SyncCall {
-                    correlation,
-                    sync_type,
-                    context,
-                    stream,
-                })
-            })(),
+            tag::SYNC => decode_sync(&mut d),
+            tag::SYNC_CALL => decode_sync_call(&mut d),
             tag::DROPPED => (|| Ok(Record::Dropped { total: d.u64()? }))(),
             tag::NOTE => (|| Ok(Record::Note { text: d.str()? }))(),
             tag::CUDA_RUNTIME => (|| Ok(Record::CudaRuntime { version: d.u32()? }))(),
@@ -714,4 +620,110 @@ impl Record {
         };
         Some(r.and_then(|r| d.finish(r)))
     }
+}
+
+/// The start record (`tag::START`); a command line longer than the payload is corrupt.
+fn decode_start(d: &mut Dec<'_>, payload_len: usize) -> Result<Record, DecodeError> {
+    let pid = d.u32()?;
+    let ppid = d.u32()?;
+    let job = d.str()?;
+    let priority = d.u8()?;
+    let n = d.u32()? as usize;
+    if n > payload_len {
+        return Err(DecodeError);
+    }
+    let mut command_line = Vec::with_capacity(n);
+    for _ in 0..n {
+        command_line.push(d.str()?);
+    }
+    let host = d.str()?;
+    let cupti_timestamp_ns = d.u64()?;
+    let realtime_ns = d.i64()?;
+    let cupti_version = d.u32()?;
+    let api_mode = ApiMode::from_u8(d.u8()?).ok_or(DecodeError)?;
+    let collector = d.str()?;
+    Ok(Record::Start(ProcessStart {
+        pid,
+        ppid,
+        job,
+        priority,
+        command_line,
+        host,
+        cupti_timestamp_ns,
+        realtime_ns,
+        cupti_version,
+        api_mode,
+        collector,
+    }))
+}
+
+/// A copy or memset (`tag::MEMOP`).
+fn decode_memop(d: &mut Dec<'_>) -> Result<Record, DecodeError> {
+    let start = d.u64()?;
+    let end = d.u64()?;
+    let device = d.u32()?;
+    let context = d.u32()?;
+    let stream = d.u32()?;
+    let correlation = d.u32()?;
+    let has = d.u8()?;
+    let kind = d.u8()?;
+    let copy_kind = match has {
+        0 => None,
+        1 => Some(kind),
+        _ => return Err(DecodeError),
+    };
+    Ok(Record::MemOp(MemOp {
+        start,
+        end,
+        device,
+        context,
+        stream,
+        correlation,
+        copy_kind,
+        bytes: d.u64()?,
+    }))
+}
+
+/// A synchronization activity record (`tag::SYNC`).
+fn decode_sync(d: &mut Dec<'_>) -> Result<Record, DecodeError> {
+    let sync_type = d.u32()?;
+    let start = d.u64()?;
+    let end = d.u64()?;
+    let correlation = d.u32()?;
+    let context = d.u32()?;
+    let has = d.u8()?;
+    let v = d.u32()?;
+    let stream = match has {
+        0 => None,
+        1 => Some(v),
+        _ => return Err(DecodeError),
+    };
+    Ok(Record::Sync(Sync {
+        sync_type,
+        start,
+        end,
+        correlation,
+        context,
+        stream,
+    }))
+}
+
+/// A synchronizing API call (`tag::SYNC_CALL`).
+fn decode_sync_call(d: &mut Dec<'_>) -> Result<Record, DecodeError> {
+    let correlation = d.u32()?;
+    let sync_type = d.u32()?;
+    let context = d.u32()?;
+    let has = d.u8()?;
+    let v = d.u32()?;
+    let stream = match has {
+        0 => None,
+        1 => Some(v),
+        _ => return Err(DecodeError),
+    };
+    Ok(Record::SyncCall {
+        correlation,
+        sync_type,
+        context,
+        stream,
+    })
 }

@@ -168,8 +168,8 @@ fn says_why_nothing_was_recorded() {
         _ => None,
     };
     if matches!(
-        fikit_collector::locate::locate_cupti(&env, ""),
-        fikit_collector::locate::Located::NotFound(_)
+        fikit_protocol::locate::locate_cupti(&env, ""),
+        fikit_protocol::locate::Located::NotFound(_)
     ) {
         assert!(err.contains("libcupti was not found"), "{err}");
         assert!(err.contains("/nonexistent/fikit-test"), "{err}");

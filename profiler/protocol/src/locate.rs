@@ -1,7 +1,10 @@
-//! Finding libcupti. The collector never lets cudarc's loader search for it
-//! (that loader panics when it finds nothing, and could map a second copy
-//! beside the program's); it opens the one chosen here and takes every CUPTI
-//! function from that handle ([`crate::cupti::bind`]).
+//! Finding libcupti, for the collector (which opens the file chosen here) and
+//! for `fikit-profile` (which searches before the command runs, to say where
+//! it looked and to hand its find on in [`CUPTI_FOUND_ENV`]). The collector
+//! never lets cudarc's loader search for it (that loader panics when it finds
+//! nothing, and could map a second copy beside the program's); it opens the
+//! one chosen here and takes every CUPTI function from that handle (the
+//! collector's `cupti::bind`).
 //!
 //! The choice ([`choose_cupti`]): a libcupti the program already loaded (for
 //! example PyTorch's, from its NVIDIA wheel) always wins, since two CUPTI
@@ -10,16 +13,13 @@
 //! `fikit-profile` hands the collector the copy it found itself in
 //! `FIKIT_CUPTI_FOUND`, not in the user's `FIKIT_CUPTI_PATH`: a program's own
 //! copy overrules that one silently, since the user chose nothing.
+//!
+//! Pure std: it reads the environment through a closure and the process's
+//! libraries from a `/proc/<pid>/maps` text, so it is tested without a GPU.
 
 use std::path::{Path, PathBuf};
 
-/// Environment variable naming libcupti (a file) or a folder holding it.
-pub const CUPTI_PATH_ENV: &str = "FIKIT_CUPTI_PATH";
-
-/// Environment variable the launcher sets to the libcupti it found (the user
-/// set no [`CUPTI_PATH_ENV`]): searched right after it, overruled by a
-/// program's own copy without a note.
-pub const CUPTI_FOUND_ENV: &str = "FIKIT_CUPTI_FOUND";
+use crate::{CUPTI_FOUND_ENV, CUPTI_PATH_ENV};
 
 /// Where libcupti was found, or every place that was searched.
 #[derive(Debug, Clone, PartialEq, Eq)]
