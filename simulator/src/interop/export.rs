@@ -33,6 +33,7 @@ use serde_json::{Map, Value, json};
 use fikit_trace::gaps::{GapCause, busy_intervals, idle_gaps};
 use fikit_trace::{HostCall, Trace};
 
+use crate::error::FileError;
 use crate::policy::PolicyKind;
 use crate::sim::engine::{RunError, Segment};
 use crate::sim::gpu::GpuModel;
@@ -547,15 +548,10 @@ pub fn read_traces(files: &[PathBuf]) -> Result<Vec<TraceInput>, fikit_trace::Tr
 
 /// The trace files of a scenario file's jobs, in job order (resolved against its folder).
 pub fn scenario_traces(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
-    let p = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-        path: p.clone(),
-        source,
-    })?;
-    let file: ScenarioFile = serde_json::from_str(&text).map_err(|e| ScenarioError::Invalid {
-        path: p,
-        message: e.to_string(),
-    })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| FileError::unreadable("scenario", path, e))?;
+    let file: ScenarioFile =
+        serde_json::from_str(&text).map_err(|e| FileError::invalid(path, e.to_string()))?;
     let base = path.parent().unwrap_or(Path::new("."));
     Ok(file.jobs.iter().map(|j| base.join(&j.trace)).collect())
 }

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::error::FileError;
 use crate::policy::PolicyKind;
 use crate::sim::engine::{RunError, RunResult};
 use crate::sim::gpu::GpuModel;
@@ -78,14 +79,10 @@ pub struct SweepSpec {
 /// naming the file and what is wrong.
 #[derive(Debug, thiserror::Error)]
 pub enum FleetError {
-    /// The spec (or a model file it names) is not valid.
-    #[error("{path}: {message}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The spec (or a model file it names, or a rows file) cannot be read
+    /// or is not valid: `PATH: MESSAGE`.
+    #[error(transparent)]
+    File(#[from] FileError),
     /// A trace could not be read.
     #[error(transparent)]
     Trace(#[from] fikit_trace::TraceError),
@@ -99,10 +96,7 @@ pub enum FleetError {
 
 impl FleetError {
     fn invalid(path: &Path, message: impl Into<String>) -> FleetError {
-        FleetError::Invalid {
-            path: path.display().to_string(),
-            message: message.into(),
-        }
+        FleetError::File(FileError::invalid(path, message))
     }
 }
 
