@@ -9,6 +9,7 @@
 //! - [`report`]: tables, plots, the HTML report, trace summaries (`inspect`);
 //! - [`interop`]: other profilers' traces in (Kineto, Nsight Systems) and
 //!   Perfetto out;
+//! - [`error`]: the one shape of a bad input file ([`fikit_sim_core::error`]);
 //! - [`cli`]: the `fikit-sim` command line, which parses into the plain
 //!   option structs of these modules.
 //!
@@ -16,6 +17,7 @@
 //! commands that run it are `fikit-run`'s and the lab's.
 
 pub mod cli;
+pub use fikit_sim_core::error;
 pub mod interop;
 pub use fikit_sim_core::policy;
 pub mod report;

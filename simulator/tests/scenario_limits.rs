@@ -3,6 +3,7 @@
 //! aborted with "memory allocation of … bytes failed" before; found while
 //! fuzzing scenario files, fuzz/README.md).
 
+use fikit_sim::error::FileError;
 use fikit_sim::sim::scenario::{MAX_JOB_STEPS, Scenario, ScenarioError};
 
 fn load(json: &str) -> Result<Scenario, ScenarioError> {
@@ -17,7 +18,7 @@ fn load(json: &str) -> Result<Scenario, ScenarioError> {
 
 fn invalid(json: &str) -> String {
     match load(json) {
-        Err(ScenarioError::Invalid { message, .. }) => message,
+        Err(ScenarioError::File(FileError::Invalid { message, .. })) => message,
         other => panic!("expected an invalid scenario, got {other:?}"),
     }
 }

@@ -8,7 +8,9 @@
 //!   policies (JCT, slowdown, speedup against time slicing, latency
 //!   percentiles, utilization);
 //! - [`policy`]: one file per scheduling policy, all behind
-//!   [`sim::engine::Policy`], and the registry that names them.
+//!   [`sim::engine::Policy`], and the registry that names them;
+//! - [`error`]: the one shape of a bad input file ([`error::FileError`]).
 
+pub mod error;
 pub mod policy;
 pub mod sim;

@@ -343,8 +343,36 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
         report,
         ..
     } = input;
-    let mut sections = Vec::new();
+    let mut sections = vec![
+        scenario_section(scenario),
+        model_section(model),
+        results_section(report),
+    ];
+    if !input.figures.is_empty() {
+        sections.push(Section {
+            heading: "Plots".into(),
+            blocks: input.figures.iter().cloned().map(Block::Figure).collect(),
+        });
+    }
 
+    let mut subtitle = format!(
+        "fikit-sim {}; GPU model {}",
+        env!("CARGO_PKG_VERSION"),
+        report.model
+    );
+    if let Some(c) = &input.command {
+        subtitle.push_str("; ");
+        subtitle.push_str(c);
+    }
+    HtmlReport {
+        title: format!("fikit-sim: {}", scenario.name),
+        subtitle: Some(subtitle),
+        sections,
+    }
+}
+
+/// The scenario's jobs: priority, arrival, size, recorded span.
+fn scenario_section(scenario: &Scenario) -> Section {
     let jobs = Table {
         caption: Some(format!(
             "Jobs of scenario \u{201c}{}\u{201d}",
@@ -383,7 +411,7 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
             })
             .collect(),
     };
-    sections.push(Section {
+    Section {
         heading: "Scenario".into(),
         blocks: vec![
             Block::Paragraph(
@@ -393,8 +421,11 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
             ),
             Block::Table(jobs),
         ],
-    });
+    }
+}
 
+/// The GPU model's parameters.
+fn model_section(model: &GpuModel) -> Section {
     let model_rows: Vec<(String, String)> = match serde_json::to_value(model) {
         Ok(serde_json::Value::Object(m)) => m
             .into_iter()
@@ -408,7 +439,7 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
             .collect(),
         _ => vec![("name".into(), model.name.clone())],
     };
-    sections.push(Section {
+    Section {
         heading: "GPU model".into(),
         blocks: vec![
             Block::Paragraph(
@@ -418,8 +449,11 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
             ),
             Block::KeyValues(model_rows),
         ],
-    });
+    }
+}
 
+/// The results: per policy and job, then per policy.
+fn results_section(report: &Report) -> Section {
     let per_job = Table {
         caption: Some("Per policy and job".into()),
         header: [
@@ -487,7 +521,7 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
             })
             .collect(),
     };
-    sections.push(Section {
+    Section {
         heading: "Results".into(),
         blocks: vec![
             Block::Paragraph(
@@ -499,28 +533,6 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
             Block::Table(per_job),
             Block::Table(per_policy),
         ],
-    });
-
-    if !input.figures.is_empty() {
-        sections.push(Section {
-            heading: "Plots".into(),
-            blocks: input.figures.iter().cloned().map(Block::Figure).collect(),
-        });
-    }
-
-    let mut subtitle = format!(
-        "fikit-sim {}; GPU model {}",
-        env!("CARGO_PKG_VERSION"),
-        report.model
-    );
-    if let Some(c) = &input.command {
-        subtitle.push_str("; ");
-        subtitle.push_str(c);
-    }
-    HtmlReport {
-        title: format!("fikit-sim: {}", scenario.name),
-        subtitle: Some(subtitle),
-        sections,
     }
 }
 

@@ -5,6 +5,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::FileError;
+
 /// When a policy may take the device away from running work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -195,26 +197,9 @@ impl Default for GpuModel {
     }
 }
 
-/// Errors reading a GPU model file.
-#[derive(Debug, thiserror::Error)]
-pub enum ModelError {
-    /// Could not read it.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// Not a valid model.
-    #[error("{path}: {message}")]
-    Invalid {
-        /// The file.
-        path: String,
-        /// What is wrong.
-        message: String,
-    },
-}
+/// Errors reading a GPU model file: it could not be read (`PATH: REASON`)
+/// or is not a valid model (`PATH: MESSAGE`).
+pub type ModelError = FileError;
 
 /// How many times slower a kernel runs while other jobs' kernels press on a
 /// share `o` of the SMs: `1 + c max(0, o - threshold)` (`c`:
@@ -320,17 +305,10 @@ impl GpuModel {
 
     /// Reads a model file; fields it omits keep their defaults.
     pub fn load(path: &Path) -> Result<GpuModel, ModelError> {
-        let p = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io {
-            path: p.clone(),
-            source,
-        })?;
-        let m: GpuModel = serde_json::from_str(&text).map_err(|e| ModelError::Invalid {
-            path: p.clone(),
-            message: e.to_string(),
-        })?;
-        m.validate()
-            .map_err(|message| ModelError::Invalid { path: p, message })?;
+        let text = std::fs::read_to_string(path).map_err(|e| FileError::io(path, e))?;
+        let m: GpuModel =
+            serde_json::from_str(&text).map_err(|e| FileError::invalid(path, e.to_string()))?;
+        m.validate().map_err(|m| FileError::invalid(path, m))?;
         Ok(m)
     }
 

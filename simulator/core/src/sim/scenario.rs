@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::error::FileError;
 use crate::sim::job::{HostStep, Job, poisson_arrivals};
 
 /// A scenario file.
@@ -87,23 +88,10 @@ pub struct Scenario {
 /// Errors building a scenario.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    /// The scenario file could not be read. The reason is the error's
-    /// source, so `{:#}` (anyhow's chain) names it once.
-    #[error("cannot read the scenario {path}")]
-    Io {
-        /// File.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The scenario file is not valid.
-    #[error("{path}: {message}")]
-    Invalid {
-        /// File.
-        path: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The scenario file could not be read (`cannot read the scenario
+    /// PATH`, the reason its source) or is not valid (`PATH: MESSAGE`).
+    #[error(transparent)]
+    File(#[from] FileError),
     /// A trace could not be read.
     #[error(transparent)]
     Trace(#[from] fikit_trace::TraceError),
@@ -154,10 +142,8 @@ impl Scenario {
 
     /// [`Scenario::load`]; with `shapes`, the jobs keep their launch shapes.
     pub fn load_with(path: &Path, shapes: bool) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| FileError::unreadable("scenario", path, e))?;
         Scenario::parse_with(&text, path, shapes)
     }
 
@@ -169,11 +155,7 @@ impl Scenario {
 
     /// [`Scenario::parse`]; with `shapes`, the jobs keep their launch shapes.
     pub fn parse_with(text: &str, path: &Path, shapes: bool) -> Result<Scenario, ScenarioError> {
-        let p = path.display().to_string();
-        let invalid = |message: String| ScenarioError::Invalid {
-            path: p.clone(),
-            message,
-        };
+        let invalid = |message: String| ScenarioError::from(FileError::invalid(path, message));
         let file: ScenarioFile = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
         if file.jobs.is_empty() {
             return Err(invalid(
@@ -263,7 +245,7 @@ impl Scenario {
         }
         dedup_names(&mut jobs);
         Ok(Scenario {
-            name: file.name.unwrap_or_else(|| p.clone()),
+            name: file.name.unwrap_or_else(|| path.display().to_string()),
             jobs,
             arrivals,
         })

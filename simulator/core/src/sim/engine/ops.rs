@@ -1,0 +1,282 @@
+//! An operation's life: the host issues it, it becomes eligible at the
+//! head of its stream, starts, may pause, and completes; a job finishes
+//! when its host and every operation have.
+
+use crate::sim::gpu::MpsOrder;
+use crate::sim::job::{HostStep, NO_OP};
+
+use super::{Engine, Event, Host, OpRt, Segment, Status};
+
+impl Engine<'_> {
+    /// Runs host steps of job `j` that are due now, until one lies in the future or blocks.
+    pub(super) fn host_step(&mut self, j: usize) {
+        let job = &self.jobs[j];
+        loop {
+            let st = &mut self.state[j];
+            let Some(&step) = job.steps.get(st.step) else {
+                st.host = Host::Finished;
+                self.maybe_finish(j);
+                return;
+            };
+            let delay = match step {
+                HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. } => delay_ns,
+                HostStep::Arrive { at_ns } => st
+                    .arrival_ns
+                    .saturating_add(at_ns)
+                    .saturating_sub(st.host_t)
+                    .max(0),
+            };
+            let due = st.host_t.saturating_add(delay);
+            if due > self.now {
+                st.host = Host::Busy;
+                self.schedule(due, Event::Host(j));
+                return;
+            }
+            st.step += 1;
+            st.host_t = self.now;
+            match step {
+                HostStep::Arrive { at_ns } => {
+                    let st = &mut self.state[j];
+                    st.iteration_start = st.arrival_ns.saturating_add(at_ns);
+                }
+                HostStep::Issue { op, .. } => self.issue(j, op as usize),
+                HostStep::Wait {
+                    op,
+                    wake_ns,
+                    ends_iteration,
+                    ..
+                } => {
+                    let st = &mut self.state[j];
+                    match (op != NO_OP).then_some(op as usize) {
+                        Some(op) if st.ops[op].status != Status::Done => {
+                            st.host = Host::Waiting {
+                                op,
+                                wake_ns,
+                                ends_iteration,
+                            };
+                            return;
+                        }
+                        _ => {
+                            let resume = self.now.saturating_add(wake_ns);
+                            if ends_iteration {
+                                st.end_iteration(resume);
+                            }
+                            st.host_t = resume;
+                            if resume > self.now {
+                                // Continue after the wake-up latency.
+                                st.host = Host::Busy;
+                                self.schedule(resume, Event::Host(j));
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn issue(&mut self, j: usize, op: usize) {
+        let stream = self.jobs[j].ops[op].stream as usize;
+        let st = &mut self.state[j];
+        st.ops[op].issued_at = self.now;
+        st.outstanding += 1;
+        if self.jobs[j].ops[op].is_kernel() {
+            st.queued_kernels += 1;
+        }
+        st.streams[stream].push_back(op);
+        if st.streams[stream].len() == 1 {
+            self.schedule_eligible(j, op);
+        }
+    }
+
+    pub(super) fn schedule_eligible(&mut self, j: usize, op: usize) {
+        let o = &self.jobs[j].ops[op];
+        let st = &self.state[j];
+        let issued = st.ops[op].issued_at;
+        debug_assert!(
+            issued != OpRt::NOT_ISSUED,
+            "only issued ops become eligible"
+        );
+        let ready = issued
+            .saturating_add(o.issue_offset_ns)
+            .max(st.stream_last_done[o.stream as usize].saturating_add(o.start_offset_ns));
+        if ready <= self.now {
+            self.make_eligible(j, op);
+        } else {
+            self.schedule(ready, Event::Eligible(j, op));
+        }
+    }
+
+    pub(super) fn make_eligible(&mut self, j: usize, op: usize) {
+        let st = &mut self.state[j];
+        st.ops[op].status = Status::Eligible;
+        st.ops[op].eligible_at = self.now;
+        if self.jobs[j].ops[op].is_kernel() {
+            st.eligible.push(op);
+        } else {
+            self.start(j, op);
+        }
+    }
+
+    pub(super) fn start(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        let is_kernel = self.jobs[j].ops[op].is_kernel();
+        let by_blocks = is_kernel && self.blocks();
+        let st = &mut self.state[j];
+        let o = &mut st.ops[op];
+        assert_eq!(
+            o.status,
+            Status::Eligible,
+            "policy started op {op} of job {j} that is not eligible"
+        );
+        o.status = Status::Running;
+        o.since = now;
+        o.rate = 1.0;
+        o.resumed_at = now;
+        o.version += 1;
+        let finish = now.saturating_add(o.remaining.ceil() as i64);
+        let version = o.version;
+        if is_kernel {
+            if let Some(pos) = st.eligible.iter().position(|&x| x == op) {
+                st.eligible.remove(pos);
+            }
+            st.running.push(op);
+            if self.running_kernels == 0 {
+                self.busy_since = now;
+            }
+            self.running_kernels += 1;
+        }
+        if by_blocks {
+            // Its blocks take room at this instant's `place_blocks`; it ends with its last wave.
+            let job = &self.jobs[j];
+            let occupancy = job.occupancy(op).expect("a kernel has an occupancy");
+            // Its place in line: when it became ready, or when it was launched.
+            let key = match self.sharing.as_ref().map(|s| s.order) {
+                Some(MpsOrder::Launch) => self.state[j].ops[op].issued_at,
+                _ => now,
+            };
+            // How hard it presses on other jobs' kernels: the job's
+            // measured pressure where it has one, else by its DRAM traffic
+            // and issue rate where the model and its trace have the figures.
+            let weight = job
+                .pressure_weight
+                .unwrap_or_else(|| match self.sharing.as_ref() {
+                    Some(s) if s.corun_slowdown > 0.0 && !s.load_traffic.is_empty() => {
+                        crate::sim::gpu::corun_weight(
+                            &s.load_traffic,
+                            occupancy.demand,
+                            job.pressure(op),
+                            s.weight_max,
+                        )
+                    }
+                    _ => 1.0,
+                });
+            self.slots
+                .admit(j, op, occupancy, job.ops[op].duration_ns, key, weight);
+        } else {
+            self.schedule(finish, Event::Done(j, op, version));
+        }
+    }
+
+    pub(super) fn stop_running(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        let st = &mut self.state[j];
+        if let Some(pos) = st.running.iter().position(|&x| x == op) {
+            st.running.remove(pos);
+            self.running_kernels -= 1;
+            if self.running_kernels == 0 {
+                self.busy_ns += now - self.busy_since;
+            }
+            if self.opts.record_segments {
+                self.segments.push(Segment {
+                    job: j,
+                    op,
+                    ready_ns: st.ops[op].eligible_at.min(st.ops[op].resumed_at),
+                    start_ns: st.ops[op].resumed_at,
+                    end_ns: now,
+                });
+            }
+        }
+    }
+
+    pub(super) fn pause(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        assert!(
+            self.sharing.is_none(),
+            "policy paused a kernel while sharing SMs (Policy::sm_sharing: such a policy never pauses)"
+        );
+        {
+            let o = &mut self.state[j].ops[op];
+            assert_eq!(
+                o.status,
+                Status::Running,
+                "policy paused an op that is not running"
+            );
+            o.remaining = (o.remaining - (now - o.since) as f64 * o.rate).max(0.0);
+        }
+        self.stop_running(j, op);
+        let st = &mut self.state[j];
+        let o = &mut st.ops[op];
+        o.status = Status::Eligible;
+        o.eligible_at = now;
+        o.version += 1;
+        st.eligible.push(op);
+    }
+
+    pub(super) fn complete(&mut self, j: usize, op: usize) {
+        let now = self.now;
+        let is_kernel = self.jobs[j].ops[op].is_kernel();
+        if is_kernel {
+            self.stop_running(j, op);
+        }
+        let stream = self.jobs[j].ops[op].stream as usize;
+        let st = &mut self.state[j];
+        st.ops[op].status = Status::Done;
+        st.ops[op].remaining = 0.0;
+        st.outstanding -= 1;
+        if is_kernel {
+            st.queued_kernels -= 1;
+        }
+        st.stream_last_done[stream] = now;
+        let front = st.streams[stream].pop_front();
+        debug_assert_eq!(front, Some(op));
+        if is_kernel {
+            let pos = self.jobs[j].kernel_position[op];
+            st.last_kernel_done = Some((pos as usize, now));
+        }
+        if let Some(&next) = st.streams[stream].front() {
+            self.schedule_eligible(j, next);
+        }
+        if let Host::Waiting {
+            op: w,
+            wake_ns,
+            ends_iteration,
+        } = self.state[j].host
+            && w == op
+        {
+            let st = &mut self.state[j];
+            let resume = now.saturating_add(wake_ns);
+            if ends_iteration {
+                st.end_iteration(resume);
+            }
+            st.host_t = resume;
+            st.host = Host::Busy;
+            if resume > now {
+                self.schedule(resume, Event::Host(j));
+            } else {
+                self.host_step(j);
+            }
+        }
+        if is_kernel && self.fluid() {
+            self.update_rates();
+        }
+        self.maybe_finish(j);
+    }
+
+    pub(super) fn maybe_finish(&mut self, j: usize) {
+        let st = &mut self.state[j];
+        if st.host == Host::Finished && st.outstanding == 0 && st.finish_ns.is_none() {
+            st.finish_ns = Some(self.now.max(st.host_t).saturating_add(self.jobs[j].tail_ns));
+        }
+    }
+}

@@ -1,0 +1,249 @@
+//! The event loop: an [`Engine`] prepared from jobs and arrivals, its
+//! queue (time, then FIFO), and [`Engine::run`], which pops events and asks
+//! the policy at each instant.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use crate::sim::job::Job;
+use crate::sim::slots::SlotPool;
+
+use super::{
+    Commands, Engine, Event, Host, JobOutcome, JobRt, MAX_DECISIONS_PER_INSTANT, MAX_SIM_NS, OpRt,
+    Policy, RunError, RunOptions, RunResult, Status,
+};
+
+impl<'a> Engine<'a> {
+    /// Prepares a run of `jobs`, job `i` arriving at `arrivals[i]`.
+    pub fn new(jobs: &'a [Job], arrivals: &[i64], opts: RunOptions) -> Self {
+        let state = jobs
+            .iter()
+            .zip(arrivals)
+            .map(|(j, &arrival)| {
+                let nstreams = j
+                    .ops
+                    .iter()
+                    .map(|o| o.stream as usize + 1)
+                    .max()
+                    .unwrap_or(0);
+                JobRt {
+                    priority: j.priority,
+                    arrival_ns: arrival,
+                    eligible: Vec::new(),
+                    running: Vec::new(),
+                    ops: j
+                        .ops
+                        .iter()
+                        .map(|o| OpRt {
+                            status: Status::Pending,
+                            remaining: o.duration_ns as f64,
+                            rate: 1.0,
+                            since: 0,
+                            version: 0,
+                            eligible_at: 0,
+                            resumed_at: 0,
+                            issued_at: OpRt::NOT_ISSUED,
+                        })
+                        .collect(),
+                    last_kernel_done: None,
+                    finish_ns: None,
+                    iterations_ns: Vec::new(),
+                    iteration_start: arrival,
+                    host: Host::Busy,
+                    step: 0,
+                    host_t: arrival,
+                    streams: vec![VecDeque::new(); nstreams],
+                    stream_last_done: vec![i64::MIN; nstreams],
+                    outstanding: 0,
+                    queued_kernels: 0,
+                }
+            })
+            .collect();
+        Engine {
+            jobs,
+            state,
+            queue: BinaryHeap::new(),
+            events: Vec::new(),
+            free_slots: Vec::new(),
+            seq: 0,
+            now: 0,
+            wake_pending: None,
+            running_kernels: 0,
+            busy_since: 0,
+            busy_ns: 0,
+            processed: 0,
+            segments: Vec::new(),
+            opts,
+            sharing: None,
+            slots: SlotPool::new(jobs.len()),
+            placed: Vec::new(),
+            shares: Vec::new(),
+            too_long: None,
+        }
+    }
+
+    pub(super) fn schedule(&mut self, t: i64, e: Event) {
+        if t > MAX_SIM_NS {
+            self.too_long.get_or_insert((self.now, t));
+            return;
+        }
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.events[s] = e;
+                s
+            }
+            None => {
+                self.events.push(e);
+                self.events.len() - 1
+            }
+        };
+        self.queue.push(Reverse((t, self.seq, slot)));
+        self.seq += 1;
+    }
+
+    /// Runs to the end under `policy`. Fails only when the policy leaves
+    /// eligible work unscheduled with nothing left to happen (a policy bug).
+    pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
+        self.sharing = policy.sm_sharing();
+        for j in 0..self.jobs.len() {
+            let arrival = self.state[j].arrival_ns;
+            self.schedule(arrival, Event::Host(j));
+        }
+        let mut cmds = Commands::default();
+        // Whether anything happened in this instant yet.
+        let mut changed = false;
+        while let Some(Reverse((t, _, slot))) = self.queue.pop() {
+            if let Some((at_ns, due_ns)) = self.too_long {
+                return Err(RunError::TooLong {
+                    policy: policy.name(),
+                    at_ns,
+                    due_ns,
+                });
+            }
+            let event = self.events[slot];
+            self.free_slots.push(slot);
+            self.now = t;
+            self.processed += 1;
+            match event {
+                Event::Host(j) => {
+                    self.host_step(j);
+                    changed = true;
+                }
+                Event::Eligible(j, op) => {
+                    self.make_eligible(j, op);
+                    changed = true;
+                }
+                Event::Wave(j, op, wave) => {
+                    // The wave's blocks free their room; the kernel ends with its last.
+                    if let Some(done) = self.slots.wave_done(j, op, wave) {
+                        if done {
+                            self.complete(j, op);
+                        }
+                        changed = true;
+                    }
+                }
+                Event::Done(j, op, version) => {
+                    // A stale completion (rescheduled or paused since) changes nothing.
+                    if self.state[j].ops[op].version == version
+                        && self.state[j].ops[op].status == Status::Running
+                    {
+                        self.complete(j, op);
+                        changed = true;
+                    }
+                }
+                Event::Wake => {
+                    // A wake-up the policy no longer waits for changes nothing.
+                    if self.wake_pending == Some(t) {
+                        self.wake_pending = None;
+                        changed = true;
+                    }
+                }
+            }
+            // Same-time events first: the policy sees one consistent instant.
+            if self
+                .queue
+                .peek()
+                .is_some_and(|Reverse((nt, _, _))| *nt == t)
+            {
+                continue;
+            }
+            // An instant of stale events only is no decision point: the
+            // policy is asked when something happened, so that a run does
+            // not depend on when leftover events of earlier plans fall (the
+            // engine skips time-slice rounds without creating them).
+            if !std::mem::take(&mut changed) {
+                continue;
+            }
+            // Ask the policy; after it paused work, ask again so it can use the freed device.
+            for _ in 0..MAX_DECISIONS_PER_INSTANT {
+                cmds.start.clear();
+                cmds.pause.clear();
+                cmds.wake_at = None;
+                policy.decide(self.now, self.jobs, &self.state, &mut cmds);
+                let changed = !cmds.start.is_empty() || !cmds.pause.is_empty();
+                for &(j, op) in &cmds.pause {
+                    self.pause(j, op);
+                }
+                for &(j, op) in &cmds.start {
+                    self.start(j, op);
+                }
+                if changed && self.fluid() {
+                    self.update_rates();
+                }
+                if let Some(w) = cmds.wake_at
+                    && w > self.now
+                    && self.wake_pending.is_none_or(|p| w < p)
+                {
+                    self.wake_pending = Some(w);
+                    self.schedule(w, Event::Wake);
+                }
+                if cmds.pause.is_empty() {
+                    break;
+                }
+            }
+            if self.blocks() {
+                self.place_blocks();
+            }
+            if let Some(r) = policy.rotation(self.now, &self.state) {
+                let by = self.skip_rounds(&r);
+                if by > 0 {
+                    policy.skip(by);
+                }
+            }
+        }
+        if let Some((at_ns, due_ns)) = self.too_long {
+            return Err(RunError::TooLong {
+                policy: policy.name(),
+                at_ns,
+                due_ns,
+            });
+        }
+        let mut jobs = Vec::with_capacity(self.state.len());
+        for (j, st) in self.state.iter().enumerate() {
+            let finish = st.finish_ns.ok_or_else(|| RunError::Stuck {
+                policy: policy.name(),
+                job: self.jobs[j].name.clone(),
+                at_ns: self.now,
+            })?;
+            let mut iterations = st.iterations_ns.clone();
+            if iterations.is_empty() {
+                iterations.push(finish - st.arrival_ns);
+            }
+            jobs.push(JobOutcome {
+                arrival_ns: st.arrival_ns,
+                finish_ns: finish,
+                iterations_ns: iterations,
+            });
+        }
+        let first = jobs.iter().map(|j| j.arrival_ns).min().unwrap_or(0);
+        let last = jobs.iter().map(|j| j.finish_ns).max().unwrap_or(0);
+        Ok(RunResult {
+            jobs,
+            busy_ns: self.busy_ns,
+            makespan_ns: last - first,
+            events: self.processed,
+            segments: self.segments,
+            misprediction: policy.misprediction(),
+        })
+    }
+}

@@ -1,0 +1,276 @@
+//! Jobs made from jobs: FIKIT's gaps predicted by kernel key, a slower or
+//! faster host, a fixed MPS pressure, the program repeated, or serving
+//! requests at given arrivals ([`poisson_arrivals`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{HostStep, Job, NO_OP};
+
+impl Job {
+    /// The job with FIKIT's gap predictions made by kernel key instead of by
+    /// position: the gap after each kernel is `gap_of(its key)`. A real
+    /// program's gate (`fikit-run`) cannot know a kernel's position in the
+    /// profile, only its key, so it predicts the gap after a key (the 10th
+    /// percentile of the gaps after it: `fikit_gate::Table`); this is how
+    /// the simulator predicts that gate.
+    pub fn with_gaps_by_key(&self, gap_of: impl Fn(u64) -> i64) -> Job {
+        let mut gaps = self.gap_after_kernel_ns.to_vec();
+        for (op, &pos) in self.ops.iter().zip(self.kernel_position.iter()) {
+            if let (Some(key), Some(g)) = (op.kernel_key(), gaps.get_mut(pos as usize)) {
+                *g = gap_of(key);
+            }
+        }
+        Job {
+            gap_after_kernel_ns: gaps.into(),
+            ..self.clone()
+        }
+    }
+
+    /// The job on a host `factor` times as slow (below 1: faster): every
+    /// host delay between its steps scaled, its GPU operations, the driver's
+    /// wake-up after a wait and its profiled gaps (what a gate predicts
+    /// with) as recorded. For a profile recorded while the host ran at
+    /// another speed than the job's runs ([`Job::setup_iterations`] aside,
+    /// a launch-bound job's iterations are its host delays).
+    pub fn with_host_speed(&self, factor: f64) -> Job {
+        let scale = |d: i64| (d as f64 * factor).round() as i64;
+        let steps: Vec<HostStep> = self
+            .steps
+            .iter()
+            .map(|s| match *s {
+                HostStep::Issue { delay_ns, op } => HostStep::Issue {
+                    delay_ns: scale(delay_ns),
+                    op,
+                },
+                HostStep::Wait {
+                    delay_ns,
+                    op,
+                    wake_ns,
+                    ends_iteration,
+                } => HostStep::Wait {
+                    delay_ns: scale(delay_ns),
+                    op,
+                    wake_ns,
+                    ends_iteration,
+                },
+                arrive @ HostStep::Arrive { .. } => arrive,
+            })
+            .collect();
+        Job {
+            steps: steps.into(),
+            tail_ns: scale(self.tail_ns),
+            ..self.clone()
+        }
+    }
+
+    /// The job with every kernel pressing on other jobs' kernels under MPS
+    /// at `weight` ([`Job::pressure_weight`]; clamped to 0..=1).
+    pub fn with_pressure_weight(&self, weight: f64) -> Job {
+        Job {
+            pressure_weight: Some(if weight.is_finite() {
+                weight.clamp(0.0, 1.0)
+            } else {
+                1.0
+            }),
+            ..self.clone()
+        }
+    }
+
+    /// The mean host delay before a launch (an [`HostStep::Issue`]'s
+    /// `delay_ns`), ns, over the issues after the first fifth of them (the
+    /// set-up left out), the longest hundredth of those (rounded down) left
+    /// out too (a pause between requests, a stray stall): how fast the
+    /// job's host ran, as one figure that two recordings of one program can
+    /// be compared by. `None` without issues after the first fifth.
+    pub fn host_ns_per_launch(&self) -> Option<f64> {
+        let mut d: Vec<i64> = self
+            .steps
+            .iter()
+            .filter_map(|s| match *s {
+                HostStep::Issue { delay_ns, .. } => Some(delay_ns),
+                _ => None,
+            })
+            .collect();
+        let mut steady = d.split_off(d.len() / 5);
+        steady.sort_unstable();
+        let keep = steady.len() - steady.len() / 100;
+        (keep > 0).then(|| steady[..keep].iter().sum::<i64>() as f64 / keep as f64)
+    }
+
+    /// Number of kernels.
+    pub fn kernel_count(&self) -> usize {
+        self.ops.iter().filter(|o| o.is_kernel()).count()
+    }
+
+    /// The host program cut into iterations (each ends with a blocking wait),
+    /// and the steps after the last one.
+    fn iterations(&self) -> (Vec<&[HostStep]>, &[HostStep]) {
+        let mut out = Vec::new();
+        let mut from = 0;
+        for (i, s) in self.steps.iter().enumerate() {
+            if let HostStep::Wait {
+                ends_iteration: true,
+                ..
+            } = s
+            {
+                out.push(&self.steps[from..=i]);
+                from = i + 1;
+            }
+        }
+        (out, &self.steps[from..])
+    }
+
+    /// The job with its whole program played `times` times back to back.
+    pub fn repeated(&self, times: usize) -> Job {
+        let parts: Vec<(Option<i64>, &[HostStep])> =
+            (0..times).map(|_| (None, &self.steps[..])).collect();
+        self.rebuilt(&parts)
+    }
+
+    /// The job serving requests that arrive at `arrivals` (ns after the job's
+    /// arrival, ascending). The first recorded iteration (setup: weight
+    /// uploads, warm-up, autotuning) runs once before the first request (which
+    /// waits for it; it is no iteration of its own), and
+    /// request `k` replays recorded iteration `1 + k mod (n - 1)`, starting
+    /// when it has arrived and the previous request is done; its latency runs
+    /// from its arrival. The steps after the last recorded iteration run once
+    /// at the end. A job with one iteration or none serves each request with
+    /// its whole program. (Of a program that makes its input on the GPU
+    /// before uploading its weights, whose second iteration is the upload
+    /// ([`Job::setup_iterations`]), that upload is one of the requests
+    /// replayed: kept so, as the saved live replays of serving scenarios
+    /// ran it so.)
+    pub fn serving(&self, arrivals: &[i64]) -> Job {
+        let (iters, tail) = self.iterations();
+        if iters.len() >= 2 {
+            let requests = arrivals
+                .iter()
+                .enumerate()
+                .map(|(k, &a)| (Some(a), iters[1 + k % (iters.len() - 1)]));
+            let parts: Vec<(Option<i64>, &[HostStep])> = std::iter::once((None, iters[0]))
+                .chain(requests)
+                .chain((!tail.is_empty()).then_some((None, tail)))
+                .collect();
+            let mut job = self.rebuilt(&parts);
+            job.setup_iterations = 0;
+            // The setup is no request: its time counts in the first request's
+            // latency (which waits for it), not as an iteration of its own.
+            let mut steps = job.steps.to_vec();
+            for step in steps.iter_mut() {
+                match step {
+                    HostStep::Arrive { .. } => break,
+                    HostStep::Wait { ends_iteration, .. } => *ends_iteration = false,
+                    HostStep::Issue { .. } => {}
+                }
+            }
+            job.steps = steps.into();
+            return job;
+        }
+        let parts: Vec<(Option<i64>, &[HostStep])> = arrivals
+            .iter()
+            .map(|&a| (Some(a), &self.steps[..]))
+            .collect();
+        let mut job = self.rebuilt(&parts);
+        job.setup_iterations = 0;
+        job
+    }
+
+    /// A job whose program is `parts` in order, each optionally preceded by an
+    /// arrival. Ops are copied per part; a wait for an op issued outside its
+    /// part waits for nothing.
+    fn rebuilt(&self, parts: &[(Option<i64>, &[HostStep])]) -> Job {
+        let mut ops = Vec::new();
+        let mut steps = Vec::new();
+        let mut kernel_position = Vec::new();
+        let mut next_pos = 0;
+        for (arrival, part) in parts {
+            if let Some(at_ns) = arrival {
+                steps.push(HostStep::Arrive { at_ns: *at_ns });
+            }
+            let mut map: HashMap<u32, u32> = HashMap::new();
+            for step in part.iter() {
+                match *step {
+                    HostStep::Issue { delay_ns, op } => {
+                        let o = &self.ops[op as usize];
+                        map.insert(op, ops.len() as u32);
+                        ops.push(o.clone());
+                        if o.is_kernel() {
+                            kernel_position.push(next_pos);
+                            next_pos += 1;
+                        } else {
+                            kernel_position.push(u32::MAX);
+                        }
+                        steps.push(HostStep::Issue {
+                            delay_ns,
+                            op: ops.len() as u32 - 1,
+                        });
+                    }
+                    HostStep::Wait {
+                        delay_ns,
+                        op,
+                        wake_ns,
+                        ends_iteration,
+                    } => steps.push(HostStep::Wait {
+                        delay_ns,
+                        op: map.get(&op).copied().unwrap_or(NO_OP),
+                        wake_ns,
+                        ends_iteration,
+                    }),
+                    HostStep::Arrive { at_ns } => steps.push(HostStep::Arrive { at_ns }),
+                }
+            }
+        }
+        // Profiled gaps follow the copied kernels, by their original positions.
+        let mut gaps = Vec::with_capacity(next_pos as usize);
+        for (_, part) in parts {
+            for step in part.iter() {
+                if let HostStep::Issue { op, .. } = *step
+                    && self.ops[op as usize].is_kernel()
+                {
+                    gaps.push(self.gap_after_kernel_ns[self.kernel_position[op as usize] as usize]);
+                }
+            }
+        }
+        Job {
+            name: self.name.clone(),
+            priority: self.priority,
+            ops: ops.into(),
+            steps: steps.into(),
+            tail_ns: self.tail_ns,
+            recorded_span_ns: self.recorded_span_ns,
+            gap_after_kernel_ns: gaps.into(),
+            mean_duration_ns: Arc::clone(&self.mean_duration_ns),
+            metrics: Arc::clone(&self.metrics),
+            kernel_position: kernel_position.into(),
+            occupancies: Arc::clone(&self.occupancies),
+            setup_iterations: self.setup_iterations,
+            shapes: Arc::clone(&self.shapes),
+            pressure_weight: self.pressure_weight,
+        }
+    }
+}
+
+/// `count` Poisson arrivals at `rate_per_s`, ns from 0, from `seed`: the
+/// inter-arrival times are exponential, drawn with SplitMix64 (a fixed
+/// algorithm, so a seed gives the same arrivals on every machine and version).
+pub fn poisson_arrivals(count: usize, rate_per_s: f64, seed: u64) -> Vec<i64> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mean_ns = 1e9 / rate_per_s;
+    let mut t = 0.0f64;
+    (0..count)
+        .map(|_| {
+            // Uniform in (0, 1]: 53 random bits.
+            let u = ((next() >> 11) + 1) as f64 / (1u64 << 53) as f64;
+            t += -u.ln() * mean_ns;
+            t.round() as i64
+        })
+        .collect()
+}
