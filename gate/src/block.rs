@@ -10,10 +10,15 @@
 //! - the job's gated process: `launched`, `last_gap_ns`, the stamps and its counters;
 //! - the GPU: `done`, through a stream memory write queued behind a marked launch;
 //! - any gate that looks: `seen_done` and `seen_at_ns` (when `done` was first seen to change).
+//!
+//! The file, its mapping and the header's first words (magic, job count) are
+//! [`crate::shm`]'s, shared with live replay's control block; this byte layout
+//! and its magic stay fixed, as collectors of other builds read it.
 
-use std::fs::OpenOptions;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+use crate::shm::{Head, MapError, Mapping};
 
 /// Most jobs in one run.
 pub const MAX_JOBS: usize = 8;
@@ -62,8 +67,7 @@ impl GatePolicy {
 /// The header.
 #[repr(C, align(64))]
 pub struct Header {
-    magic: AtomicU64,
-    jobs: AtomicU64,
+    head: Head,
     policy: AtomicU32,
     /// Set by the parent to make every gate open at once (the run is stopping).
     pub abort: AtomicU32,
@@ -196,76 +200,14 @@ pub struct Slot {
     pub shim_unwrapped: AtomicU64,
 }
 
-/// Where a control file lives that the GPU's stream writes must reach, and
-/// its removal: in shared memory (`/dev/shm`) where there is one, because
-/// the driver page-locks a shared mapping there (`cuMemHostRegister`) but
-/// not of a file on disk (CUDA_ERROR_INVALID_VALUE); else at the fallback
-/// path. A file left at that path is removed when this is made, and the
-/// file again when this is dropped, on every way out.
-#[derive(Debug)]
-pub struct ControlFile(PathBuf);
+pub use crate::shm::ControlFile;
 
-impl ControlFile {
-    /// `/dev/shm/<program>-<this process's id>-<tag>`, or `fallback`
-    /// without `/dev/shm`.
-    pub fn new(program: &str, tag: &str, fallback: &Path) -> ControlFile {
-        let shm = Path::new("/dev/shm");
-        let path = if shm.is_dir() {
-            shm.join(format!("{program}-{}-{tag}", std::process::id()))
-        } else {
-            fallback.to_path_buf()
-        };
-        let _ = std::fs::remove_file(&path);
-        ControlFile(path)
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ControlFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-/// Maps `len` bytes of `f` shared and read-write, for the life of the
-/// process: never unmapped, as a GPU may write to the pages until the process
-/// exits. Live replay's control block maps its file the same way.
-pub fn map_shared(f: &std::fs::File, len: usize) -> std::io::Result<*mut u8> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a shared read-write mapping of an open file; the caller's file
-    // is at least `len` bytes long, and the mapping is never unmapped.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            f.as_raw_fd(),
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(p.cast())
-    }
-}
-
-/// A mapped control block.
+/// A mapped control block (a [`Mapping`] of this layout).
 #[derive(Debug)]
 pub struct Block {
-    base: *mut u8,
+    map: Mapping,
     jobs: usize,
 }
-
-// SAFETY: the mapping is only accessed through atomics and is never unmapped.
-unsafe impl Send for Block {}
-// SAFETY: as above.
-unsafe impl Sync for Block {}
 
 /// A control file that cannot be created, opened or mapped.
 #[derive(Debug)]
@@ -291,6 +233,15 @@ fn err(path: &Path, message: impl Into<String>) -> BlockError {
     }
 }
 
+impl From<MapError> for BlockError {
+    fn from(e: MapError) -> BlockError {
+        BlockError {
+            path: e.path().to_string(),
+            message: e.message(),
+        }
+    }
+}
+
 impl Block {
     /// Creates the control file for `jobs` jobs under `policy` (zeroed; no
     /// fill possible until [`Header::min_fill_ns`] is set) and maps it.
@@ -298,51 +249,29 @@ impl Block {
         if jobs == 0 || jobs > MAX_JOBS {
             return Err(err(path, format!("{jobs} jobs; a run has 1 to {MAX_JOBS}")));
         }
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(|e| err(path, e.to_string()))?;
-        f.set_len(SIZE as u64)
-            .map_err(|e| err(path, e.to_string()))?;
-        let b = Block::map(&f, path, jobs)?;
+        let b = Block {
+            map: Mapping::create(path, SIZE)?,
+            jobs,
+        };
         let h = b.header();
         h.policy.store(policy as u32, Ordering::SeqCst);
         h.min_fill_ns.store(i64::MAX, Ordering::SeqCst);
         h.timeout_ms.store(10_000, Ordering::SeqCst);
-        h.jobs.store(jobs as u64, Ordering::SeqCst);
-        h.magic.store(MAGIC, Ordering::SeqCst);
+        b.map.publish(MAGIC, jobs);
         Ok(b)
     }
 
     /// Maps an existing control file.
     pub fn open(path: &Path) -> Result<Block, BlockError> {
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|e| err(path, e.to_string()))?;
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if len != SIZE as u64 {
-            return Err(err(path, format!("{len} bytes; a control file has {SIZE}")));
+        let b = Block {
+            map: Mapping::open(path, SIZE)?,
+            jobs: 0,
+        };
+        let policy = b.header().policy.load(Ordering::SeqCst);
+        match b.map.published_jobs(MAGIC, MAX_JOBS) {
+            Some(jobs) if GatePolicy::from_u32(policy).is_some() => Ok(Block { jobs, ..b }),
+            _ => Err(err(path, "not a fikit-run control file")),
         }
-        let b = Block::map(&f, path, MAX_JOBS)?;
-        let h = b.header();
-        let jobs = h.jobs.load(Ordering::SeqCst) as usize;
-        if h.magic.load(Ordering::SeqCst) != MAGIC
-            || jobs == 0
-            || jobs > MAX_JOBS
-            || GatePolicy::from_u32(h.policy.load(Ordering::SeqCst)).is_none()
-        {
-            return Err(err(path, "not a fikit-run control file"));
-        }
-        Ok(Block { jobs, ..b })
-    }
-
-    fn map(f: &std::fs::File, path: &Path, jobs: usize) -> Result<Block, BlockError> {
-        let base = map_shared(f, SIZE).map_err(|e| err(path, e.to_string()))?;
-        Ok(Block { base, jobs })
     }
 
     /// Number of jobs.
@@ -358,8 +287,9 @@ impl Block {
 
     /// The header.
     pub fn header(&self) -> &Header {
-        // SAFETY: the mapping starts with a Header (page-aligned, so 64-byte aligned).
-        unsafe { &*self.base.cast::<Header>() }
+        // SAFETY: the mapping starts with a Header (page-aligned, so 64-byte
+        // aligned; atomics only).
+        unsafe { self.map.get::<Header>(0) }
     }
 
     /// Job `j`'s slot.
@@ -368,8 +298,9 @@ impl Block {
     /// When `j` is not below [`Block::jobs`].
     pub fn slot(&self, j: usize) -> &Slot {
         assert!(j < self.jobs, "job {j} of {}", self.jobs);
-        // SAFETY: MAX_JOBS slots of SLOT bytes follow the header inside the mapping.
-        unsafe { &*self.base.add(HEADER + SLOT * j).cast::<Slot>() }
+        // SAFETY: MAX_JOBS slots of SLOT bytes (a multiple of 64) follow the
+        // header inside the mapping; atomics only.
+        unsafe { self.map.get::<Slot>(HEADER + SLOT * j) }
     }
 
     /// Job `j`'s sync stamps (the first `min(syncs, STAMPS)` are written).
@@ -385,19 +316,15 @@ impl Block {
     /// being done, not from its schedule.
     pub fn flips(&self) -> &[AtomicI64] {
         // SAFETY: FLIPS i64 follow the stamps inside the mapping; 8-byte aligned.
-        unsafe { std::slice::from_raw_parts(self.base.add(FLIPS_AT).cast::<AtomicI64>(), FLIPS) }
+        unsafe { self.map.slice::<AtomicI64>(FLIPS_AT, FLIPS) }
     }
 
     fn stamps_of(&self, j: usize) -> &[AtomicI64] {
         assert!(j < self.jobs, "job {j} of {}", self.jobs);
         // SAFETY: MAX_JOBS arrays of STAMPS i64 follow the slots inside the mapping; 8-byte aligned.
         unsafe {
-            std::slice::from_raw_parts(
-                self.base
-                    .add(STAMPS_AT + j * STAMPS * 8)
-                    .cast::<AtomicI64>(),
-                STAMPS,
-            )
+            self.map
+                .slice::<AtomicI64>(STAMPS_AT + j * STAMPS * 8, STAMPS)
         }
     }
 
@@ -405,7 +332,7 @@ impl Block {
     /// header and every slot: what a process registers with the GPU
     /// (page-aligned) so that stream writes reach `done`.
     pub fn gpu_region(&self) -> (*mut std::ffi::c_void, usize) {
-        (self.base.cast(), GPU_REGION)
+        (self.map.base().cast(), GPU_REGION)
     }
 
     /// Byte offset of job `j`'s `done` word from [`Block::gpu_region`]'s address.
@@ -417,6 +344,11 @@ impl Block {
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER);
 const _: () = assert!(std::mem::size_of::<Slot>() <= SLOT);
 const _: () = assert!(std::mem::offset_of!(Slot, launched) == 64);
+// fikit-run's byte layout is read by collectors of other builds: the header's
+// words stay where they were (magic 0, jobs 8, policy 16, abort 20).
+const _: () = assert!(std::mem::offset_of!(Header, policy) == 16);
+const _: () = assert!(std::mem::offset_of!(Header, abort) == 20);
+const _: () = assert!(std::mem::offset_of!(Header, timeout_ms) == 24);
 const _: () = assert!(SLOT % 64 == 0 && HEADER + MAX_JOBS * SLOT <= GPU_REGION);
 
 #[cfg(test)]

@@ -3,8 +3,11 @@
 //!
 //! - [`rules`]: the decision rules, pure functions shared by live replay's
 //!   workers and the gate in real programs;
+//! - [`shm`]: the shared-memory control file under both control blocks
+//!   (`fikit-run`'s and live replay's): where it lives, creating, opening,
+//!   checking and mapping it, the views of its atomics, its header's first words;
 //! - [`block`]: the control block a `fikit-run` shares with the gated
-//!   processes (atomics in a mapped file);
+//!   processes (its layout on a [`shm::Mapping`]);
 //! - [`table`]: a job's predictions from its profile (kernel durations, idle
 //!   gaps), written by `fikit-run`, read by the collector;
 //! - [`ab`]: the gate off and on in alternate phases of one process, to
@@ -19,6 +22,7 @@ pub mod ab;
 pub mod block;
 pub mod gate;
 pub mod rules;
+pub mod shm;
 pub mod table;
 
 pub use block::{Block, GatePolicy};

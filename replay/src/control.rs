@@ -6,10 +6,15 @@
 //! an abort flag), then one [`JobSlot`] per job. The words a job's kernels
 //! write (`done`, `last_done`) are written by the GPU through a host mapping
 //! ([`crate::gpu::Gpu::map_host`]) of this same file.
+//!
+//! The file, its mapping and the header's first words (magic, job count) are
+//! [`fikit_gate::shm`]'s, shared with `fikit-run`'s control block: this
+//! module is only the layout on top.
 
-use std::fs::OpenOptions;
 use std::path::Path;
-use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64};
+
+use fikit_gate::shm::{Head, MapError, Mapping};
 
 use crate::ReplayError;
 
@@ -22,8 +27,7 @@ const MAGIC: u64 = 0x6669_6b69_7431_6c76; // "fikit1lv"
 /// The header.
 #[repr(C, align(64))]
 pub struct Header {
-    magic: AtomicU64,
-    jobs: AtomicU64,
+    head: Head,
     /// The run's time zero on the monotonic clock, ns; 0 until the parent
     /// sets it (after every worker is ready).
     pub start_ns: AtomicI64,
@@ -58,16 +62,20 @@ pub struct JobSlot {
     pub state: AtomicU32,
 }
 
-/// A mapped control block.
+/// A mapped control block (a [`Mapping`] of this layout).
 pub struct Control {
-    base: *mut u8,
+    map: Mapping,
     jobs: usize,
 }
 
-// SAFETY: the mapping is only accessed through atomics.
-unsafe impl Send for Control {}
-// SAFETY: as above.
-unsafe impl Sync for Control {}
+impl From<MapError> for ReplayError {
+    fn from(e: MapError) -> ReplayError {
+        match e {
+            MapError::Io { path, source } => ReplayError::Io { path, source },
+            MapError::Invalid { path, message } => ReplayError::Invalid { path, message },
+        }
+    }
+}
 
 impl Control {
     /// Creates the control file for `jobs` jobs (zeroed) and maps it.
@@ -78,60 +86,21 @@ impl Control {
                 message: format!("{jobs} jobs; live replay runs 1 to {MAX_JOBS}"),
             });
         }
-        let io = |source| ReplayError::Io {
-            path: path.display().to_string(),
-            source,
-        };
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map_err(io)?;
-        f.set_len(SIZE as u64).map_err(io)?;
-        let c = Control::map(&f, path, jobs)?;
-        c.header().magic.store(MAGIC, Ordering::SeqCst);
-        c.header().jobs.store(jobs as u64, Ordering::SeqCst);
-        Ok(c)
+        let map = Mapping::create(path, SIZE)?;
+        map.publish(MAGIC, jobs);
+        Ok(Control { map, jobs })
     }
 
     /// Maps an existing control file.
     pub fn open(path: &Path) -> Result<Control, ReplayError> {
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .map_err(|source| ReplayError::Io {
-                path: path.display().to_string(),
-                source,
-            })?;
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        if len != SIZE as u64 {
-            return Err(ReplayError::Invalid {
-                path: path.display().to_string(),
-                message: format!("{len} bytes; a control file has {SIZE}"),
-            });
-        }
-        let c = Control::map(&f, path, MAX_JOBS)?;
-        let (magic, jobs) = (
-            c.header().magic.load(Ordering::SeqCst),
-            c.header().jobs.load(Ordering::SeqCst) as usize,
-        );
-        if magic != MAGIC || jobs == 0 || jobs > MAX_JOBS {
-            return Err(ReplayError::Invalid {
+        let map = Mapping::open(path, SIZE)?;
+        match map.published_jobs(MAGIC, MAX_JOBS) {
+            Some(jobs) => Ok(Control { map, jobs }),
+            None => Err(ReplayError::Invalid {
                 path: path.display().to_string(),
                 message: "not a fikit live-replay control file".into(),
-            });
+            }),
         }
-        Ok(Control { jobs, ..c })
-    }
-
-    fn map(f: &std::fs::File, path: &Path, jobs: usize) -> Result<Control, ReplayError> {
-        let base = fikit_gate::block::map_shared(f, SIZE).map_err(|source| ReplayError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Ok(Control { base, jobs })
     }
 
     /// Number of jobs.
@@ -141,8 +110,9 @@ impl Control {
 
     /// The header.
     pub fn header(&self) -> &Header {
-        // SAFETY: the mapping starts with a Header (64-byte aligned: mmap is page-aligned).
-        unsafe { &*self.base.cast::<Header>() }
+        // SAFETY: the mapping starts with a Header (64-byte aligned: mmap is
+        // page-aligned; atomics only).
+        unsafe { self.map.get::<Header>(0) }
     }
 
     /// Job `j`'s slot.
@@ -150,12 +120,12 @@ impl Control {
         assert!(j < self.jobs, "job {j} of {}", self.jobs);
         // SAFETY: slots follow the header inside the SIZE-byte mapping
         // (MAX_JOBS + 1 slots of 64 bytes fit in SIZE).
-        unsafe { &*self.base.add(64 * (j + 1)).cast::<JobSlot>() }
+        unsafe { self.map.get::<JobSlot>(64 * (j + 1)) }
     }
 
     /// The mapping's address and length (for [`crate::gpu::Gpu::map_host`]).
     pub fn raw(&self) -> (*mut std::ffi::c_void, usize) {
-        (self.base.cast(), SIZE)
+        (self.map.base().cast(), SIZE)
     }
 
     /// Byte offset of job `j`'s `done` word in the mapping.
@@ -171,6 +141,7 @@ const _: () = assert!(std::mem::size_of::<Header>() == 64);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::Ordering;
 
     #[test]
     fn two_mappings_see_each_other() {

@@ -6,7 +6,8 @@
 //! - [`gate`]: the live policies' launch rules (pure functions, the same
 //!   decisions as the simulator's policies; tested without a GPU);
 //! - [`control`]: the block of shared memory the workers of one run
-//!   coordinate through (start time, per-job launch and completion counters);
+//!   coordinate through (start time, per-job launch and completion counters),
+//!   a layout on `fikit-gate`'s shared control file ([`fikit_gate::shm`]);
 //! - [`gpu`]: the CUDA driver and NVRTC through cudarc's `result`/`sys`
 //!   layers (all `unsafe` of the replay lives here);
 //! - [`worker`]: executes a plan: host delays spun on the monotonic clock,

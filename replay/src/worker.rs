@@ -92,8 +92,86 @@ fn run_inner(
     control: &Arc<Control>,
     ordinal: i32,
 ) -> Result<WorkerResult, ReplayError> {
+    let slot = control.slot(plan.index);
+    let Prepared {
+        shared,
+        floor,
+        kernels,
+        timeline,
+    } = prepare(plan, control, ordinal)?;
+
+    // Ready; wait for the start.
+    slot.state.store(state::READY, Ordering::SeqCst);
+    let start = wait_for_start(control)?;
+    let arrived = spin_until(start + plan.arrival_ns);
+    slot.state.store(state::ARRIVED, Ordering::SeqCst);
+
+    // Under a gated policy, a submission thread launches.
+    let (tx, submitter) = if plan.policy.gated() {
+        let (tx, rx) = mpsc::channel::<usize>();
+        let sh = Arc::clone(&shared);
+        let plan2 = plan.clone();
+        let ctl = Arc::clone(control);
+        let h = std::thread::spawn(move || submit_loop(&plan2, &ctl, &sh, rx, start));
+        (Some(tx), Some(h))
+    } else {
+        (None, None)
+    };
+
+    let mut r = replay_steps(plan, control, &shared, tx.as_ref(), arrived);
+    drop(tx);
+    if let Some(h) = submitter {
+        match h.join() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => r.result = r.result.and(Err(e)),
+            Err(_) => {
+                r.result = r.result.and(Err(ReplayError::Timeout(
+                    "the submission thread panicked".into(),
+                )))
+            }
+        }
+    }
+    r.result?;
+    shared.gpu.synchronize()?;
+    let finished = now_ns().max(spin_until(r.t_ref + plan.tail_ns));
+    if let Some((dir, b, clock)) = &timeline {
+        let words = shared.gpu.read_u64(*b, 4 * kernels)?;
+        write_timeline(dir, plan, &shared, &words, *clock).map_err(|e| {
+            ReplayError::Timeout(format!(
+                "cannot write the timeline in {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    Ok(WorkerResult {
+        job: plan.job.clone(),
+        arrived_ns: arrived,
+        finished_ns: finished,
+        iterations_ns: r.iterations,
+        kernels: r.launched,
+        kernel_floor_ns: floor,
+        gate_wait_ns: shared.gate_wait_ns.load(Ordering::SeqCst),
+        late_steps: r.late,
+    })
+}
+
+/// A worker's GPU state before the run starts ([`prepare`]).
+struct Prepared {
+    shared: Arc<Shared>,
+    /// The measured GPU time of an empty synthetic kernel, ns.
+    floor: i64,
+    /// Kernels in the plan.
+    kernels: usize,
+    /// With [`TIMELINE_ENV`] set: its folder, the kernels' timeline stamps
+    /// and the clock offset ([`clock_offset`]).
+    timeline: Option<(std::path::PathBuf, DeviceBuffer, (i64, i64))>,
+}
+
+/// Opens device `ordinal` and sets up everything the plan's replay needs:
+/// streams, the host mapping of the control block (gated policies),
+/// buffers, events, the synthetic kernels' shapes, and timeline stamps.
+fn prepare(plan: &Plan, control: &Control, ordinal: i32) -> Result<Prepared, ReplayError> {
     let me = plan.index;
-    let slot = control.slot(me);
     let gpu = Gpu::open(ordinal)?;
     let highest = plan.jobs.iter().map(|j| j.priority).min() == Some(plan.priority);
     let high = plan.policy == LivePolicy::Preemptive && highest;
@@ -101,7 +179,6 @@ fn run_inner(
         .map(|_| gpu.stream(high))
         .collect::<Result<Vec<_>, _>>()?;
     let (base, len) = control.raw();
-    // SAFETY: the control mapping lives (is never unmapped) for the rest of the process.
     // Only the gates read the completion words: the other policies' kernels
     // do not write them (no per-block atomics, nothing the recording lacked).
     let done_ptr = if plan.policy.gated() {
@@ -130,14 +207,62 @@ fn run_inner(
     let host = gpu.alloc_pinned(copy_bytes)?;
     let dev = gpu.alloc(copy_bytes)?;
     let dev2 = gpu.alloc(copy_bytes)?;
+    let events = wait_events(&gpu, plan)?;
 
+    let floor = kernel_floor(&gpu, streams[0])?;
+    let KernelShapes {
+        per_block_ns,
+        counter_index,
+        shapes,
+    } = kernel_shapes(&gpu, plan, floor)?;
+
+    let timeline = match std::env::var_os(TIMELINE_ENV).map(std::path::PathBuf::from) {
+        Some(dir) => {
+            let b = gpu.alloc(32 * kernels.max(1))?;
+            gpu.fill(b, 0xFF)?;
+            Some((dir, b, clock_offset(&gpu, streams[0])?))
+        }
+        None => None,
+    };
+    let stamps = timeline.as_ref().map(|t| t.1);
+
+    let shared = Arc::new(Shared {
+        gpu,
+        streams,
+        counters,
+        done_ptr,
+        host,
+        dev,
+        dev2,
+        events,
+        per_block_ns,
+        counter_index,
+        shapes,
+        submitted: (0..plan.ops.len())
+            .map(|_| AtomicBool::new(false))
+            .collect(),
+        gate_wait_ns: AtomicI64::new(0),
+        stamps: stamps.map_or(0, |b| b.at(0)),
+        issued_ns: stamp_slots(stamps.is_some(), plan.ops.len()),
+        submitted_ns: stamp_slots(stamps.is_some(), plan.ops.len()),
+    });
+    Ok(Prepared {
+        shared,
+        floor,
+        kernels,
+        timeline,
+    })
+}
+
+/// An event per op that a step waits for, `None` for the others.
+fn wait_events(gpu: &Gpu, plan: &Plan) -> Result<Vec<Option<Event>>, ReplayError> {
     let mut waited = vec![false; plan.ops.len()];
     for s in &plan.steps {
         if let Step::Wait { op: Some(op), .. } = *s {
             waited[op] = true;
         }
     }
-    let events = waited
+    waited
         .iter()
         .map(|&w| {
             if w {
@@ -146,9 +271,23 @@ fn run_inner(
                 Ok(None)
             }
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .collect()
+}
 
-    let floor = kernel_floor(&gpu, streams[0])?;
+/// The synthetic kernels of a plan, per op (kernels only; zero for the rest).
+struct KernelShapes {
+    /// Each block's spin time, ns: the recorded duration less the floor.
+    per_block_ns: Vec<u64>,
+    /// The kernel's completion counter.
+    counter_index: Vec<usize>,
+    /// Grid, block and dynamic shared memory.
+    shapes: Vec<([u32; 3], [u32; 3], u32)>,
+}
+
+/// The shapes the plan's kernels are replayed with: the recorded block (at
+/// most 1,024 threads) and shared memory (without it where the block does
+/// not fit with it), the grid cut to one wave.
+fn kernel_shapes(gpu: &Gpu, plan: &Plan, floor: i64) -> Result<KernelShapes, ReplayError> {
     let mut occupancy: HashMap<(u32, u32), u32> = HashMap::new();
     let mut per_block_ns = vec![0u64; plan.ops.len()];
     let mut counter_index = vec![0usize; plan.ops.len()];
@@ -198,45 +337,20 @@ fn run_inner(
             next_counter += 1;
         }
     }
-
-    let timeline = std::env::var_os(TIMELINE_ENV).map(std::path::PathBuf::from);
-    let (stamps, clock) = match &timeline {
-        Some(_) => {
-            let b = gpu.alloc(32 * kernels.max(1))?;
-            gpu.fill(b, 0xFF)?;
-            (Some(b), Some(clock_offset(&gpu, streams[0])?))
-        }
-        None => (None, None),
-    };
-
-    let shared = Arc::new(Shared {
-        gpu,
-        streams,
-        counters,
-        done_ptr,
-        host,
-        dev,
-        dev2,
-        events,
+    Ok(KernelShapes {
         per_block_ns,
         counter_index,
         shapes,
-        submitted: (0..plan.ops.len())
-            .map(|_| AtomicBool::new(false))
-            .collect(),
-        gate_wait_ns: AtomicI64::new(0),
-        stamps: stamps.map_or(0, |b| b.at(0)),
-        issued_ns: stamp_slots(stamps.is_some(), plan.ops.len()),
-        submitted_ns: stamp_slots(stamps.is_some(), plan.ops.len()),
-    });
+    })
+}
 
-    // Ready; wait for the start.
-    slot.state.store(state::READY, Ordering::SeqCst);
+/// Waits for the parent to set the run's start time; returns it.
+fn wait_for_start(control: &Control) -> Result<i64, ReplayError> {
     let waiting_since = now_ns();
-    let start = loop {
+    loop {
         let s = control.header().start_ns.load(Ordering::SeqCst);
         if s != 0 {
-            break s;
+            return Ok(s);
         }
         if control.header().abort.load(Ordering::SeqCst) != 0 {
             return Err(ReplayError::Timeout(
@@ -249,59 +363,68 @@ fn run_inner(
             ));
         }
         std::thread::sleep(std::time::Duration::from_micros(200));
-    };
-    let arrived = spin_until(start + plan.arrival_ns);
-    slot.state.store(state::ARRIVED, Ordering::SeqCst);
+    }
+}
 
-    // Under a gated policy, a submission thread launches.
-    let (tx, submitter) = if plan.policy.gated() {
-        let (tx, rx) = mpsc::channel::<usize>();
-        let sh = Arc::clone(&shared);
-        let plan2 = plan.clone();
-        let ctl = Arc::clone(control);
-        let h = std::thread::spawn(move || submit_loop(&plan2, &ctl, &sh, rx, start));
-        (Some(tx), Some(h))
-    } else {
-        (None, None)
-    };
+/// What the host thread's pass over the plan's steps saw ([`replay_steps`]).
+struct Replayed {
+    /// When the latest step was due (or returned), ns.
+    t_ref: i64,
+    iterations: Vec<i64>,
+    late: usize,
+    launched: usize,
+    result: Result<(), ReplayError>,
+}
 
-    let mut t_ref = arrived;
+/// Runs the plan's steps on the host thread from `arrived`: issues each op
+/// (to the submission thread `tx` under a gated policy, else to the GPU at
+/// once) and waits where the plan waits. Stops at the first error or abort.
+fn replay_steps(
+    plan: &Plan,
+    control: &Control,
+    shared: &Shared,
+    tx: Option<&mpsc::Sender<usize>>,
+    arrived: i64,
+) -> Replayed {
+    let mut r = Replayed {
+        t_ref: arrived,
+        iterations: Vec::new(),
+        late: 0,
+        launched: 0,
+        result: Ok(()),
+    };
     let mut iteration_start = arrived;
-    let mut iterations = Vec::new();
-    let mut late = 0usize;
-    let mut launched = 0usize;
-    let mut result: Result<(), ReplayError> = Ok(());
     for step in &plan.steps {
         if control.header().abort.load(Ordering::Relaxed) != 0 {
-            result = Err(ReplayError::Timeout(
+            r.result = Err(ReplayError::Timeout(
                 "another worker failed; run aborted".into(),
             ));
             break;
         }
         match *step {
             Step::Issue { delay_ns, op } => {
-                let due = t_ref + delay_ns;
+                let due = r.t_ref + delay_ns;
                 if spin_until(due) - due > LATE_NS {
-                    late += 1;
+                    r.late += 1;
                 }
-                t_ref = due;
+                r.t_ref = due;
                 if let Some(t) = shared.issued_ns.get(op) {
                     t.store(now_ns(), Ordering::Relaxed);
                 }
                 if matches!(plan.ops[op].kind, OpKind::Kernel { .. }) {
-                    launched += 1;
+                    r.launched += 1;
                 }
-                match &tx {
+                match tx {
                     Some(tx) => {
                         if tx.send(op).is_err() {
-                            result =
+                            r.result =
                                 Err(ReplayError::Timeout("the submission thread stopped".into()));
                             break;
                         }
                     }
                     None => {
-                        if let Err(e) = submit(plan, control, &shared, op) {
-                            result = Err(e);
+                        if let Err(e) = submit(plan, control, shared, op) {
+                            r.result = Err(e);
                             break;
                         }
                     }
@@ -313,9 +436,9 @@ fn run_inner(
                 wake_ns,
                 ends_iteration,
             } => {
-                let due = t_ref + delay_ns;
+                let due = r.t_ref + delay_ns;
                 if spin_until(due) - due > LATE_NS {
-                    late += 1;
+                    r.late += 1;
                 }
                 if let Some(op) = op {
                     while !shared.submitted[op].load(Ordering::Acquire) {
@@ -327,56 +450,23 @@ fn run_inner(
                     if let Some(e) = shared.events[op]
                         && let Err(e) = shared.gpu.wait(e)
                     {
-                        result = Err(e);
+                        r.result = Err(e);
                         break;
                     }
                 }
-                t_ref = spin_until(due + wake_ns);
+                r.t_ref = spin_until(due + wake_ns);
                 if ends_iteration {
-                    iterations.push(t_ref - iteration_start);
-                    iteration_start = t_ref;
+                    r.iterations.push(r.t_ref - iteration_start);
+                    iteration_start = r.t_ref;
                 }
             }
             Step::Arrive { at_ns } => {
-                t_ref = spin_until(arrived + at_ns).max(t_ref);
+                r.t_ref = spin_until(arrived + at_ns).max(r.t_ref);
                 iteration_start = arrived + at_ns;
             }
         }
     }
-    drop(tx);
-    if let Some(h) = submitter {
-        match h.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => result = result.and(Err(e)),
-            Err(_) => {
-                result = result.and(Err(ReplayError::Timeout(
-                    "the submission thread panicked".into(),
-                )))
-            }
-        }
-    }
-    result?;
-    shared.gpu.synchronize()?;
-    let finished = now_ns().max(spin_until(t_ref + plan.tail_ns));
-    if let (Some(dir), Some(b), Some(clock)) = (&timeline, stamps, clock) {
-        let words = shared.gpu.read_u64(b, 4 * kernels)?;
-        write_timeline(dir, plan, &shared, &words, clock).map_err(|e| {
-            ReplayError::Timeout(format!(
-                "cannot write the timeline in {}: {e}",
-                dir.display()
-            ))
-        })?;
-    }
-    Ok(WorkerResult {
-        job: plan.job.clone(),
-        arrived_ns: arrived,
-        finished_ns: finished,
-        iterations_ns: iterations,
-        kernels: launched,
-        kernel_floor_ns: floor,
-        gate_wait_ns: shared.gate_wait_ns.load(Ordering::SeqCst),
-        late_steps: late,
-    })
+    r
 }
 
 /// Hands op `op` to the GPU now.
