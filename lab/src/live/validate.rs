@@ -21,7 +21,7 @@ pub struct ValidateArgs {
     #[arg(value_name = "SCENARIO", required_unless_present = "real")]
     scenarios: Vec<PathBuf>,
     /// Real programs instead of replay: a validation set (JSON pairs of real
-    /// commands; run/README.md). Runs `fikit-run --set SET -o OUT` (fikit-run,
+    /// commands; run/README.md). Runs `fikit-run set SET -o OUT` (fikit-run,
     /// fikit-profile and the collector beside this program): every job
     /// profiled alone, every pair run for real under the set's policies and
     /// simulated, and a summary of simulated against real slowdown, in and
@@ -76,8 +76,8 @@ pub struct ValidateArgs {
     live_from: Vec<PathBuf>,
 }
 
-/// `fikit-lab validate --real`: runs `fikit-run --set` beside this program
-/// (fikit-run builds on this crate, so it is called, not linked).
+/// `fikit-lab validate --real`: runs `fikit-run set` beside this program
+/// (its own process, as a user would run it).
 fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
     let exe = std::env::current_exe()
         .context("finding this program")
@@ -95,7 +95,7 @@ fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("fikit-real-out"));
     let mut c = std::process::Command::new(&run);
-    c.arg("--set").arg(set).arg("-o").arg(&out);
+    c.arg("set").arg(set).arg("-o").arg(&out);
     if !a.pairs.is_empty() {
         c.arg("--pair").arg(a.pairs.join(","));
     }
