@@ -8,14 +8,18 @@
 //! - [`model`]: the in-memory [`Trace`];
 //! - [`write_trace`] / [`read_trace`]: Parquet out and in, the reader validating
 //!   everything ([`TraceError`] names the file, row or column and the problem);
+//! - [`build`]: the one way sources' rows become a trace ([`TraceBuilder`]);
+//! - [`priority`]: job priorities as commands take them;
 //! - [`gaps`]: busy intervals, inter-kernel idle gaps and their causes;
 //! - [`summary`]: per-job summaries and their tables.
 
 pub use fikit_trace_api as api;
+pub mod build;
 pub mod error;
 pub mod fixture;
 pub mod gaps;
 pub mod model;
+pub mod priority;
 pub mod read;
 pub mod repair;
 pub mod schema;
@@ -25,9 +29,11 @@ pub mod write;
 
 use std::path::{Path, PathBuf};
 
+pub use build::TraceBuilder;
 pub use error::{Location, Problem, TraceError};
 pub use model::*;
 pub use polars;
+pub use priority::{MAX_PRIORITY, PriorityError, parse_priority};
 pub use read::{
     MAX_TIMESTAMP_NS, check_structure, parse_table, parse_trace, read_metadata, read_table,
     read_trace,

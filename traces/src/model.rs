@@ -132,6 +132,19 @@ impl CopyKind {
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    /// The kind of CUPTI memcpy kind `k` (`CUpti_ActivityMemcpyKind`: 1 HtoD,
+    /// 2 DtoH, 8 DtoD, 9 HtoH, 10 PtoP; anything else is [`CopyKind::Other`]).
+    pub fn from_cupti(k: i64) -> CopyKind {
+        match k {
+            1 => CopyKind::HtoD,
+            2 => CopyKind::DtoH,
+            8 => CopyKind::DtoD,
+            9 => CopyKind::HtoH,
+            10 => CopyKind::PtoP,
+            _ => CopyKind::Other,
+        }
+    }
 }
 
 /// A memory copy or memset.

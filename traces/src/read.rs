@@ -451,32 +451,166 @@ type Cells<'a, T> = Box<dyn Iterator<Item = Option<T>> + 'a>;
 
 type Events = (Vec<Kernel>, Vec<MemOp>, Vec<ApiCall>, Vec<Sync>);
 
+/// The event columns' cells, read one row at a time.
+struct EventColumns<'a> {
+    kind: Cells<'a, &'a str>,
+    start: Cells<'a, i64>,
+    end: Cells<'a, i64>,
+    device: Cells<'a, u32>,
+    context: Cells<'a, u32>,
+    stream: Cells<'a, u32>,
+    corr: Cells<'a, u32>,
+    name: Cells<'a, &'a str>,
+    demangled: Cells<'a, &'a str>,
+    grid: [Cells<'a, u32>; 3],
+    block: [Cells<'a, u32>; 3],
+    regs: Cells<'a, u32>,
+    sshared: Cells<'a, u32>,
+    dshared: Cells<'a, u32>,
+    key: Cells<'a, u64>,
+    bytes: Cells<'a, u64>,
+    copy_kind: Cells<'a, &'a str>,
+    sync_kind: Cells<'a, &'a str>,
+    domain: Cells<'a, &'a str>,
+    thread: Cells<'a, u64>,
+    lstart: Cells<'a, i64>,
+    lend: Cells<'a, i64>,
+    lthread: Cells<'a, u64>,
+    shared_config: Cells<'a, u32>,
+}
+
+/// One row's cells.
+struct Row<'a> {
+    kind: Option<&'a str>,
+    start: Option<i64>,
+    end: Option<i64>,
+    device: Option<u32>,
+    context: Option<u32>,
+    stream: Option<u32>,
+    corr: Option<u32>,
+    name: Option<&'a str>,
+    demangled: Option<&'a str>,
+    grid: [Option<u32>; 3],
+    block: [Option<u32>; 3],
+    regs: Option<u32>,
+    sshared: Option<u32>,
+    dshared: Option<u32>,
+    key: Option<u64>,
+    bytes: Option<u64>,
+    copy_kind: Option<&'a str>,
+    sync_kind: Option<&'a str>,
+    domain: Option<&'a str>,
+    thread: Option<u64>,
+    lstart: Option<i64>,
+    lend: Option<i64>,
+    lthread: Option<u64>,
+    shared_config: Option<u32>,
+}
+
+impl<'a> EventColumns<'a> {
+    fn new(c: &Columns<'a>) -> Result<Self, Problem> {
+        Ok(EventColumns {
+            kind: c.str("kind"),
+            start: c.i64("start_ns"),
+            end: c.i64("end_ns"),
+            device: c.u32("device"),
+            context: c.u32("context"),
+            stream: c.u32("stream"),
+            corr: c.u32("correlation_id"),
+            name: c.str("name"),
+            demangled: c.str("demangled_name"),
+            grid: [c.u32("grid_x"), c.u32("grid_y"), c.u32("grid_z")],
+            block: [c.u32("block_x"), c.u32("block_y"), c.u32("block_z")],
+            regs: c.u32("registers_per_thread"),
+            sshared: c.u32("static_shared_bytes"),
+            dshared: c.u32("dynamic_shared_bytes"),
+            key: c.u64("kernel_key"),
+            bytes: c.u64("bytes"),
+            copy_kind: c.str("copy_kind"),
+            sync_kind: c.str("sync_kind"),
+            domain: c.str("api_domain"),
+            thread: c.u64("thread_id"),
+            lstart: c.i64("launch_start_ns"),
+            lend: c.i64("launch_end_ns"),
+            lthread: c.u64("launch_thread_id"),
+            shared_config: c.optional_u32(&schema::SHARED_CONFIG_COLUMN)?,
+        })
+    }
+
+    /// The next row's cells (every column advances one row, whatever the kind).
+    fn next_row(&mut self) -> Row<'a> {
+        Row {
+            kind: self.kind.next().flatten(),
+            start: self.start.next().flatten(),
+            end: self.end.next().flatten(),
+            device: self.device.next().flatten(),
+            context: self.context.next().flatten(),
+            stream: self.stream.next().flatten(),
+            corr: self.corr.next().flatten(),
+            name: self.name.next().flatten(),
+            demangled: self.demangled.next().flatten(),
+            grid: [
+                self.grid[0].next().flatten(),
+                self.grid[1].next().flatten(),
+                self.grid[2].next().flatten(),
+            ],
+            block: [
+                self.block[0].next().flatten(),
+                self.block[1].next().flatten(),
+                self.block[2].next().flatten(),
+            ],
+            regs: self.regs.next().flatten(),
+            sshared: self.sshared.next().flatten(),
+            dshared: self.dshared.next().flatten(),
+            key: self.key.next().flatten(),
+            bytes: self.bytes.next().flatten(),
+            copy_kind: self.copy_kind.next().flatten(),
+            sync_kind: self.sync_kind.next().flatten(),
+            domain: self.domain.next().flatten(),
+            thread: self.thread.next().flatten(),
+            lstart: self.lstart.next().flatten(),
+            lend: self.lend.next().flatten(),
+            lthread: self.lthread.next().flatten(),
+            shared_config: self.shared_config.next().flatten(),
+        }
+    }
+}
+
+/// The cells every row needs, checked.
+struct Common {
+    start_ns: i64,
+    end_ns: i64,
+    correlation_id: u32,
+    launch: Option<HostCall>,
+}
+
+/// Where a row is, for its problems.
+#[derive(Clone, Copy)]
+struct At {
+    row: usize,
+    kind: &'static str,
+}
+
+impl At {
+    fn problem(self, column: Option<&str>, message: impl Into<String>) -> Problem {
+        Problem::row(self.row, Some(self.kind), column, message)
+    }
+
+    /// A cell the row's kind requires.
+    #[inline]
+    fn need<T>(self, v: Option<T>, column: &str) -> Result<T, Problem> {
+        v.ok_or_else(|| {
+            self.problem(
+                Some(column),
+                format!("null, but a {} row needs it", self.kind),
+            )
+        })
+    }
+}
+
 fn events(df: &DataFrame) -> Result<Events, Problem> {
     let c = Columns::new(df)?;
-    let mut kind = c.str("kind");
-    let mut start = c.i64("start_ns");
-    let mut end = c.i64("end_ns");
-    let mut device = c.u32("device");
-    let mut context = c.u32("context");
-    let mut stream = c.u32("stream");
-    let mut corr = c.u32("correlation_id");
-    let mut name = c.str("name");
-    let mut demangled = c.str("demangled_name");
-    let mut grid = [c.u32("grid_x"), c.u32("grid_y"), c.u32("grid_z")];
-    let mut block = [c.u32("block_x"), c.u32("block_y"), c.u32("block_z")];
-    let mut regs = c.u32("registers_per_thread");
-    let mut sshared = c.u32("static_shared_bytes");
-    let mut dshared = c.u32("dynamic_shared_bytes");
-    let mut key = c.u64("kernel_key");
-    let mut bytes = c.u64("bytes");
-    let mut copy_kind = c.str("copy_kind");
-    let mut sync_kind = c.str("sync_kind");
-    let mut domain = c.str("api_domain");
-    let mut thread = c.u64("thread_id");
-    let mut lstart = c.i64("launch_start_ns");
-    let mut lend = c.i64("launch_end_ns");
-    let mut lthread = c.u64("launch_thread_id");
-    let mut shared_config = c.optional_u32(&schema::SHARED_CONFIG_COLUMN)?;
+    let mut columns = EventColumns::new(&c)?;
 
     // Exact capacities: grown by doubling, the vectors of a large trace held
     // up to twice the memory their events need.
@@ -493,242 +627,205 @@ fn events(df: &DataFrame) -> Result<Events, Problem> {
         Vec::with_capacity(counts[4]),
     );
     for row in 0..df.height() {
-        // This row's cells (every column advances one row, whatever the kind).
-        let kind = kind.next().flatten();
-        let start = start.next().flatten();
-        let end = end.next().flatten();
-        let device = device.next().flatten();
-        let context = context.next().flatten();
-        let stream = stream.next().flatten();
-        let corr = corr.next().flatten();
-        let name = name.next().flatten();
-        let demangled = demangled.next().flatten();
-        let grid = [
-            grid[0].next().flatten(),
-            grid[1].next().flatten(),
-            grid[2].next().flatten(),
-        ];
-        let block = [
-            block[0].next().flatten(),
-            block[1].next().flatten(),
-            block[2].next().flatten(),
-        ];
-        let regs = regs.next().flatten();
-        let sshared = sshared.next().flatten();
-        let dshared = dshared.next().flatten();
-        let key = key.next().flatten();
-        let bytes = bytes.next().flatten();
-        let copy_kind = copy_kind.next().flatten();
-        let sync_kind = sync_kind.next().flatten();
-        let domain = domain.next().flatten();
-        let thread = thread.next().flatten();
-        let lstart = lstart.next().flatten();
-        let lend = lend.next().flatten();
-        let lthread = lthread.next().flatten();
-        let shared_config = shared_config.next().flatten();
-        let Some(k) = kind else {
-            return Err(Problem::row(
+        let cells = columns.next_row();
+        let at = row_kind(row, cells.kind)?;
+        let common = common(at, &cells)?;
+        push_event(&mut out, at, cells, common)?;
+    }
+    Ok(out)
+}
+
+/// The kind of row `row`, one of [`schema::KINDS`].
+fn row_kind(row: usize, kind: Option<&str>) -> Result<At, Problem> {
+    let Some(k) = kind else {
+        return Err(Problem::row(
+            row,
+            None,
+            Some("kind"),
+            "null, expected one of kernel, memcpy, memset, api, sync",
+        ));
+    };
+    let kind = schema::KINDS
+        .iter()
+        .find(|x| **x == k)
+        .copied()
+        .ok_or_else(|| {
+            Problem::row(
                 row,
                 None,
                 Some("kind"),
-                "null, expected one of kernel, memcpy, memset, api, sync",
-            ));
-        };
-        let kname = schema::KINDS
-            .iter()
-            .find(|x| **x == k)
-            .copied()
-            .ok_or_else(|| {
-                Problem::row(
-                    row,
-                    None,
-                    Some("kind"),
-                    format!(
-                        "unknown kind {k:?}, expected one of kernel, memcpy, memset, api, sync"
-                    ),
-                )
-            })?;
-        // A cell the row's kind requires.
-        macro_rules! need {
-            ($v:expr, $col:literal) => {
-                $v.ok_or_else(|| {
-                    Problem::row(
-                        row,
-                        Some(kname),
-                        Some($col),
-                        format!("null, but a {kname} row needs it"),
-                    )
-                })?
-            };
-        }
-        let s = need!(start, "start_ns");
-        let e = need!(end, "end_ns");
-        for (v, col) in [(s, "start_ns"), (e, "end_ns")]
-            .into_iter()
-            .chain(lstart.map(|v| (v, "launch_start_ns")))
-            .chain(lend.map(|v| (v, "launch_end_ns")))
-        {
-            if !(-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS).contains(&v) {
-                return Err(Problem::row(
-                    row,
-                    Some(kname),
-                    Some(col),
-                    format!(
-                        "{v} ns is outside -2^62 to 2^62 ns (146 years either side of \
-                         the clock's zero), the range a trace's times may take"
-                    ),
-                ));
-            }
-        }
-        if e < s {
-            return Err(Problem::row(
-                row,
-                Some(kname),
-                None,
+                format!("unknown kind {k:?}, expected one of kernel, memcpy, memset, api, sync"),
+            )
+        })?;
+    Ok(At { row, kind })
+}
+
+/// Checks the cells every row has: times in range and in order, the
+/// correlation id, the launch columns all set or all null, and the
+/// shared-memory configuration only on kernels.
+fn common(at: At, r: &Row) -> Result<Common, Problem> {
+    let s = at.need(r.start, "start_ns")?;
+    let e = at.need(r.end, "end_ns")?;
+    for (v, col) in [(s, "start_ns"), (e, "end_ns")]
+        .into_iter()
+        .chain(r.lstart.map(|v| (v, "launch_start_ns")))
+        .chain(r.lend.map(|v| (v, "launch_end_ns")))
+    {
+        if !(-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS).contains(&v) {
+            return Err(at.problem(
+                Some(col),
                 format!(
-                    "end_ns {e} is before start_ns {s} (negative duration {} ns)",
-                    e - s
+                    "{v} ns is outside -2^62 to 2^62 ns (146 years either side of \
+                     the clock's zero), the range a trace's times may take"
                 ),
             ));
         }
-        let correlation_id = need!(corr, "correlation_id");
-        if shared_config.is_some() && kname != KERNEL {
-            return Err(Problem::row(
-                row,
-                Some(kname),
-                Some(schema::SHARED_CONFIG_COLUMN.name),
-                "set, but only kernel rows have a shared-memory configuration",
-            ));
-        }
-        let launch = match (lstart, lend, lthread) {
-            (Some(ls), Some(le), Some(lt)) => {
-                if le < ls {
-                    return Err(Problem::row(
-                        row,
-                        Some(kname),
-                        Some("launch_end_ns"),
-                        format!("launch_end_ns {le} is before launch_start_ns {ls}"),
-                    ));
-                }
-                Some(HostCall {
-                    start_ns: ls,
-                    end_ns: le,
-                    thread_id: lt,
-                })
-            }
-            (None, None, None) => None,
-            _ => {
-                return Err(Problem::row(
-                    row,
-                    Some(kname),
-                    Some("launch_start_ns"),
-                    "launch_start_ns, launch_end_ns and launch_thread_id must be all null or all set",
+    }
+    if e < s {
+        return Err(at.problem(
+            None,
+            format!(
+                "end_ns {e} is before start_ns {s} (negative duration {} ns)",
+                e - s
+            ),
+        ));
+    }
+    let correlation_id = at.need(r.corr, "correlation_id")?;
+    if r.shared_config.is_some() && at.kind != KERNEL {
+        return Err(at.problem(
+            Some(schema::SHARED_CONFIG_COLUMN.name),
+            "set, but only kernel rows have a shared-memory configuration",
+        ));
+    }
+    let launch = match (r.lstart, r.lend, r.lthread) {
+        (Some(ls), Some(le), Some(lt)) => {
+            if le < ls {
+                return Err(at.problem(
+                    Some("launch_end_ns"),
+                    format!("launch_end_ns {le} is before launch_start_ns {ls}"),
                 ));
             }
-        };
-        match kname {
-            KERNEL => {
-                let placement = Placement {
-                    device: need!(device, "device"),
-                    context: need!(context, "context"),
-                    stream: need!(stream, "stream"),
-                };
-                let g = [
-                    need!(grid[0], "grid_x"),
-                    need!(grid[1], "grid_y"),
-                    need!(grid[2], "grid_z"),
-                ];
-                let b = [
-                    need!(block[0], "block_x"),
-                    need!(block[1], "block_y"),
-                    need!(block[2], "block_z"),
-                ];
-                out.0.push(Kernel {
-                    start_ns: s,
-                    end_ns: e,
-                    placement,
-                    correlation_id,
-                    name: need!(name, "name").to_string(),
-                    demangled_name: need!(demangled, "demangled_name").to_string(),
-                    grid: g,
-                    block: b,
-                    registers_per_thread: need!(regs, "registers_per_thread"),
-                    static_shared_bytes: need!(sshared, "static_shared_bytes"),
-                    dynamic_shared_bytes: need!(dshared, "dynamic_shared_bytes"),
-                    launch,
-                    kernel_key: need!(key, "kernel_key"),
-                    shared_config_bytes: shared_config,
-                });
-            }
-            MEMCPY | MEMSET => {
-                let copy = if kname == MEMCPY {
-                    let raw = need!(copy_kind, "copy_kind");
-                    Some(CopyKind::parse(raw).ok_or_else(|| {
-                        Problem::row(
-                            row,
-                            Some(kname),
-                            Some("copy_kind"),
-                            format!("unknown copy kind {raw:?}, expected HtoD, DtoH, DtoD, HtoH, PtoP or other"),
-                        )
-                    })?)
-                } else {
-                    None
-                };
-                out.1.push(MemOp {
-                    start_ns: s,
-                    end_ns: e,
-                    placement: Placement {
-                        device: need!(device, "device"),
-                        context: need!(context, "context"),
-                        stream: need!(stream, "stream"),
-                    },
-                    correlation_id,
-                    copy_kind: copy,
-                    bytes: need!(bytes, "bytes"),
-                    launch,
-                });
-            }
-            API => {
-                let raw = need!(domain, "api_domain");
-                out.2.push(ApiCall {
-                    domain: ApiDomain::parse(raw).ok_or_else(|| {
-                        Problem::row(
-                            row,
-                            Some(kname),
-                            Some("api_domain"),
-                            format!("unknown API domain {raw:?}, expected runtime or driver"),
-                        )
-                    })?,
-                    name: need!(name, "name").to_string(),
-                    start_ns: s,
-                    end_ns: e,
-                    thread_id: need!(thread, "thread_id"),
-                    correlation_id,
-                });
-            }
-            SYNC => {
-                let raw = need!(sync_kind, "sync_kind");
-                out.3.push(Sync {
-                    kind: SyncKind::parse(raw).ok_or_else(|| {
-                        Problem::row(
-                            row,
-                            Some(kname),
-                            Some("sync_kind"),
-                            format!("unknown synchronization kind {raw:?}"),
-                        )
-                    })?,
-                    start_ns: s,
-                    end_ns: e,
-                    context: need!(context, "context"),
-                    stream,
-                    thread_id: thread,
-                    correlation_id,
-                });
-            }
-            _ => unreachable!("kinds are matched above"),
+            Some(HostCall {
+                start_ns: ls,
+                end_ns: le,
+                thread_id: lt,
+            })
         }
+        (None, None, None) => None,
+        _ => {
+            return Err(at.problem(
+                Some("launch_start_ns"),
+                "launch_start_ns, launch_end_ns and launch_thread_id must be all null or all set",
+            ));
+        }
+    };
+    Ok(Common {
+        start_ns: s,
+        end_ns: e,
+        correlation_id,
+        launch,
+    })
+}
+
+/// Makes the event of a row whose common cells are checked, and adds it to `out`.
+fn push_event(out: &mut Events, at: At, r: Row, c: Common) -> Result<(), Problem> {
+    let placement = |r: &Row| -> Result<Placement, Problem> {
+        Ok(Placement {
+            device: at.need(r.device, "device")?,
+            context: at.need(r.context, "context")?,
+            stream: at.need(r.stream, "stream")?,
+        })
+    };
+    match at.kind {
+        KERNEL => {
+            let placement = placement(&r)?;
+            let grid = [
+                at.need(r.grid[0], "grid_x")?,
+                at.need(r.grid[1], "grid_y")?,
+                at.need(r.grid[2], "grid_z")?,
+            ];
+            let block = [
+                at.need(r.block[0], "block_x")?,
+                at.need(r.block[1], "block_y")?,
+                at.need(r.block[2], "block_z")?,
+            ];
+            out.0.push(Kernel {
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                placement,
+                correlation_id: c.correlation_id,
+                name: at.need(r.name, "name")?.to_string(),
+                demangled_name: at.need(r.demangled, "demangled_name")?.to_string(),
+                grid,
+                block,
+                registers_per_thread: at.need(r.regs, "registers_per_thread")?,
+                static_shared_bytes: at.need(r.sshared, "static_shared_bytes")?,
+                dynamic_shared_bytes: at.need(r.dshared, "dynamic_shared_bytes")?,
+                launch: c.launch,
+                kernel_key: at.need(r.key, "kernel_key")?,
+                shared_config_bytes: r.shared_config,
+            });
+        }
+        MEMCPY | MEMSET => {
+            let copy_kind = if at.kind == MEMCPY {
+                let raw = at.need(r.copy_kind, "copy_kind")?;
+                Some(CopyKind::parse(raw).ok_or_else(|| {
+                    at.problem(
+                        Some("copy_kind"),
+                        format!(
+                            "unknown copy kind {raw:?}, expected HtoD, DtoH, DtoD, HtoH, PtoP or other"
+                        ),
+                    )
+                })?)
+            } else {
+                None
+            };
+            out.1.push(MemOp {
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                placement: placement(&r)?,
+                correlation_id: c.correlation_id,
+                copy_kind,
+                bytes: at.need(r.bytes, "bytes")?,
+                launch: c.launch,
+            });
+        }
+        API => {
+            let raw = at.need(r.domain, "api_domain")?;
+            out.2.push(ApiCall {
+                domain: ApiDomain::parse(raw).ok_or_else(|| {
+                    at.problem(
+                        Some("api_domain"),
+                        format!("unknown API domain {raw:?}, expected runtime or driver"),
+                    )
+                })?,
+                name: at.need(r.name, "name")?.to_string(),
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                thread_id: at.need(r.thread, "thread_id")?,
+                correlation_id: c.correlation_id,
+            });
+        }
+        SYNC => {
+            let raw = at.need(r.sync_kind, "sync_kind")?;
+            out.3.push(Sync {
+                kind: SyncKind::parse(raw).ok_or_else(|| {
+                    at.problem(
+                        Some("sync_kind"),
+                        format!("unknown synchronization kind {raw:?}"),
+                    )
+                })?,
+                start_ns: c.start_ns,
+                end_ns: c.end_ns,
+                context: at.need(r.context, "context")?,
+                stream: r.stream,
+                thread_id: r.thread,
+                correlation_id: c.correlation_id,
+            });
+        }
+        _ => unreachable!("kinds are matched above"),
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The metrics pass's figures per kernel key, from the optional

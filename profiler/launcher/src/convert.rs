@@ -1,12 +1,14 @@
-//! Spool → [`Trace`]: joins each GPU operation to the API call that issued it,
-//! derives synchronizations, and fills the metadata.
+//! Spool → [`Trace`]: reads the spool's records into a [`TraceBuilder`]
+//! (which joins each GPU operation to the API call that issued it and
+//! derives synchronizations) and fills the metadata.
 
 use std::collections::HashMap;
 
 use fikit_spool::{ApiMode, Domain, Record, Spool};
+use fikit_trace::build::{self, SyncCall};
 use fikit_trace::{
-    ApiCall, ApiDomain, ApiRecording, CopyKind, DeviceInfo, FORMAT_VERSION, HostCall, Kernel,
-    MemOp, Metadata, Placement, Sync, SyncKind, Trace, VersionSource, kernel_key,
+    ApiCall, ApiDomain, ApiRecording, CopyKind, DeviceInfo, FORMAT_VERSION, Kernel, MAX_PRIORITY,
+    MemOp, Metadata, Placement, Sync, SyncKind, Trace, TraceBuilder, VersionSource, kernel_key,
 };
 
 /// Why a spool could not become a trace.
@@ -43,15 +45,10 @@ pub struct Converted {
 /// Runtime callback names carry CUPTI's API version (`cudaLaunchKernel_v7000`);
 /// the function is `cudaLaunchKernel`. Driver names are real symbols (`cuMemcpyHtoD_v2`) and kept.
 pub fn api_function_name(domain: Domain, cupti_name: &str) -> String {
-    if domain == Domain::Runtime
-        && let Some(i) = cupti_name.rfind("_v")
-    {
-        let digits = &cupti_name[i + 2..];
-        if digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()) {
-            return cupti_name[..i].to_string();
-        }
+    match domain {
+        Domain::Runtime => build::strip_api_version(cupti_name).to_string(),
+        Domain::Driver => cupti_name.to_string(),
     }
-    cupti_name.to_string()
 }
 
 /// The demangled form of a kernel name, or the name itself when it is not a mangled C++ name.
@@ -65,24 +62,13 @@ pub fn demangle(name: &str) -> String {
         .unwrap_or_else(|| name.to_string())
 }
 
-fn copy_kind(k: u8) -> CopyKind {
-    match k {
-        1 => CopyKind::HtoD,
-        2 => CopyKind::DtoH,
-        8 => CopyKind::DtoD,
-        9 => CopyKind::HtoH,
-        10 => CopyKind::PtoP,
-        _ => CopyKind::Other,
-    }
-}
-
 fn sync_kind(t: u32) -> SyncKind {
     SyncKind::from_cupti(i64::from(t))
 }
 
 /// `13000` → `13.0`.
 pub fn cuda_version_string(v: u32) -> String {
-    format!("{}.{}", v / 1000, (v % 1000) / 10)
+    build::cuda_version_string(u64::from(v))
 }
 
 fn ns(v: u64) -> i64 {
@@ -95,11 +81,10 @@ pub fn cuda_version_of(
     runtime: Option<u32>,
     driver: Option<u32>,
 ) -> (String, Option<VersionSource>) {
-    match (runtime, driver) {
-        (Some(v), _) => (cuda_version_string(v), Some(VersionSource::Runtime)),
-        (None, Some(v)) => (cuda_version_string(v), Some(VersionSource::Driver)),
-        (None, None) => ("unknown".into(), None),
-    }
+    build::cuda_version_of(
+        runtime.map(cuda_version_string),
+        driver.map(cuda_version_string),
+    )
 }
 
 /// True when the spool recorded any GPU operation.
@@ -127,71 +112,93 @@ pub fn start_record(spool: &Spool) -> Option<&fikit_spool::ProcessStart> {
     })
 }
 
-/// Converts one spool into a trace.
-pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted, ConvertError> {
-    let start = start_record(spool).ok_or(ConvertError::NoStart)?;
-    let mut notes = Vec::new();
-    let mut strings: HashMap<u32, &str> = HashMap::new();
-    let mut api_names: HashMap<(Domain, u32), String> = HashMap::new();
-    let mut devices: Vec<&fikit_spool::Device> = Vec::new();
-    let mut dropped = 0u64;
-    let mut end = None;
-    let mut runtime_version = None;
-    // The metrics pass's figures, the first for each key.
-    let mut kernel_metrics = std::collections::BTreeMap::new();
-    for r in &spool.records {
-        match r {
-            Record::String { id, text } => {
-                strings.insert(*id, text);
-            }
-            Record::ApiName { domain, cbid, name } => {
-                api_names.insert((*domain, *cbid), api_function_name(*domain, name));
-            }
-            Record::Device(d) => devices.push(d),
-            Record::Dropped { total } => dropped = dropped.max(*total),
-            Record::Note { text } => notes.push(format!("collector: {text}")),
-            Record::End(e) => end = Some(*e),
-            Record::CudaRuntime { version } => runtime_version = Some(*version),
-            Record::KernelMetrics {
-                kernel_key,
-                dram_read_bytes,
-                dram_write_bytes,
-                sm_issue_bp,
-                l2_bytes,
-            } => {
-                kernel_metrics
-                    .entry(*kernel_key)
-                    .or_insert(fikit_trace::KernelMetrics {
-                        dram_read_bytes: *dram_read_bytes,
-                        dram_write_bytes: *dram_write_bytes,
-                        sm_issue_bp: sm_issue_bp.map(|s| s.min(10_000)),
-                        l2_bytes: *l2_bytes,
-                    });
-            }
-            _ => {}
-        }
-    }
-    if let Some(e) = end {
-        dropped = dropped.max(e.dropped_records);
-        if e.incomplete_records > 0 {
-            notes.push(format!(
-                "{} records had no valid end time (work still running at the final flush) and were left out",
-                e.incomplete_records
-            ));
-        }
-    }
+/// What a spool says besides its events: names, devices, counts, notes.
+struct Facts<'s> {
+    strings: HashMap<u32, &'s str>,
+    api_names: HashMap<(Domain, u32), String>,
+    devices: Vec<&'s fikit_spool::Device>,
+    dropped: u64,
+    runtime_version: Option<u32>,
+    /// Collector notes and what the end record says.
+    notes: Vec<String>,
+}
 
-    // API calls, and the launching call of each correlation id: the runtime
-    // call when both a runtime and a driver call carry it, else the earliest.
-    let mut api_calls = Vec::new();
-    let mut by_corr: HashMap<u32, usize> = HashMap::new();
+impl<'s> Facts<'s> {
+    /// The facts of `spool`; the metrics pass's figures go to `builder`.
+    fn scan(spool: &'s Spool, builder: &mut TraceBuilder) -> Self {
+        let mut facts = Facts {
+            strings: HashMap::new(),
+            api_names: HashMap::new(),
+            devices: Vec::new(),
+            dropped: 0,
+            runtime_version: None,
+            notes: Vec::new(),
+        };
+        let mut end = None;
+        for r in &spool.records {
+            match r {
+                Record::String { id, text } => {
+                    facts.strings.insert(*id, text);
+                }
+                Record::ApiName { domain, cbid, name } => {
+                    facts
+                        .api_names
+                        .insert((*domain, *cbid), api_function_name(*domain, name));
+                }
+                Record::Device(d) => facts.devices.push(d),
+                Record::Dropped { total } => facts.dropped = facts.dropped.max(*total),
+                Record::Note { text } => facts.notes.push(format!("collector: {text}")),
+                Record::End(e) => end = Some(*e),
+                Record::CudaRuntime { version } => facts.runtime_version = Some(*version),
+                Record::KernelMetrics {
+                    kernel_key,
+                    dram_read_bytes,
+                    dram_write_bytes,
+                    sm_issue_bp,
+                    l2_bytes,
+                } => {
+                    // The metrics pass's figures, the first for each key.
+                    builder.kernel_metrics(
+                        *kernel_key,
+                        fikit_trace::KernelMetrics {
+                            dram_read_bytes: *dram_read_bytes,
+                            dram_write_bytes: *dram_write_bytes,
+                            sm_issue_bp: sm_issue_bp.map(|s| s.min(10_000)),
+                            l2_bytes: *l2_bytes,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = end {
+            facts.dropped = facts.dropped.max(e.dropped_records);
+            if e.incomplete_records > 0 {
+                facts.notes.push(format!(
+                    "{} records had no valid end time (work still running at the final flush) and were left out",
+                    e.incomplete_records
+                ));
+            }
+        }
+        facts
+    }
+}
+
+/// Adds the spool's API calls, then its kernels, copies, memsets,
+/// synchronizations and synchronizing calls, to `builder`.
+fn add_events(
+    spool: &Spool,
+    facts: &Facts,
+    builder: &mut TraceBuilder,
+) -> Result<(), ConvertError> {
     for r in &spool.records {
         if let Record::Api(a) = r {
-            let name = api_names
+            let name = facts
+                .api_names
                 .get(&(a.domain, a.cbid))
                 .cloned()
                 .unwrap_or_else(|| format!("cbid{}", a.cbid));
-            let call = ApiCall {
+            builder.api_call(ApiCall {
                 domain: match a.domain {
                     Domain::Runtime => ApiDomain::Runtime,
                     Domain::Driver => ApiDomain::Driver,
@@ -201,49 +208,17 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                 end_ns: ns(a.end).max(ns(a.start)),
                 thread_id: a.thread_id,
                 correlation_id: a.correlation,
-            };
-            let idx = api_calls.len();
-            api_calls.push(call);
-            match by_corr.get(&a.correlation) {
-                None => {
-                    by_corr.insert(a.correlation, idx);
-                }
-                Some(&old) => {
-                    let o: &ApiCall = &api_calls[old];
-                    let n: &ApiCall = &api_calls[idx];
-                    let better = (n.domain == ApiDomain::Runtime && o.domain != ApiDomain::Runtime)
-                        || (n.domain == o.domain && n.start_ns < o.start_ns);
-                    if better {
-                        by_corr.insert(a.correlation, idx);
-                    }
-                }
-            }
+            });
         }
     }
-    let launch = |corr: u32| -> Option<HostCall> {
-        by_corr.get(&corr).map(|&i| {
-            let c = &api_calls[i];
-            HostCall {
-                start_ns: c.start_ns,
-                end_ns: c.end_ns,
-                thread_id: c.thread_id,
-            }
-        })
-    };
-
-    let mut kernels = Vec::new();
-    let mut memops = Vec::new();
-    let mut syncs = Vec::new();
-    let mut sync_calls = Vec::new();
-    let mut kernels_per_device: HashMap<u32, usize> = HashMap::new();
     for r in &spool.records {
         match r {
             Record::Kernel(k) => {
-                let name = *strings
+                let name = *facts
+                    .strings
                     .get(&k.name_id)
                     .ok_or(ConvertError::UndefinedName(k.name_id))?;
-                *kernels_per_device.entry(k.device).or_default() += 1;
-                kernels.push(Kernel {
+                builder.kernel(Kernel {
                     start_ns: ns(k.start),
                     end_ns: ns(k.end),
                     placement: Placement {
@@ -259,7 +234,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                     registers_per_thread: k.registers,
                     static_shared_bytes: k.static_shared,
                     dynamic_shared_bytes: k.dynamic_shared,
-                    launch: launch(k.correlation),
+                    launch: None,
                     kernel_key: kernel_key(
                         name,
                         k.grid,
@@ -271,106 +246,130 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                     shared_config_bytes: k.shared_executed,
                 });
             }
-            Record::MemOp(m) => memops.push(MemOp {
-                start_ns: ns(m.start),
-                end_ns: ns(m.end),
-                placement: Placement {
-                    device: m.device,
-                    context: m.context,
-                    stream: m.stream,
-                },
-                correlation_id: m.correlation,
-                copy_kind: m.copy_kind.map(copy_kind),
-                bytes: m.bytes,
-                launch: launch(m.correlation),
-            }),
-            Record::Sync(s) => syncs.push(Sync {
-                kind: sync_kind(s.sync_type),
-                start_ns: ns(s.start),
-                end_ns: ns(s.end),
-                context: s.context,
-                stream: s.stream,
-                thread_id: launch(s.correlation).map(|h| h.thread_id),
-                correlation_id: s.correlation,
-            }),
+            Record::MemOp(m) => {
+                builder.memop(MemOp {
+                    start_ns: ns(m.start),
+                    end_ns: ns(m.end),
+                    placement: Placement {
+                        device: m.device,
+                        context: m.context,
+                        stream: m.stream,
+                    },
+                    correlation_id: m.correlation,
+                    copy_kind: m.copy_kind.map(|k| CopyKind::from_cupti(i64::from(k))),
+                    bytes: m.bytes,
+                    launch: None,
+                });
+            }
+            Record::Sync(s) => {
+                builder.sync(Sync {
+                    kind: sync_kind(s.sync_type),
+                    start_ns: ns(s.start),
+                    end_ns: ns(s.end),
+                    context: s.context,
+                    stream: s.stream,
+                    thread_id: None,
+                    correlation_id: s.correlation,
+                });
+            }
+            // Without CUPTI's synchronization activity, the synchronizing API
+            // calls (recorded through callbacks) are the synchronizations.
             Record::SyncCall {
                 correlation,
                 sync_type,
                 context,
                 stream,
-            } => sync_calls.push((*correlation, *sync_type, *context, *stream)),
+            } => {
+                builder.sync_call(SyncCall {
+                    correlation_id: *correlation,
+                    kind: sync_kind(*sync_type),
+                    context: *context,
+                    stream: *stream,
+                });
+            }
             _ => {}
         }
     }
-    // Without CUPTI's synchronization activity, the synchronizing API calls
-    // (recorded through callbacks) are the synchronizations.
-    if syncs.is_empty() {
-        for (corr, t, context, stream) in sync_calls {
-            if let Some(h) = launch(corr) {
-                syncs.push(Sync {
-                    kind: sync_kind(t),
-                    start_ns: h.start_ns,
-                    end_ns: h.end_ns,
-                    context,
-                    stream,
-                    thread_id: Some(h.thread_id),
-                    correlation_id: corr,
-                });
-            }
-        }
-    }
-    // Neither (API calls recorded as CUPTI activity, without its
-    // synchronization activity): the synchronizing calls among the recorded
-    // API calls are the synchronizations, one per correlation id. The record
-    // names no stream (`None`: replay waits for the latest work of any
-    // stream); the context is that of the thread's latest GPU operation.
-    if syncs.is_empty() {
-        // The collector's own name → synchronization-type table.
-        syncs = fikit_trace::repair::syncs_from_calls(
-            &api_calls,
-            by_corr.values().copied(),
-            &kernels,
-            &memops,
-            |name| fikit_trace::api::sync_type_of(name).map(sync_kind),
-        );
-    }
+    Ok(())
+}
 
-    // Kernels of one stream run one after another: keep the trace in stream order.
-    notes.extend(fikit_trace::repair::clamp_stream_order(&mut kernels));
+/// The limits of a recorded device.
+fn device_info(d: &fikit_spool::Device) -> DeviceInfo {
+    DeviceInfo {
+        name: d.name.clone(),
+        sm_count: d.sm_count,
+        max_threads_per_sm: d.max_threads_per_sm,
+        max_registers_per_sm: d.max_registers_per_sm,
+        max_shared_memory_per_sm: d.max_shared_memory_per_sm,
+        max_blocks_per_sm: d.max_blocks_per_sm,
+    }
+}
 
-    let main_device = kernels_per_device
-        .iter()
-        .max_by_key(|(d, n)| (**n, std::cmp::Reverse(**d)))
-        .map(|(d, _)| *d)
-        .unwrap_or(0);
-    let dev = devices
+/// Converts one spool into a trace.
+pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted, ConvertError> {
+    let start = start_record(spool).ok_or(ConvertError::NoStart)?;
+    let mut builder = TraceBuilder::new();
+    let facts = Facts::scan(spool, &mut builder);
+    add_events(spool, &facts, &mut builder)?;
+
+    // The device that ran the most kernels (device 0 without kernels), else the first recorded.
+    let main_device = builder.main_device().unwrap_or(0);
+    let dev = facts
+        .devices
         .iter()
         .find(|d| d.ordinal == main_device)
-        .or(devices.first());
-    let device = match dev {
-        Some(d) => DeviceInfo {
-            name: d.name.clone(),
-            sm_count: d.sm_count,
-            max_threads_per_sm: d.max_threads_per_sm,
-            max_registers_per_sm: d.max_registers_per_sm,
-            max_shared_memory_per_sm: d.max_shared_memory_per_sm,
-            max_blocks_per_sm: d.max_blocks_per_sm,
-        },
-        None => {
-            notes.push("the device's properties were not recorded".into());
-            DeviceInfo {
-                name: "unknown".into(),
-                sm_count: 0,
-                max_threads_per_sm: 0,
-                max_registers_per_sm: 0,
-                max_shared_memory_per_sm: 0,
-                max_blocks_per_sm: 0,
-            }
-        }
-    };
+        .or(facts.devices.first());
+    let device = dev.map_or_else(DeviceInfo::unknown, |d| device_info(d));
     let driver = dev.map(|d| cuda_version_string(d.driver_version));
     let (cuda_version, cuda_version_source) =
-        cuda_version_of(runtime_version, dev.map(|d| d.driver_version));
+        cuda_version_of(facts.runtime_version, dev.map(|d| d.driver_version));
+    let job = opts
+        .job
+        .clone()
+        .filter(|j| !j.is_empty())
+        .unwrap_or_else(|| start.job.clone());
+    let meta = Metadata {
+        format_version: FORMAT_VERSION,
+        job_name: job,
+        priority: opts.priority.unwrap_or(start.priority).min(MAX_PRIORITY),
+        pid: start.pid,
+        command_line: start.command_line.clone(),
+        host: start.host.clone(),
+        device,
+        driver_version: driver.unwrap_or_else(|| "unknown".into()),
+        cuda_version,
+        cuda_version_source,
+        cupti_version: start.cupti_version,
+        clock_offset_ns: start
+            .realtime_ns
+            .saturating_sub(ns(start.cupti_timestamp_ns)),
+        dropped_records: facts.dropped,
+        capture_complete: spool.is_complete(),
+        api_recording: match start.api_mode {
+            ApiMode::None => ApiRecording::None,
+            ApiMode::Selected => ApiRecording::Selected,
+            ApiMode::All => ApiRecording::All,
+        },
+        producer: opts.producer.clone(),
+    };
+    // Kernels of one stream run one after another: the builder keeps the
+    // trace in stream order (and notes what it moved).
+    let built = builder.build(meta);
+    let mut notes = facts.notes;
+    notes.extend(built.notes);
+    if dev.is_none() {
+        notes.push("the device's properties were not recorded".into());
+    }
+    notes.extend(spool_notes(spool));
+    Ok(Converted {
+        trace: built.trace,
+        notes,
+    })
+}
+
+/// What the spool's own state says: bytes skipped, a capture cut short.
+fn spool_notes(spool: &Spool) -> Vec<String> {
+    let mut notes = Vec::new();
     if let fikit_spool::Tail::Truncated { offset, bytes } = spool.tail {
         notes.push(format!(
             "{bytes} bytes of the spool from offset {offset} were not whole records and were \
@@ -389,65 +388,11 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
                 .into(),
         );
     }
-    let job = opts
-        .job
-        .clone()
-        .filter(|j| !j.is_empty())
-        .unwrap_or_else(|| start.job.clone());
-    let meta = Metadata {
-        format_version: FORMAT_VERSION,
-        job_name: job,
-        priority: opts.priority.unwrap_or(start.priority).min(9),
-        pid: start.pid,
-        command_line: start.command_line.clone(),
-        host: start.host.clone(),
-        device,
-        driver_version: driver.clone().unwrap_or_else(|| "unknown".into()),
-        cuda_version,
-        cuda_version_source,
-        cupti_version: start.cupti_version,
-        clock_offset_ns: start
-            .realtime_ns
-            .saturating_sub(ns(start.cupti_timestamp_ns)),
-        dropped_records: dropped,
-        capture_complete: spool.is_complete(),
-        api_recording: match start.api_mode {
-            ApiMode::None => ApiRecording::None,
-            ApiMode::Selected => ApiRecording::Selected,
-            ApiMode::All => ApiRecording::All,
-        },
-        producer: opts.producer.clone(),
-    };
-    let mut trace = Trace {
-        meta,
-        kernels,
-        memops,
-        api_calls,
-        syncs,
-        kernel_metrics,
-    };
-    trace.sort();
-    Ok(Converted { trace, notes })
+    notes
 }
 
 /// A file-name-safe form of a job name.
-pub fn file_stem(job: &str) -> String {
-    let s: String = job
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("job{s}")
-    } else {
-        s
-    }
-}
+pub use fikit_trace::build::file_stem;
 
 #[cfg(test)]
 mod tests {

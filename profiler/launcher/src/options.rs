@@ -27,18 +27,10 @@ pub struct Options {
     pub command: Vec<OsString>,
 }
 
-/// Parses `high`, `low` or a number 0–9.
+/// Parses `high`, `low` or a number 0–9 ([`fikit_trace::parse_priority`]),
+/// the error as the message clap shows.
 pub fn parse_priority(s: &str) -> Result<u8, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "high" => Ok(0),
-        "low" => Ok(9),
-        other => match other.parse::<u8>() {
-            Ok(n) if n <= 9 => Ok(n),
-            _ => Err(format!(
-                "invalid priority {s:?}: use high (= 0), low (= 9) or a number from 0 (highest) to 9 (lowest)"
-            )),
-        },
-    }
+    fikit_trace::parse_priority(s).map_err(|e| e.to_string())
 }
 
 /// The default job name: the command's file name.

@@ -19,7 +19,7 @@ pub(crate) struct ImportArgs {
     name: Option<String>,
     /// Scheduling priority of the job: high (= 0), low (= 9) or 0 (highest) to
     /// 9 (lowest); the default is fikit-profile's.
-    #[arg(long, short = 'p', value_name = "high|low|N", default_value = "low", value_parser = parse_priority)]
+    #[arg(long, short = 'p', value_name = "high|low|N", default_value = "low", value_parser = fikit_trace::parse_priority)]
     priority: u8,
     /// Folder for the traces (<job>-<pid>.parquet; an existing file is never replaced).
     #[arg(long, short = 'o', value_name = "DIR", default_value = "traces")]
@@ -36,20 +36,6 @@ enum ImportFormatArg {
     Kineto,
     /// Nsight Systems SQLite export.
     Nsys,
-}
-
-/// Parses `high`, `low` or a number 0–9 (as fikit-profile does).
-fn parse_priority(s: &str) -> Result<u8, String> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "high" => Ok(0),
-        "low" => Ok(9),
-        other => match other.parse::<u8>() {
-            Ok(n) if n <= 9 => Ok(n),
-            _ => Err(format!(
-                "invalid priority {s:?}: use high (= 0), low (= 9) or a number from 0 (highest) to 9 (lowest)"
-            )),
-        },
-    }
 }
 
 impl From<&ImportArgs> for ImportOptions {

@@ -216,277 +216,37 @@ fn int_of(raw: Option<&RawValue>) -> Option<i64> {
 /// Reads a Kineto trace: file-wide facts and one capture per process.
 pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
     let text = read_text(path)?;
-    let err = |m: String| ImportError::new(path, m);
-    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
-    let top: TopLevel = if trimmed.starts_with('[') {
-        // The Chrome trace format also allows a bare array of events.
-        let events: Vec<Event> = serde_json::from_str(trimmed)
-            .map_err(|e| err(format!("not a Kineto JSON trace: {e}")))?;
-        TopLevel {
-            trace_events: Some(events),
-            device_properties: Vec::new(),
-            base_time_ns: None,
-            cuda_driver_version: None,
-            cuda_runtime_version: None,
-            cupti_version: None,
-            hostname: None,
-        }
-    } else {
-        serde_json::from_str(trimmed).map_err(|e| {
-            err(format!(
-                "not a Kineto JSON trace: {e}{}",
-                if e.is_syntax() || e.is_eof() {
-                    ""
-                } else {
-                    " (expected an object with a `traceEvents` list)"
-                }
-            ))
-        })?
-    };
+    let top = parse_top(path, &text)?;
     let events = top.trace_events.as_deref().ok_or_else(|| {
-        err("not a Kineto JSON trace: the top-level object has no `traceEvents` list".into())
+        ImportError::new(
+            path,
+            "not a Kineto JSON trace: the top-level object has no `traceEvents` list",
+        )
     })?;
-
-    let mut source = Source {
-        clock_offset_ns: top.base_time_ns,
-        host: top.hostname.clone(),
-        ..Source::default()
-    };
-    let version = |v: &Option<serde_json::Value>| -> Option<u64> {
-        match v.as_ref()? {
-            serde_json::Value::Number(n) => n.as_u64(),
-            serde_json::Value::String(s) => s.trim().parse().ok(),
-            _ => None,
-        }
-    };
-    source.driver_version = version(&top.cuda_driver_version).map(cuda_version_string);
-    source.cuda_version = version(&top.cuda_runtime_version).map(cuda_version_string);
-    source.cupti_version = version(&top.cupti_version).and_then(|v| u32::try_from(v).ok());
-    for (i, d) in top.device_properties.iter().enumerate() {
-        let (ordinal, info, notes) = device_info(d).map_err(|m| {
-            err(format!(
-                "deviceProperties[{i}]: {m} (expected an object with id, name, numSms, …)"
-            ))
-        })?;
-        source.notes.extend(notes);
-        source.devices.insert(ordinal, info);
-    }
-
-    // Flow events: (pid, tid, ts) of the event they bind to → correlation id.
-    let mut flow_starts: HashMap<(String, String, i64), u32> = HashMap::new();
-    let mut flow_ends: HashMap<(String, String, i64), u32> = HashMap::new();
+    let mut source = source_of(path, &top)?;
     let classes: Vec<Option<Class>> = events.iter().map(classify).collect();
-    for (ev, class) in events.iter().zip(&classes) {
-        let map = match class {
-            Some(Class::FlowStart) => &mut flow_starts,
-            Some(Class::FlowEnd) => &mut flow_ends,
-            _ => continue,
-        };
-        let (Some(id), Some(ts)) = (
-            int_of(ev.id).and_then(|v| u32::try_from(v).ok()),
-            ev.ts.and_then(|t| parse_us_to_ns(t.get())),
-        ) else {
-            continue;
-        };
-        map.insert((raw_key(ev.pid), raw_key(ev.tid), ts), id);
-    }
-
-    let mut kernels = Vec::new();
-    let mut memops = Vec::new();
-    let mut calls: Vec<(u32, ApiCall)> = Vec::new();
-    let mut syncs = Vec::new();
-    let mut defaulted: BTreeSet<&'static str> = BTreeSet::new();
+    let flows = Flows::of(events, &classes);
+    let mut rows = Rows::default();
     for (i, (ev, class)) in events.iter().zip(&classes).enumerate() {
         let Some(class) = *class else { continue };
         if matches!(class, Class::FlowStart | Class::FlowEnd) {
             continue;
         }
-        let fail = |m: String| err(format!("{}: {m}", at(i, ev)));
-        let start_ns = time_field(ev.ts, "ts").map_err(&fail)?;
-        let dur_ns = time_field(ev.dur, "dur").map_err(&fail)?;
-        if dur_ns < 0 {
-            return Err(fail(format!("`dur` is negative ({dur_ns} ns)")));
-        }
-        let end_ns = start_ns
-            .checked_add(dur_ns)
-            .ok_or_else(|| fail("`ts` + `dur` overflows".into()))?;
-        let args: Args = match ev.args {
-            Some(raw) => {
-                serde_json::from_str(raw.get()).map_err(|e| fail(format!("`args`: {e}")))?
-            }
-            None => Args::default(),
-        };
-        let flow = |map: &HashMap<(String, String, i64), u32>| {
-            map.get(&(raw_key(ev.pid), raw_key(ev.tid), start_ns))
-                .copied()
-        };
-        let correlation = |map: &HashMap<(String, String, i64), u32>| -> Result<u32, ImportError> {
-            match args.correlation {
-                Some(c) => to_u32(c, "args.correlation").map_err(&fail),
-                None => flow(map).ok_or_else(|| {
-                    fail(
-                        "`args.correlation` is missing and no ac2g flow event links it: its \
-                         launch cannot be found"
-                            .into(),
-                    )
-                }),
-            }
-        };
-        let name = || ev.name.as_deref().unwrap_or("").to_string();
+        let e = Ev::new(path, i, ev, &flows)?;
         match class {
-            Class::Kernel | Class::Memcpy | Class::Memset => {
-                let need = |v: Option<i64>, field: &str| -> Result<u32, ImportError> {
-                    let v = v.ok_or_else(|| {
-                        fail(format!(
-                            "`args.{field}` is missing (a GPU event needs its {field})"
-                        ))
-                    })?;
-                    to_u32(v, &format!("args.{field}")).map_err(&fail)
-                };
-                let placement = Placement {
-                    device: need(args.device, "device")?,
-                    context: match args.context {
-                        Some(c) => to_u32(c, "args.context").map_err(&fail)?,
-                        None => {
-                            defaulted.insert("context (0)");
-                            0
-                        }
-                    },
-                    stream: need(args.stream, "stream")?,
-                };
-                let correlation_id = correlation(&flow_ends)?;
-                if class == Class::Kernel {
-                    let dims =
-                        |v: &Option<Vec<i64>>, field: &str| -> Result<[u32; 3], ImportError> {
-                            let v = v.as_ref().ok_or_else(|| {
-                            fail(format!(
-                                "`args.{field}` is missing (a kernel needs its {field} dimensions)"
-                            ))
-                        })?;
-                            if v.len() != 3 {
-                                return Err(fail(format!(
-                                    "`args.{field}` has {} values; expected [x, y, z]",
-                                    v.len()
-                                )));
-                            }
-                            let mut out = [0u32; 3];
-                            for (o, x) in out.iter_mut().zip(v) {
-                                *o = to_u32(*x, &format!("args.{field}")).map_err(&fail)?;
-                            }
-                            Ok(out)
-                        };
-                    let grid = dims(&args.grid, "grid")?;
-                    let block = dims(&args.block, "block")?;
-                    let registers = match args.registers {
-                        Some(r) => to_u32(r, "args.registers per thread").map_err(&fail)?,
-                        None => {
-                            defaulted.insert("registers per thread (0)");
-                            0
-                        }
-                    };
-                    let shared = match args.shared {
-                        Some(s) => to_u32(s, "args.shared memory").map_err(&fail)?,
-                        None => {
-                            defaulted.insert("shared memory (0)");
-                            0
-                        }
-                    };
-                    let name = name();
-                    kernels.push(Kernel {
-                        start_ns,
-                        end_ns,
-                        placement,
-                        correlation_id,
-                        kernel_key: kernel_key(&name, grid, block, shared, 0, registers),
-                        demangled_name: name.clone(),
-                        name,
-                        grid,
-                        block,
-                        registers_per_thread: registers,
-                        static_shared_bytes: shared,
-                        dynamic_shared_bytes: 0,
-                        launch: None,
-                        shared_config_bytes: None,
-                    });
-                } else {
-                    let bytes = args.bytes.ok_or_else(|| {
-                        fail("`args.bytes` is missing (a copy or memset needs its size)".into())
-                    })?;
-                    let bytes = u64::try_from(bytes)
-                        .map_err(|_| fail(format!("`args.bytes` is negative ({bytes})")))?;
-                    memops.push(MemOp {
-                        start_ns,
-                        end_ns,
-                        placement,
-                        correlation_id,
-                        copy_kind: (class == Class::Memcpy)
-                            .then(|| copy_kind_of(ev.name.as_deref().unwrap_or(""))),
-                        bytes,
-                        launch: None,
-                    });
-                }
-            }
-            Class::Runtime | Class::Driver => {
-                let pid = int_of(ev.pid)
-                    .ok_or_else(|| fail("`pid` is not a number (the process id)".into()))?;
-                let tid = int_of(ev.tid)
-                    .ok_or_else(|| fail("`tid` is not a number (the thread id)".into()))?;
-                let full = name();
-                let fname = api_function_name(&full).to_string();
-                calls.push((
-                    to_u32(pid, "pid").map_err(&fail)?,
-                    ApiCall {
-                        domain: if class == Class::Driver {
-                            fikit_trace::ApiDomain::Driver
-                        } else {
-                            api_domain_of(&fname)
-                        },
-                        name: fname,
-                        start_ns,
-                        end_ns,
-                        thread_id: tid.unsigned_abs(),
-                        correlation_id: correlation(&flow_starts)?,
-                    },
-                ));
-            }
-            Class::Sync => {
-                let correlation_id = correlation(&flow_ends).unwrap_or(0);
-                let label = args
-                    .cuda_sync_kind
-                    .clone()
-                    .unwrap_or_else(name)
-                    .to_ascii_lowercase();
-                let kind = if label.contains("wait") {
-                    SyncKind::StreamWaitEvent
-                } else if label.contains("stream") {
-                    SyncKind::StreamSynchronize
-                } else if label.contains("event") {
-                    SyncKind::EventSynchronize
-                } else if label.contains("context") || label.contains("device") {
-                    SyncKind::ContextSynchronize
-                } else {
-                    SyncKind::Other
-                };
-                syncs.push(Sync {
-                    kind,
-                    start_ns,
-                    end_ns,
-                    context: match args.context {
-                        Some(c) => to_u32(c, "args.context").map_err(&fail)?,
-                        None => 0,
-                    },
-                    // CUPTI's "invalid" stream (-1, or its u32 form) on context and event syncs.
-                    stream: args
-                        .stream
-                        .filter(|&s| s >= 0 && s < i64::from(u32::MAX))
-                        .map(|s| s as u32),
-                    thread_id: None,
-                    correlation_id,
-                });
-            }
+            Class::Kernel | Class::Memcpy | Class::Memset => e.gpu(class, &mut rows)?,
+            Class::Runtime | Class::Driver => e.api(class, &mut rows)?,
+            Class::Sync => e.sync(&mut rows)?,
             Class::FlowStart | Class::FlowEnd => {}
         }
     }
+    let Rows {
+        kernels,
+        memops,
+        calls,
+        syncs,
+        defaulted,
+    } = rows;
     if !defaulted.is_empty() {
         source.notes.push(format!(
             "fields missing from some GPU events, defaulted: {}",
@@ -504,6 +264,367 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
     }
     let captures = split_by_process(path, kernels, memops, calls, syncs, &mut source)?;
     Ok((source, captures))
+}
+
+/// The top level of the JSON text: an object, or a bare array of events.
+fn parse_top<'a>(path: &Path, text: &'a str) -> Result<TopLevel<'a>, ImportError> {
+    let err = |m: String| ImportError::new(path, m);
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('[') {
+        // The Chrome trace format also allows a bare array of events.
+        let events: Vec<Event> = serde_json::from_str(trimmed)
+            .map_err(|e| err(format!("not a Kineto JSON trace: {e}")))?;
+        Ok(TopLevel {
+            trace_events: Some(events),
+            device_properties: Vec::new(),
+            base_time_ns: None,
+            cuda_driver_version: None,
+            cuda_runtime_version: None,
+            cupti_version: None,
+            hostname: None,
+        })
+    } else {
+        serde_json::from_str(trimmed).map_err(|e| {
+            err(format!(
+                "not a Kineto JSON trace: {e}{}",
+                if e.is_syntax() || e.is_eof() {
+                    ""
+                } else {
+                    " (expected an object with a `traceEvents` list)"
+                }
+            ))
+        })
+    }
+}
+
+/// The file-wide facts of the top-level object: versions, host, devices.
+fn source_of(path: &Path, top: &TopLevel) -> Result<Source, ImportError> {
+    let mut source = Source {
+        clock_offset_ns: top.base_time_ns,
+        host: top.hostname.clone(),
+        ..Source::default()
+    };
+    let version = |v: &Option<serde_json::Value>| -> Option<u64> {
+        match v.as_ref()? {
+            serde_json::Value::Number(n) => n.as_u64(),
+            serde_json::Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    };
+    source.driver_version = version(&top.cuda_driver_version).map(cuda_version_string);
+    source.cuda_version = version(&top.cuda_runtime_version).map(cuda_version_string);
+    source.cupti_version = version(&top.cupti_version).and_then(|v| u32::try_from(v).ok());
+    for (i, d) in top.device_properties.iter().enumerate() {
+        let (ordinal, info, notes) = device_info(d).map_err(|m| {
+            ImportError::new(
+                path,
+                format!("deviceProperties[{i}]: {m} (expected an object with id, name, numSms, …)"),
+            )
+        })?;
+        source.notes.extend(notes);
+        source.devices.insert(ordinal, info);
+    }
+    Ok(source)
+}
+
+/// (pid, tid, ts) of the event a flow event binds to.
+type FlowKey = (String, String, i64);
+
+/// The `ac2g` flow events: where each links an event to a correlation id.
+#[derive(Default)]
+struct Flows {
+    /// On the launching API call (`ph` `s`).
+    starts: HashMap<FlowKey, u32>,
+    /// On the GPU event (`ph` `f`).
+    ends: HashMap<FlowKey, u32>,
+}
+
+impl Flows {
+    fn of(events: &[Event], classes: &[Option<Class>]) -> Flows {
+        let mut flows = Flows::default();
+        for (ev, class) in events.iter().zip(classes) {
+            let map = match class {
+                Some(Class::FlowStart) => &mut flows.starts,
+                Some(Class::FlowEnd) => &mut flows.ends,
+                _ => continue,
+            };
+            let (Some(id), Some(ts)) = (
+                int_of(ev.id).and_then(|v| u32::try_from(v).ok()),
+                ev.ts.and_then(|t| parse_us_to_ns(t.get())),
+            ) else {
+                continue;
+            };
+            map.insert((raw_key(ev.pid), raw_key(ev.tid), ts), id);
+        }
+        flows
+    }
+}
+
+/// The rows read so far.
+#[derive(Default)]
+struct Rows {
+    kernels: Vec<Kernel>,
+    memops: Vec<MemOp>,
+    /// API calls with their process id.
+    calls: Vec<(u32, ApiCall)>,
+    syncs: Vec<Sync>,
+    /// GPU event fields that were missing and given a default.
+    defaulted: BTreeSet<&'static str>,
+}
+
+/// One event being read: where it is, its interval and its `args`.
+struct Ev<'e> {
+    path: &'e Path,
+    i: usize,
+    ev: &'e Event<'e>,
+    flows: &'e Flows,
+    start_ns: i64,
+    end_ns: i64,
+    args: Args,
+}
+
+impl<'e> Ev<'e> {
+    /// Reads the interval and `args` of event `i`.
+    fn new(
+        path: &'e Path,
+        i: usize,
+        ev: &'e Event<'e>,
+        flows: &'e Flows,
+    ) -> Result<Self, ImportError> {
+        let fail = |m: String| ImportError::new(path, format!("{}: {m}", at(i, ev)));
+        let start_ns = time_field(ev.ts, "ts").map_err(fail)?;
+        let dur_ns = time_field(ev.dur, "dur").map_err(fail)?;
+        if dur_ns < 0 {
+            return Err(fail(format!("`dur` is negative ({dur_ns} ns)")));
+        }
+        let end_ns = start_ns
+            .checked_add(dur_ns)
+            .ok_or_else(|| fail("`ts` + `dur` overflows".into()))?;
+        let args: Args = match ev.args {
+            Some(raw) => {
+                serde_json::from_str(raw.get()).map_err(|e| fail(format!("`args`: {e}")))?
+            }
+            None => Args::default(),
+        };
+        Ok(Ev {
+            path,
+            i,
+            ev,
+            flows,
+            start_ns,
+            end_ns,
+            args,
+        })
+    }
+
+    /// An error about this event.
+    fn fail(&self, m: String) -> ImportError {
+        ImportError::new(self.path, format!("{}: {m}", at(self.i, self.ev)))
+    }
+
+    fn u32(&self, v: i64, field: &str) -> Result<u32, ImportError> {
+        to_u32(v, field).map_err(|m| self.fail(m))
+    }
+
+    fn name(&self) -> String {
+        self.ev.name.as_deref().unwrap_or("").to_string()
+    }
+
+    /// `args.correlation`, else the correlation id of the flow event in
+    /// `map` that binds to this event.
+    fn correlation(&self, map: &HashMap<FlowKey, u32>) -> Result<u32, ImportError> {
+        match self.args.correlation {
+            Some(c) => self.u32(c, "args.correlation"),
+            None => map
+                .get(&(raw_key(self.ev.pid), raw_key(self.ev.tid), self.start_ns))
+                .copied()
+                .ok_or_else(|| {
+                    self.fail(
+                        "`args.correlation` is missing and no ac2g flow event links it: its \
+                         launch cannot be found"
+                            .into(),
+                    )
+                }),
+        }
+    }
+
+    /// A field a GPU event needs.
+    fn need(&self, v: Option<i64>, field: &str) -> Result<u32, ImportError> {
+        let v = v.ok_or_else(|| {
+            self.fail(format!(
+                "`args.{field}` is missing (a GPU event needs its {field})"
+            ))
+        })?;
+        self.u32(v, &format!("args.{field}"))
+    }
+
+    /// A field a GPU event may lack: `default` (and a note) when it does.
+    fn or_default(
+        &self,
+        v: Option<i64>,
+        field: &str,
+        noted: &'static str,
+        defaulted: &mut BTreeSet<&'static str>,
+    ) -> Result<u32, ImportError> {
+        match v {
+            Some(v) => self.u32(v, field),
+            None => {
+                defaulted.insert(noted);
+                Ok(0)
+            }
+        }
+    }
+
+    /// A kernel's grid or block dimensions.
+    fn dims(&self, v: &Option<Vec<i64>>, field: &str) -> Result<[u32; 3], ImportError> {
+        let v = v.as_ref().ok_or_else(|| {
+            self.fail(format!(
+                "`args.{field}` is missing (a kernel needs its {field} dimensions)"
+            ))
+        })?;
+        if v.len() != 3 {
+            return Err(self.fail(format!(
+                "`args.{field}` has {} values; expected [x, y, z]",
+                v.len()
+            )));
+        }
+        let mut out = [0u32; 3];
+        for (o, x) in out.iter_mut().zip(v) {
+            *o = self.u32(*x, &format!("args.{field}"))?;
+        }
+        Ok(out)
+    }
+
+    /// A kernel, copy or memset.
+    fn gpu(&self, class: Class, rows: &mut Rows) -> Result<(), ImportError> {
+        let placement = Placement {
+            device: self.need(self.args.device, "device")?,
+            context: self.or_default(
+                self.args.context,
+                "args.context",
+                "context (0)",
+                &mut rows.defaulted,
+            )?,
+            stream: self.need(self.args.stream, "stream")?,
+        };
+        let correlation_id = self.correlation(&self.flows.ends)?;
+        if class == Class::Kernel {
+            let grid = self.dims(&self.args.grid, "grid")?;
+            let block = self.dims(&self.args.block, "block")?;
+            let registers = self.or_default(
+                self.args.registers,
+                "args.registers per thread",
+                "registers per thread (0)",
+                &mut rows.defaulted,
+            )?;
+            let shared = self.or_default(
+                self.args.shared,
+                "args.shared memory",
+                "shared memory (0)",
+                &mut rows.defaulted,
+            )?;
+            let name = self.name();
+            rows.kernels.push(Kernel {
+                start_ns: self.start_ns,
+                end_ns: self.end_ns,
+                placement,
+                correlation_id,
+                kernel_key: kernel_key(&name, grid, block, shared, 0, registers),
+                demangled_name: name.clone(),
+                name,
+                grid,
+                block,
+                registers_per_thread: registers,
+                static_shared_bytes: shared,
+                dynamic_shared_bytes: 0,
+                launch: None,
+                shared_config_bytes: None,
+            });
+        } else {
+            let bytes = self.args.bytes.ok_or_else(|| {
+                self.fail("`args.bytes` is missing (a copy or memset needs its size)".into())
+            })?;
+            let bytes = u64::try_from(bytes)
+                .map_err(|_| self.fail(format!("`args.bytes` is negative ({bytes})")))?;
+            rows.memops.push(MemOp {
+                start_ns: self.start_ns,
+                end_ns: self.end_ns,
+                placement,
+                correlation_id,
+                copy_kind: (class == Class::Memcpy)
+                    .then(|| copy_kind_of(self.ev.name.as_deref().unwrap_or(""))),
+                bytes,
+                launch: None,
+            });
+        }
+        Ok(())
+    }
+
+    /// A runtime or driver API call.
+    fn api(&self, class: Class, rows: &mut Rows) -> Result<(), ImportError> {
+        let pid = int_of(self.ev.pid)
+            .ok_or_else(|| self.fail("`pid` is not a number (the process id)".into()))?;
+        let tid = int_of(self.ev.tid)
+            .ok_or_else(|| self.fail("`tid` is not a number (the thread id)".into()))?;
+        let full = self.name();
+        let fname = api_function_name(&full).to_string();
+        rows.calls.push((
+            self.u32(pid, "pid")?,
+            ApiCall {
+                domain: if class == Class::Driver {
+                    fikit_trace::ApiDomain::Driver
+                } else {
+                    api_domain_of(&fname)
+                },
+                name: fname,
+                start_ns: self.start_ns,
+                end_ns: self.end_ns,
+                thread_id: tid.unsigned_abs(),
+                correlation_id: self.correlation(&self.flows.starts)?,
+            },
+        ));
+        Ok(())
+    }
+
+    /// A CUPTI synchronization record.
+    fn sync(&self, rows: &mut Rows) -> Result<(), ImportError> {
+        let correlation_id = self.correlation(&self.flows.ends).unwrap_or(0);
+        let label = self
+            .args
+            .cuda_sync_kind
+            .clone()
+            .unwrap_or_else(|| self.name())
+            .to_ascii_lowercase();
+        let kind = if label.contains("wait") {
+            SyncKind::StreamWaitEvent
+        } else if label.contains("stream") {
+            SyncKind::StreamSynchronize
+        } else if label.contains("event") {
+            SyncKind::EventSynchronize
+        } else if label.contains("context") || label.contains("device") {
+            SyncKind::ContextSynchronize
+        } else {
+            SyncKind::Other
+        };
+        rows.syncs.push(Sync {
+            kind,
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            context: match self.args.context {
+                Some(c) => self.u32(c, "args.context")?,
+                None => 0,
+            },
+            // CUPTI's "invalid" stream (-1, or its u32 form) on context and event syncs.
+            stream: self
+                .args
+                .stream
+                .filter(|&s| s >= 0 && s < i64::from(u32::MAX))
+                .map(|s| s as u32),
+            thread_id: None,
+            correlation_id,
+        });
+        Ok(())
+    }
 }
 
 /// The raw text of a `pid`/`tid`, as a flow-event key.

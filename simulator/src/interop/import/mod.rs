@@ -1,8 +1,8 @@
 //! `fikit-sim import`: traces of other profilers as fikit traces (format v1).
 //!
 //! Two sources, each a module that reads its file into per-process [`Capture`]s
-//! of fikit rows; [`finish`] then does what `fikit-profile`'s conversion does
-//! with a spool: joins each GPU operation to the API call with its correlation
+//! of fikit rows; [`finish`] then does, with the trace builder
+//! (`fikit_trace::build`), what `fikit-profile`'s conversion does with a spool: joins each GPU operation to the API call with its correlation
 //! id (the `launch_*` columns), keeps the API calls fikit-profile records by
 //! default, takes the synchronizations from the source's synchronization
 //! records or else from its synchronizing API calls, moves kernel starts that
@@ -23,9 +23,10 @@ mod read_tests;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use fikit_trace::build::{Built, cuda_version_of};
 use fikit_trace::{
-    ApiCall, ApiDomain, ApiRecording, DeviceInfo, FORMAT_VERSION, HostCall, Kernel, MemOp,
-    Metadata, Sync, SyncKind, Trace, TraceError,
+    ApiCall, ApiDomain, ApiRecording, DeviceInfo, FORMAT_VERSION, Kernel, MemOp, Metadata, Sync,
+    Trace, TraceBuilder, TraceError,
 };
 
 /// The formats `import` reads.
@@ -231,23 +232,7 @@ pub fn job_from_path(path: &Path) -> String {
 }
 
 /// A file-name-safe form of a job name (as `fikit-profile` names its traces).
-pub fn file_stem(job: &str) -> String {
-    let s: String = job
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("job{s}")
-    } else {
-        s
-    }
-}
+pub use fikit_trace::build::file_stem;
 
 /// `DIR/BASE.parquet`, or `DIR/BASE-2.parquet`, `-3`, … when taken: an import
 /// never replaces an existing file.
@@ -273,15 +258,7 @@ pub fn write_imported(dir: &Path, imported: &Imported) -> Result<PathBuf, TraceE
 
 /// Runtime API names in CUPTI's form carry the API version
 /// (`cudaLaunchKernel_v7000`); the function is `cudaLaunchKernel`.
-pub fn api_function_name(name: &str) -> &str {
-    if let Some(i) = name.rfind("_v") {
-        let digits = &name[i + 2..];
-        if digits.len() >= 4 && digits.bytes().all(|b| b.is_ascii_digit()) {
-            return &name[..i];
-        }
-    }
-    name
-}
+pub use fikit_trace::build::strip_api_version as api_function_name;
 
 /// The API domain of a function name: `cuda*` is the runtime, other `cu*` the driver.
 pub fn api_domain_of(name: &str) -> ApiDomain {
@@ -294,14 +271,7 @@ pub fn api_domain_of(name: &str) -> ApiDomain {
 
 /// The synchronization a synchronizing API call makes, or `None` for a call
 /// that does not synchronize (the table `fikit-profile`'s collector uses).
-pub fn sync_kind_of_api(name: &str) -> Option<SyncKind> {
-    fikit_trace::api::sync_type_of(name).map(|t| SyncKind::from_cupti(i64::from(t)))
-}
-
-/// CUPTI's synchronization type numbers (`CUpti_ActivitySynchronizationType`).
-pub fn sync_kind_of_cupti(t: i64) -> SyncKind {
-    SyncKind::from_cupti(t)
-}
+pub use fikit_trace::build::sync_kind_of_api;
 
 pub use fikit_trace::api::is_selected_api;
 
@@ -317,21 +287,7 @@ pub fn max_blocks_per_sm(major: u32, minor: u32) -> Option<u32> {
 }
 
 /// `13000` → `13.0` (CUDA's version numbers).
-pub fn cuda_version_string(v: u64) -> String {
-    format!("{}.{}", v / 1000, (v % 1000) / 10)
-}
-
-/// A device with every limit unknown (0), named `unknown`.
-pub(crate) fn unknown_device() -> DeviceInfo {
-    DeviceInfo {
-        name: "unknown".into(),
-        sm_count: 0,
-        max_threads_per_sm: 0,
-        max_registers_per_sm: 0,
-        max_shared_memory_per_sm: 0,
-        max_blocks_per_sm: 0,
-    }
-}
+pub use fikit_trace::build::cuda_version_string;
 
 /// Names the device limits that are 0 (unknown) in `d`.
 pub(crate) fn unknown_limits(d: &DeviceInfo) -> Vec<&'static str> {
@@ -348,7 +304,10 @@ pub(crate) fn unknown_limits(d: &DeviceInfo) -> Vec<&'static str> {
     .collect()
 }
 
-/// Builds the trace of one process, as `fikit-profile` converts a spool.
+/// Builds the trace of one process with the builder `fikit-profile`'s
+/// conversion uses: joins launches, derives synchronizations, keeps the API
+/// calls fikit-profile records by default, keeps the stream order; then fills
+/// the metadata.
 pub(crate) fn finish(
     capture: Capture,
     source: &Source,
@@ -358,132 +317,32 @@ pub(crate) fn finish(
 ) -> Imported {
     let Capture {
         pid,
-        mut kernels,
-        mut memops,
+        kernels,
+        memops,
         api_calls,
-        mut syncs,
+        syncs,
     } = capture;
-    let mut notes = Vec::new();
+    let mut builder = TraceBuilder::new();
+    for k in kernels {
+        builder.kernel(k);
+    }
+    for m in memops {
+        builder.memop(m);
+    }
+    for a in api_calls {
+        builder.api_call(a);
+    }
+    for s in syncs {
+        builder.sync(s);
+    }
+    builder
+        .note_unlaunched(source.has_api)
+        .keep_selected_api_calls();
 
-    // The launching call of each correlation id: the runtime call when both a
-    // runtime and a driver call carry it, else the earliest.
-    let mut by_corr: HashMap<u32, usize> = HashMap::new();
-    for (idx, n) in api_calls.iter().enumerate() {
-        match by_corr.get(&n.correlation_id) {
-            None => {
-                by_corr.insert(n.correlation_id, idx);
-            }
-            Some(&old) => {
-                let o = &api_calls[old];
-                let better = (n.domain == ApiDomain::Runtime && o.domain != ApiDomain::Runtime)
-                    || (n.domain == o.domain && n.start_ns < o.start_ns);
-                if better {
-                    by_corr.insert(n.correlation_id, idx);
-                }
-            }
-        }
-    }
-    let launch = |corr: u32| -> Option<HostCall> {
-        by_corr.get(&corr).map(|&i| {
-            let c = &api_calls[i];
-            HostCall {
-                start_ns: c.start_ns,
-                end_ns: c.end_ns,
-                thread_id: c.thread_id,
-            }
-        })
-    };
-    for k in &mut kernels {
-        k.launch = launch(k.correlation_id);
-    }
-    for m in &mut memops {
-        m.launch = launch(m.correlation_id);
-    }
-    let unlaunched = kernels.iter().filter(|k| k.launch.is_none()).count()
-        + memops.iter().filter(|m| m.launch.is_none()).count();
-    if unlaunched > 0 && source.has_api {
-        notes.push(format!(
-            "{unlaunched} GPU operations have no API call with their correlation id: their \
-             launch columns are null (replay issues them at their recorded start)"
-        ));
-    }
-
-    for s in &mut syncs {
-        s.thread_id = launch(s.correlation_id).map(|h| h.thread_id);
-    }
-    // Without synchronization records, the synchronizing calls among the API
-    // calls are the synchronizations, one per correlation id. They name no
-    // stream (replay waits for the latest work of any stream); the context is
-    // that of the thread's latest GPU operation.
-    if syncs.is_empty() {
-        syncs = fikit_trace::repair::syncs_from_calls(
-            &api_calls,
-            by_corr.values().copied(),
-            &kernels,
-            &memops,
-            sync_kind_of_api,
-        );
-    }
-
-    // The API calls fikit-profile records by default, and any call that
-    // issued a recorded GPU operation.
-    let issued: std::collections::HashSet<u32> = kernels
-        .iter()
-        .map(|k| k.correlation_id)
-        .chain(memops.iter().map(|m| m.correlation_id))
-        .collect();
-    let total_api = api_calls.len();
-    let api_calls: Vec<ApiCall> = api_calls
-        .into_iter()
-        .filter(|a| is_selected_api(&a.name) || issued.contains(&a.correlation_id))
-        .collect();
-    if api_calls.len() < total_api {
-        notes.push(format!(
-            "{} of {total_api} API calls kept: those that launch, copy, set memory or \
-             synchronize (what fikit-profile records by default)",
-            api_calls.len()
-        ));
-    }
-
-    clamp_stream_order(&mut kernels, &mut notes);
-
-    let mut per_device: BTreeMap<u32, usize> = BTreeMap::new();
-    for k in &kernels {
-        *per_device.entry(k.placement.device).or_default() += 1;
-    }
-    for m in &memops {
-        per_device.entry(m.placement.device).or_default();
-    }
-    let main_device = per_device
-        .iter()
-        .max_by_key(|(d, n)| (**n, std::cmp::Reverse(**d)))
-        .map(|(d, _)| *d)
-        .unwrap_or(0);
-    if per_device.len() > 1 {
-        notes.push(format!(
-            "the process used {} devices; the metadata describes device {main_device}, which ran \
-             the most kernels",
-            per_device.len()
-        ));
-    }
-    let device = match source.devices.get(&main_device) {
-        Some(d) => d.clone(),
-        None => {
-            notes.push(format!(
-                "the file does not describe device {main_device}: its name and limits are \
-                 unknown (0); SM demand in replay treats every kernel as filling the GPU"
-            ));
-            unknown_device()
-        }
-    };
-    let missing = unknown_limits(&device);
-    if !missing.is_empty() && device.name != "unknown" {
-        notes.push(format!(
-            "device limits the file does not give are 0 (unknown): {}",
-            missing.join(", ")
-        ));
-    }
-
+    let mut device_notes = Vec::new();
+    let device = main_device(&builder, source, &mut device_notes);
+    let (cuda_version, cuda_version_source) =
+        cuda_version_of(source.cuda_version.clone(), source.driver_version.clone());
     let meta = Metadata {
         format_version: FORMAT_VERSION,
         job_name: job.to_string(),
@@ -496,18 +355,8 @@ pub(crate) fn finish(
             .driver_version
             .clone()
             .unwrap_or_else(|| "unknown".into()),
-        cuda_version: source
-            .cuda_version
-            .clone()
-            .or_else(|| source.driver_version.clone())
-            .unwrap_or_else(|| "unknown".into()),
-        cuda_version_source: if source.cuda_version.is_some() {
-            Some(fikit_trace::VersionSource::Runtime)
-        } else if source.driver_version.is_some() {
-            Some(fikit_trace::VersionSource::Driver)
-        } else {
-            None
-        },
+        cuda_version,
+        cuda_version_source,
         cupti_version: source.cupti_version.unwrap_or(0),
         clock_offset_ns: source.clock_offset_ns.unwrap_or(0),
         dropped_records: 0,
@@ -523,29 +372,52 @@ pub(crate) fn finish(
             env!("CARGO_PKG_VERSION")
         ),
     };
-    let mut trace = Trace {
-        meta,
-        kernels,
-        memops,
-        api_calls,
-        syncs,
-        kernel_metrics: Default::default(),
-    };
-    trace.sort();
+    let Built { trace, mut notes } = builder.build(meta);
+    notes.extend(device_notes);
     Imported { trace, notes }
 }
 
-/// Kernels of one stream run one after another: moves starts reported
-/// before the previous end on the stream to that end, as `fikit-profile`
-/// does ([`fikit_trace::repair::clamp_stream_order`]), and says so in a note.
-pub(crate) fn clamp_stream_order(kernels: &mut [Kernel], notes: &mut Vec<String>) {
-    notes.extend(fikit_trace::repair::clamp_stream_order(kernels));
+/// The device the metadata describes: the one that ran the most kernels
+/// (without kernels, the lowest that ran a copy or memset), with notes on
+/// what the file does not say about it.
+fn main_device(builder: &TraceBuilder, source: &Source, notes: &mut Vec<String>) -> DeviceInfo {
+    let per_device = builder.devices();
+    let main_device = builder
+        .main_device()
+        .or_else(|| per_device.keys().next().copied())
+        .unwrap_or(0);
+    if per_device.len() > 1 {
+        notes.push(format!(
+            "the process used {} devices; the metadata describes device {main_device}, which ran \
+             the most kernels",
+            per_device.len()
+        ));
+    }
+    let device = match source.devices.get(&main_device) {
+        Some(d) => d.clone(),
+        None => {
+            notes.push(format!(
+                "the file does not describe device {main_device}: its name and limits are \
+                 unknown (0); SM demand in replay treats every kernel as filling the GPU"
+            ));
+            DeviceInfo::unknown()
+        }
+    };
+    let missing = unknown_limits(&device);
+    if !missing.is_empty() && device.name != "unknown" {
+        notes.push(format!(
+            "device limits the file does not give are 0 (unknown): {}",
+            missing.join(", ")
+        ));
+    }
+    device
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use fikit_trace::fixture;
+    use fikit_trace::{HostCall, SyncKind};
 
     #[test]
     fn formats_are_detected_from_the_first_bytes() {
@@ -627,8 +499,9 @@ mod tests {
             fixture::kernel("c", 8, 3, None, 100, 200),
             fixture::kernel("d", 7, 4, None, 1200, 1300),
         ];
-        let mut notes = Vec::new();
-        clamp_stream_order(&mut ks, &mut notes);
+        let notes: Vec<String> = fikit_trace::repair::clamp_stream_order(&mut ks)
+            .into_iter()
+            .collect();
         assert_eq!((ks[1].start_ns, ks[1].end_ns), (1000, 1500));
         assert_eq!((ks[2].start_ns, ks[2].end_ns), (100, 200));
         // Wholly inside the previous kernel: it becomes an empty kernel at its end.

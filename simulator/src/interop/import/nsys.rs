@@ -20,10 +20,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use fikit_trace::{ApiCall, CopyKind, DeviceInfo, Kernel, MemOp, Placement, Sync, kernel_key};
+use fikit_trace::{
+    ApiCall, CopyKind, DeviceInfo, Kernel, MemOp, Placement, Sync, SyncKind, kernel_key,
+};
 use rusqlite::{Connection, OpenFlags, types::Value};
 
-use super::{Capture, ImportError, Source, api_domain_of, api_function_name, sync_kind_of_cupti};
+use super::{Capture, ImportError, Source, api_domain_of, api_function_name};
 
 /// The first bytes of every SQLite 3 database.
 pub const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
@@ -43,18 +45,6 @@ pub fn pid_of_global(id: i64) -> u32 {
 /// The thread id in a serialized global id.
 pub fn tid_of_global(id: i64) -> u64 {
     (id & 0x00FF_FFFF) as u64
-}
-
-/// CUPTI's memcpy kind numbers (`CUpti_ActivityMemcpyKind`).
-fn copy_kind(k: i64) -> CopyKind {
-    match k {
-        1 => CopyKind::HtoD,
-        2 => CopyKind::DtoH,
-        8 => CopyKind::DtoD,
-        9 => CopyKind::HtoH,
-        10 => CopyKind::PtoP,
-        _ => CopyKind::Other,
-    }
 }
 
 /// A table's columns, and the rows of a query over them.
@@ -229,6 +219,28 @@ impl<'c> Table<'c> {
 
 /// Reads an Nsight Systems export: file-wide facts and one capture per process.
 pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
+    let (conn, present) = open(path)?;
+    let mut r = Reader {
+        conn: &conn,
+        path,
+        strings: strings(&conn, path)?,
+        present: &present,
+        source: Source::default(),
+        captures: BTreeMap::new(),
+        no_pid: false,
+    };
+    r.kernels()?;
+    r.memops()?;
+    r.runtime()?;
+    r.syncs()?;
+    r.gpu_info()?;
+    r.session_and_processes();
+    Ok(r.finish())
+}
+
+/// Opens the database after checking that it is an Nsight Systems export
+/// with CUDA activity; returns it with the names of its tables and views.
+fn open(path: &Path) -> Result<(Connection, BTreeSet<String>), ImportError> {
     let err = |m: String| ImportError::new(path, m);
     let mut head = [0u8; 16];
     {
@@ -281,62 +293,94 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                 .into(),
         ));
     }
-    let strings: HashMap<i64, String> = conn
-        .prepare("SELECT id, value FROM StringIds")
+    Ok((conn, present))
+}
+
+/// The `StringIds` table: kernel and function names by id.
+fn strings(conn: &Connection, path: &Path) -> Result<HashMap<i64, String>, ImportError> {
+    conn.prepare("SELECT id, value FROM StringIds")
         .and_then(|mut s| {
             s.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
                 .collect::<Result<_, _>>()
         })
-        .map_err(|e| err(format!("table StringIds: {e}")))?;
-    let string = |row: &Row, col: &str| -> Result<Option<String>, String> {
-        match row.opt_i64(col)? {
-            None => Ok(None),
-            Some(id) => strings.get(&id).cloned().map(Some).ok_or_else(|| {
-                format!(
-                    "{}: column `{col}` refers to string id {id}, which StringIds does not hold",
-                    row.where_()
-                )
-            }),
+        .map_err(|e| ImportError::new(path, format!("table StringIds: {e}")))
+}
+
+/// The columns every GPU activity table has.
+const COMMON: [&str; 6] = [
+    "start",
+    "end",
+    "deviceId",
+    "contextId",
+    "streamId",
+    "correlationId",
+];
+
+/// An export being read: the database, and what has been read so far.
+struct Reader<'c> {
+    conn: &'c Connection,
+    path: &'c Path,
+    strings: HashMap<i64, String>,
+    present: &'c BTreeSet<String>,
+    source: Source,
+    captures: BTreeMap<u32, Capture>,
+    /// True when a GPU row had no `globalPid`.
+    no_pid: bool,
+}
+
+/// The string a column's string id refers to; `None` when the column is null.
+fn string(strings: &HashMap<i64, String>, row: &Row, col: &str) -> Result<Option<String>, String> {
+    match row.opt_i64(col)? {
+        None => Ok(None),
+        Some(id) => strings.get(&id).cloned().map(Some).ok_or_else(|| {
+            format!(
+                "{}: column `{col}` refers to string id {id}, which StringIds does not hold",
+                row.where_()
+            )
+        }),
+    }
+}
+
+/// The process of a GPU row; 0 (and `no_pid` set) when it has no `globalPid`.
+fn pid_of(row: &Row, no_pid: &mut bool) -> Result<u32, String> {
+    Ok(match row.opt_i64("globalPid")? {
+        Some(g) => pid_of_global(g),
+        None => {
+            *no_pid = true;
+            0
         }
-    };
+    })
+}
 
-    let mut source = Source::default();
-    let mut captures: BTreeMap<u32, Capture> = BTreeMap::new();
-    let mut no_pid = false;
-    let mut pid_of = |row: &Row| -> Result<u32, String> {
-        Ok(match row.opt_i64("globalPid")? {
-            Some(g) => pid_of_global(g),
-            None => {
-                no_pid = true;
-                0
-            }
-        })
-    };
-    let placement = |row: &Row| -> Result<Placement, String> {
-        Ok(Placement {
-            device: row.u32("deviceId")?,
-            context: row.u32("contextId")?,
-            stream: row.u32("streamId")?,
-        })
-    };
-    let common = [
-        "start",
-        "end",
-        "deviceId",
-        "contextId",
-        "streamId",
-        "correlationId",
-    ];
+fn placement(row: &Row) -> Result<Placement, String> {
+    Ok(Placement {
+        device: row.u32("deviceId")?,
+        context: row.u32("contextId")?,
+        stream: row.u32("streamId")?,
+    })
+}
 
-    if let Some(t) = Table::open(&conn, path, KERNEL, &present)? {
+impl<'c> Reader<'c> {
+    fn table(&self, name: &'static str) -> Result<Option<Table<'c>>, ImportError> {
+        Table::open(self.conn, self.path, name, self.present)
+    }
+
+    /// `CUPTI_ACTIVITY_KIND_KERNEL`.
+    fn kernels(&mut self) -> Result<(), ImportError> {
+        let Some(t) = self.table(KERNEL)? else {
+            return Ok(());
+        };
         let names = ["mangledName", "demangledName", "shortName"];
         if !names.iter().any(|n| t.has(n)) {
-            return Err(err(format!(
-                "table {KERNEL}: no kernel name column (one of {})",
-                names.join(", ")
-            )));
+            return Err(ImportError::new(
+                self.path,
+                format!(
+                    "table {KERNEL}: no kernel name column (one of {})",
+                    names.join(", ")
+                ),
+            ));
         }
-        let required: Vec<&str> = common
+        let required: Vec<&str> = COMMON
             .iter()
             .copied()
             .chain([
@@ -353,11 +397,17 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
             .collect();
         let mut optional = vec!["globalPid", "sharedMemoryExecuted"];
         optional.extend(names);
+        let Reader {
+            strings,
+            captures,
+            no_pid,
+            ..
+        } = self;
         t.rows(&required, &optional, |row| {
             let (start_ns, end_ns) = row.interval()?;
-            let mangled = string(row, "mangledName")?;
-            let demangled = string(row, "demangledName")?;
-            let short = string(row, "shortName")?;
+            let mangled = string(strings, row, "mangledName")?;
+            let demangled = string(strings, row, "demangledName")?;
+            let short = string(strings, row, "shortName")?;
             let name = mangled
                 .clone()
                 .or_else(|| demangled.clone())
@@ -370,7 +420,7 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
             let st = row.u32("staticSharedMemory")?;
             let dy = row.u32("dynamicSharedMemory")?;
             let shared_config_bytes = row.opt_u32("sharedMemoryExecuted")?;
-            let pid = pid_of(row)?;
+            let pid = pid_of(row, no_pid)?;
             captures.entry(pid).or_default().kernels.push(Kernel {
                 start_ns,
                 end_ns,
@@ -388,46 +438,65 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                 shared_config_bytes,
             });
             Ok(())
-        })?;
+        })
     }
-    for (table, is_copy) in [(MEMCPY, true), (MEMSET, false)] {
-        let Some(t) = Table::open(&conn, path, table, &present)? else {
-            continue;
-        };
-        let mut required: Vec<&str> = common.iter().copied().chain(["bytes"]).collect();
-        if is_copy {
-            required.push("copyKind");
+
+    /// `CUPTI_ACTIVITY_KIND_MEMCPY` and `_MEMSET`.
+    fn memops(&mut self) -> Result<(), ImportError> {
+        for (table, is_copy) in [(MEMCPY, true), (MEMSET, false)] {
+            let Some(t) = self.table(table)? else {
+                continue;
+            };
+            let mut required: Vec<&str> = COMMON.iter().copied().chain(["bytes"]).collect();
+            if is_copy {
+                required.push("copyKind");
+            }
+            let Reader {
+                captures, no_pid, ..
+            } = self;
+            t.rows(&required, &["globalPid"], |row| {
+                let (start_ns, end_ns) = row.interval()?;
+                let bytes = row.i64("bytes")?;
+                let pid = pid_of(row, no_pid)?;
+                captures.entry(pid).or_default().memops.push(MemOp {
+                    start_ns,
+                    end_ns,
+                    placement: placement(row)?,
+                    correlation_id: row.correlation()?,
+                    copy_kind: if is_copy {
+                        Some(CopyKind::from_cupti(row.i64("copyKind")?))
+                    } else {
+                        None
+                    },
+                    bytes: u64::try_from(bytes).map_err(|_| {
+                        format!("{}: column `bytes` is negative ({bytes})", row.where_())
+                    })?,
+                    launch: None,
+                });
+                Ok(())
+            })?;
         }
-        t.rows(&required, &["globalPid"], |row| {
-            let (start_ns, end_ns) = row.interval()?;
-            let bytes = row.i64("bytes")?;
-            let pid = pid_of(row)?;
-            captures.entry(pid).or_default().memops.push(MemOp {
-                start_ns,
-                end_ns,
-                placement: placement(row)?,
-                correlation_id: row.correlation()?,
-                copy_kind: if is_copy {
-                    Some(copy_kind(row.i64("copyKind")?))
-                } else {
-                    None
-                },
-                bytes: u64::try_from(bytes).map_err(|_| {
-                    format!("{}: column `bytes` is negative ({bytes})", row.where_())
-                })?,
-                launch: None,
-            });
-            Ok(())
-        })?;
+        Ok(())
     }
-    if let Some(t) = Table::open(&conn, path, RUNTIME, &present)? {
+
+    /// `CUPTI_ACTIVITY_KIND_RUNTIME`.
+    fn runtime(&mut self) -> Result<(), ImportError> {
+        let Some(t) = self.table(RUNTIME)? else {
+            return Ok(());
+        };
+        let Reader {
+            strings,
+            captures,
+            source,
+            ..
+        } = self;
         t.rows(
             &["start", "end", "globalTid", "correlationId", "nameId"],
             &[],
             |row| {
                 let (start_ns, end_ns) = row.interval()?;
                 let g = row.i64("globalTid")?;
-                let full = string(row, "nameId")?
+                let full = string(strings, row, "nameId")?
                     .ok_or_else(|| format!("{}: column `nameId` is null", row.where_()))?;
                 let name = api_function_name(&full).to_string();
                 source.has_api = true;
@@ -445,9 +514,17 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                     });
                 Ok(())
             },
-        )?;
+        )
     }
-    if let Some(t) = Table::open(&conn, path, SYNC, &present)? {
+
+    /// `CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`.
+    fn syncs(&mut self) -> Result<(), ImportError> {
+        let Some(t) = self.table(SYNC)? else {
+            return Ok(());
+        };
+        let Reader {
+            captures, no_pid, ..
+        } = self;
         t.rows(
             &[
                 "start",
@@ -461,9 +538,9 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
             |row| {
                 let (start_ns, end_ns) = row.interval()?;
                 let stream = row.i64("streamId")?;
-                let pid = pid_of(row)?;
+                let pid = pid_of(row, no_pid)?;
                 captures.entry(pid).or_default().syncs.push(Sync {
-                    kind: sync_kind_of_cupti(row.i64("syncType")?),
+                    kind: SyncKind::from_cupti(row.i64("syncType")?),
                     start_ns,
                     end_ns,
                     context: row.u32("contextId")?,
@@ -476,9 +553,14 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                 });
                 Ok(())
             },
-        )?;
+        )
     }
-    if let Some(t) = Table::open(&conn, path, GPU_INFO, &present)? {
+
+    /// `TARGET_INFO_GPU`: the devices.
+    fn gpu_info(&mut self) -> Result<(), ImportError> {
+        let Some(t) = self.table(GPU_INFO)? else {
+            return Ok(());
+        };
         let optional = [
             "cuDevice",
             "name",
@@ -500,7 +582,8 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                     "id"
                 }
             );
-            names = conn
+            names = self
+                .conn
                 .prepare(&sql)
                 .and_then(|mut s| {
                     s.query_map([], |r| {
@@ -511,9 +594,10 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                     })?
                     .collect::<Result<_, _>>()
                 })
-                .map_err(|e| err(format!("table {GPU_INFO}: {e}")))?;
+                .map_err(|e| ImportError::new(self.path, format!("table {GPU_INFO}: {e}")))?;
         }
         let optional: Vec<&str> = optional.into_iter().filter(|c| *c != "name").collect();
+        let source = &mut self.source;
         t.rows(&["id"], &optional, |row| {
             let ordinal = row.opt_i64("cuDevice")?.unwrap_or(row.i64("id")?);
             let num = |c: &str| -> Result<u32, String> {
@@ -538,79 +622,98 @@ pub(crate) fn read(path: &Path) -> Result<(Source, Vec<Capture>), ImportError> {
                 source.devices.insert(o, info);
             }
             Ok(())
-        })?;
+        })
     }
-    if present.contains("TARGET_INFO_SESSION_START_TIME") {
-        source.clock_offset_ns = conn
-            .query_row(
-                "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1",
-                [],
-                |r| r.get::<_, Option<i64>>(0),
-            )
-            .ok()
-            .flatten();
-    }
-    if present.contains("PROCESSES") {
-        // Best effort: the process's name as the first element of its command line.
-        if let Ok(mut s) = conn.prepare("SELECT pid, name FROM PROCESSES") {
-            let rows = s.query_map([], |r| {
-                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
-            });
-            if let Ok(rows) = rows {
-                for (pid, name) in rows.flatten() {
-                    if let (Some(pid), Some(name)) = (pid.and_then(|p| u32::try_from(p).ok()), name)
-                    {
-                        source.command_lines.insert(pid, vec![name]);
+
+    /// The clock offset (`TARGET_INFO_SESSION_START_TIME`) and the
+    /// processes' names (`PROCESSES`), best effort.
+    fn session_and_processes(&mut self) {
+        let (conn, present, source) = (self.conn, self.present, &mut self.source);
+        if present.contains("TARGET_INFO_SESSION_START_TIME") {
+            source.clock_offset_ns = conn
+                .query_row(
+                    "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1",
+                    [],
+                    |r| r.get::<_, Option<i64>>(0),
+                )
+                .ok()
+                .flatten();
+        }
+        if present.contains("PROCESSES") {
+            // Best effort: the process's name as the first element of its command line.
+            if let Ok(mut s) = conn.prepare("SELECT pid, name FROM PROCESSES") {
+                let rows = s.query_map([], |r| {
+                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
+                });
+                if let Ok(rows) = rows {
+                    for (pid, name) in rows.flatten() {
+                        if let (Some(pid), Some(name)) =
+                            (pid.and_then(|p| u32::try_from(p).ok()), name)
+                        {
+                            source.command_lines.insert(pid, vec![name]);
+                        }
                     }
                 }
             }
         }
     }
-    if no_pid {
-        // Old exports without globalPid on GPU rows: one process, the API's.
-        let api_pids: BTreeSet<u32> = captures
-            .iter()
-            .filter(|(p, c)| **p != 0 && !c.api_calls.is_empty())
-            .map(|(p, _)| *p)
-            .collect();
-        if api_pids.len() == 1 {
-            let pid = *api_pids.first().expect("one pid");
-            let orphan = captures.remove(&0).unwrap_or_default();
-            let c = captures.entry(pid).or_default();
-            c.kernels.extend(orphan.kernels);
-            c.memops.extend(orphan.memops);
-            c.syncs.extend(orphan.syncs);
-            c.api_calls.extend(orphan.api_calls);
-        } else {
-            source
-                .notes
-                .push("GPU rows carry no globalPid: their process is unknown (0)".to_string());
+
+    /// Gives GPU rows without a process to the one process that made API
+    /// calls, adds the file-wide notes, and returns the captures.
+    fn finish(self) -> (Source, Vec<Capture>) {
+        let Reader {
+            present,
+            mut source,
+            mut captures,
+            no_pid,
+            ..
+        } = self;
+        if no_pid {
+            // Old exports without globalPid on GPU rows: one process, the API's.
+            let api_pids: BTreeSet<u32> = captures
+                .iter()
+                .filter(|(p, c)| **p != 0 && !c.api_calls.is_empty())
+                .map(|(p, _)| *p)
+                .collect();
+            if api_pids.len() == 1 {
+                let pid = *api_pids.first().expect("one pid");
+                let orphan = captures.remove(&0).unwrap_or_default();
+                let c = captures.entry(pid).or_default();
+                c.kernels.extend(orphan.kernels);
+                c.memops.extend(orphan.memops);
+                c.syncs.extend(orphan.syncs);
+                c.api_calls.extend(orphan.api_calls);
+            } else {
+                source
+                    .notes
+                    .push("GPU rows carry no globalPid: their process is unknown (0)".to_string());
+            }
         }
+        if !present.contains(RUNTIME) {
+            source.notes.push(format!(
+                "no {RUNTIME} table: no API calls, so no launch times and no synchronizations \
+                 (profile with `nsys profile --trace=cuda`)"
+            ));
+        }
+        if !present.contains(GPU_INFO) {
+            source.notes.push(format!(
+                "no {GPU_INFO} table: the device's limits are unknown"
+            ));
+        }
+        source.notes.push(
+            "Nsight Systems records no driver or CUDA version in the tables read: they are \
+             `unknown`"
+                .into(),
+        );
+        let captures = captures
+            .into_iter()
+            .map(|(pid, mut c)| {
+                c.pid = pid;
+                c
+            })
+            .collect();
+        (source, captures)
     }
-    if !present.contains(RUNTIME) {
-        source.notes.push(format!(
-            "no {RUNTIME} table: no API calls, so no launch times and no synchronizations \
-             (profile with `nsys profile --trace=cuda`)"
-        ));
-    }
-    if !present.contains(GPU_INFO) {
-        source.notes.push(format!(
-            "no {GPU_INFO} table: the device's limits are unknown"
-        ));
-    }
-    source.notes.push(
-        "Nsight Systems records no driver or CUDA version in the tables read: they are \
-         `unknown`"
-            .into(),
-    );
-    let captures = captures
-        .into_iter()
-        .map(|(pid, mut c)| {
-            c.pid = pid;
-            c
-        })
-        .collect();
-    Ok((source, captures))
 }
 
 #[cfg(test)]
@@ -626,9 +729,9 @@ mod tests {
 
     #[test]
     fn copy_kinds() {
-        assert_eq!(copy_kind(1), CopyKind::HtoD);
-        assert_eq!(copy_kind(2), CopyKind::DtoH);
-        assert_eq!(copy_kind(8), CopyKind::DtoD);
-        assert_eq!(copy_kind(3), CopyKind::Other);
+        assert_eq!(CopyKind::from_cupti(1), CopyKind::HtoD);
+        assert_eq!(CopyKind::from_cupti(2), CopyKind::DtoH);
+        assert_eq!(CopyKind::from_cupti(8), CopyKind::DtoD);
+        assert_eq!(CopyKind::from_cupti(3), CopyKind::Other);
     }
 }
