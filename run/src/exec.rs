@@ -12,7 +12,7 @@ use fikit_gate::{Block, GatePolicy, Table, now_ns};
 use fikit_protocol::{CUDA_INJECTION_ENV, GATE_ENV, GATE_JOB_ENV, GATE_NAP_US_ENV, GATE_TABLE_ENV};
 use serde::Serialize;
 
-use crate::scenario::{RunPolicy, Scenario};
+use crate::scenario::{JobSpec, RunPolicy, Scenario};
 
 /// How rounds are run (from the command line).
 #[derive(Debug, Clone)]
@@ -366,6 +366,10 @@ fn stop_all(running: &mut [Running]) {
 /// Runs `jobs` (indices into the scenario) together under `policy`, with
 /// `tables` (per scenario job; `None` without a profile), in a fresh folder
 /// under `work`. Returns the measurements of those jobs.
+///
+/// By stage: the round's control block (`control_block`) and the jobs'
+/// tables and logs; the jobs started, waited for and reaped (`Launch`);
+/// then each job's measurements read from the block (`measure`).
 pub fn run_round(
     scenario: &Scenario,
     jobs: &[usize],
@@ -375,24 +379,64 @@ pub fn run_round(
     opts: &ExecOptions,
     work: &Path,
 ) -> Result<Vec<JobRun>, ExecError> {
-    let setup = |what: &str, e: &dyn std::fmt::Display| ExecError::Setup(format!("{what}: {e}"));
     let dir = tempfile::Builder::new()
         .prefix("round-")
         .tempdir_in(work)
         .map_err(|e| setup("cannot make a round folder", &e))?;
+    let round = format!("{}-{}", policy.name(), repetition + 1);
+    let control = ControlFile::new("fikit-run", &round, &dir.path().join("control"));
+    let specs: Vec<&JobSpec> = jobs.iter().map(|&i| &scenario.jobs[i]).collect();
+    let block = control_block(&control, &specs, jobs, tables, policy, opts)?;
+    let table_paths = write_tables(dir.path(), jobs, tables)?;
+    let mps = if policy == RunPolicy::Mps {
+        Some(fikit_replay::group::MpsDaemon::start(dir.path()).map_err(|e| setup("MPS", &e))?)
+    } else {
+        None
+    };
+    let logs = opts.out_dir.join("logs");
+    std::fs::create_dir_all(&logs).map_err(|e| setup(&logs.display().to_string(), &e))?;
+
+    let launch = Launch {
+        specs: &specs,
+        opts,
+        control: control.path(),
+        logs: &logs,
+        round: &round,
+        table_paths: &table_paths,
+        mps: mps.as_ref(),
+    };
+    let mut out = launch.run(&block)?;
+    for (k, o) in out.iter_mut().enumerate() {
+        measure(&block, k, o);
+    }
+    drop(mps);
+    Ok(out)
+}
+
+/// A round that could not be set up: `what`, and why.
+fn setup(what: &str, e: &dyn std::fmt::Display) -> ExecError {
+    ExecError::Setup(format!("{what}: {e}"))
+}
+
+/// The round's control block at `control`, one slot per job of `specs`
+/// (`jobs`' scenario indices), set for `policy`: the gate's timeout, the
+/// start barrier, the A/B, each job's priority and, under FIKIT, the
+/// shortest kernel a filler has (from `tables`).
+fn control_block(
+    control: &ControlFile,
+    specs: &[&JobSpec],
+    jobs: &[usize],
+    tables: &[Option<Table>],
+    policy: RunPolicy,
+    opts: &ExecOptions,
+) -> Result<Block, ExecError> {
     let gp = gate_policy(policy);
-    let control = ControlFile::new(
-        "fikit-run",
-        &format!("{}-{}", policy.name(), repetition + 1),
-        &dir.path().join("control"),
-    );
     let block =
         Block::create(control.path(), jobs.len(), gp).map_err(|e| setup("control block", &e))?;
     block
         .header()
         .timeout_ms
         .store(opts.gate_timeout_ms, SeqCst);
-    let specs: Vec<_> = jobs.iter().map(|&i| &scenario.jobs[i]).collect();
     // Jobs started together line up their first kernel launches (the start
     // barrier), unless the scenario staggers them on purpose.
     if specs.len() > 1 && specs.iter().all(|s| s.start.is_none()) {
@@ -418,9 +462,19 @@ pub fn run_round(
             .unwrap_or(i64::MAX);
         block.header().min_fill_ns.store(min_fill, SeqCst);
     }
+    Ok(block)
+}
+
+/// Writes each of `jobs`' tables (from `tables`, by scenario index) into
+/// `dir` as `job<k>.table`; per job, its file (`None` without a profile).
+fn write_tables(
+    dir: &Path,
+    jobs: &[usize],
+    tables: &[Option<Table>],
+) -> Result<Vec<Option<PathBuf>>, ExecError> {
     let mut table_paths = Vec::new();
     for (k, &i) in jobs.iter().enumerate() {
-        let p = dir.path().join(format!("job{k}.table"));
+        let p = dir.join(format!("job{k}.table"));
         if let Some(t) = &tables[i] {
             std::fs::write(&p, t.to_text()).map_err(|e| setup(&p.display().to_string(), &e))?;
             table_paths.push(Some(p));
@@ -428,164 +482,225 @@ pub fn run_round(
             table_paths.push(None);
         }
     }
-    let mps = if policy == RunPolicy::Mps {
-        Some(fikit_replay::group::MpsDaemon::start(dir.path()).map_err(|e| setup("MPS", &e))?)
-    } else {
-        None
-    };
-    let logs = opts.out_dir.join("logs");
-    std::fs::create_dir_all(&logs).map_err(|e| setup(&logs.display().to_string(), &e))?;
+    Ok(table_paths)
+}
 
-    let round = format!("{}-{}", policy.name(), repetition + 1);
-    let host = this_machine();
-    let mut out: Vec<JobRun> = specs
-        .iter()
-        .map(|s| JobRun {
-            job: s.name.clone(),
-            host: host.clone(),
-            ..JobRun::default()
-        })
-        .collect();
-    let mut started = vec![false; specs.len()];
-    let mut running: Vec<Running> = Vec::new();
-    let t0 = now_ns();
-    let mut last_look = t0 - HOST_LOOK_NS;
-    loop {
+/// What starting the round's jobs needs.
+struct Launch<'a> {
+    /// The jobs, in slot order.
+    specs: &'a [&'a JobSpec],
+    /// How rounds are run.
+    opts: &'a ExecOptions,
+    /// The control block's file.
+    control: &'a Path,
+    /// Where the jobs' output goes.
+    logs: &'a Path,
+    /// The round's name, `<policy>-<rep>`.
+    round: &'a str,
+    /// Per job, its table's file.
+    table_paths: &'a [Option<PathBuf>],
+    /// The round's MPS daemon (under `mps`).
+    mps: Option<&'a fikit_replay::group::MpsDaemon>,
+}
+
+impl Launch<'_> {
+    /// Starts each job when it is due, looks at the running ones' host use
+    /// and reaps those that exit, until every job has run; stops them all
+    /// on SIGINT, SIGTERM or the round's time limit. Returns each job's
+    /// spawn, exit and host use.
+    fn run(&self, block: &Block) -> Result<Vec<JobRun>, ExecError> {
+        let host = this_machine();
+        let mut out: Vec<JobRun> = self
+            .specs
+            .iter()
+            .map(|s| JobRun {
+                job: s.name.clone(),
+                host: host.clone(),
+                ..JobRun::default()
+            })
+            .collect();
+        let mut started = vec![false; self.specs.len()];
+        let mut running: Vec<Running> = Vec::new();
+        let t0 = now_ns();
+        let mut last_look = t0 - HOST_LOOK_NS;
+        loop {
+            let now = self.go_on(block, &mut running, t0)?;
+            for k in 0..self.specs.len() {
+                if started[k] || !self.ready(block, k, now) {
+                    continue;
+                }
+                self.spawn(block, k, &mut out[k], &mut running)?;
+                started[k] = true;
+            }
+            if now - last_look >= HOST_LOOK_NS {
+                last_look = now;
+                look_at_hosts(block, &mut running, now);
+            }
+            reap(block, &mut running, &mut out)?;
+            if running.is_empty() && started.iter().all(|&s| s) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(out)
+    }
+
+    /// Whether the round goes on: on SIGINT or SIGTERM, or past the
+    /// round's time limit (from `t0`), aborts the block and stops every
+    /// job. Returns the time now.
+    fn go_on(&self, block: &Block, running: &mut [Running], t0: i64) -> Result<i64, ExecError> {
         if INTERRUPTED.load(SeqCst) {
             block.header().abort.store(1, SeqCst);
-            stop_all(&mut running);
+            stop_all(running);
             return Err(ExecError::Interrupted);
         }
         let now = now_ns();
-        if now - t0 > opts.round_timeout_s as i64 * 1_000_000_000 {
+        if now - t0 > self.opts.round_timeout_s as i64 * 1_000_000_000 {
             block.header().abort.store(1, SeqCst);
-            stop_all(&mut running);
+            stop_all(running);
             return Err(ExecError::Timeout(format!(
-                "{round}: still running after {} s (--round-timeout); every job was stopped",
-                opts.round_timeout_s
+                "{}: still running after {} s (--round-timeout); every job was stopped",
+                self.round, self.opts.round_timeout_s
             )));
         }
-        for k in 0..specs.len() {
-            if started[k] {
-                continue;
-            }
-            let ready = match &specs[k].start {
+        Ok(now)
+    }
+
+    /// Whether job `k` is due at `now`: at once, or its `start.delay_s`
+    /// after the job it starts after first launched (at once if that one
+    /// exited or is not in this round).
+    fn ready(&self, block: &Block, k: usize, now: i64) -> bool {
+        match &self.specs[k].start {
+            None => true,
+            Some(st) => match self.specs.iter().position(|o| o.name == st.after) {
+                // Not in this round (exclusive runs jobs alone): at once.
                 None => true,
-                Some(st) => match specs.iter().position(|o| o.name == st.after) {
-                    // Not in this round (exclusive runs jobs alone): at once.
-                    None => true,
-                    Some(a) => {
-                        let first = block.slot(a).first_launch_ns.load(SeqCst);
-                        let gone = block.slot(a).state.load(SeqCst) == state::EXITED;
-                        gone || (first != 0 && now >= first + (st.delay_s * 1e9) as i64)
-                    }
-                },
-            };
-            if !ready {
-                continue;
-            }
-            let s = specs[k];
-            let log = logs.join(format!("{round}-{}.log", s.name));
-            let f =
-                std::fs::File::create(&log).map_err(|e| setup(&log.display().to_string(), &e))?;
-            let f2 = f
-                .try_clone()
-                .map_err(|e| setup(&log.display().to_string(), &e))?;
-            let mut argv: Vec<String> = Vec::new();
-            if let (Some(prof), Some(td)) = (&opts.profiler, &opts.trace_dir) {
-                argv.push(prof.display().to_string());
-                argv.extend([
-                    "--name".to_string(),
-                    s.name.clone(),
-                    "--priority".into(),
-                    s.priority.to_string(),
-                    "-o".into(),
-                    td.join(&round).display().to_string(),
-                    "--".into(),
-                ]);
-            }
-            argv.extend(s.command.iter().cloned());
-            let mut cmd = Command::new(&argv[0]);
-            cmd.args(&argv[1..])
-                .stdin(Stdio::null())
-                .stdout(f)
-                .stderr(f2)
-                .env(CUDA_INJECTION_ENV, &opts.collector)
-                .env(GATE_ENV, control.path())
-                .env(GATE_JOB_ENV, k.to_string())
-                .env(GATE_NAP_US_ENV, opts.gate_nap_us.to_string());
-            if let Some(shim) = &opts.shim {
-                let mut preload = shim.as_os_str().to_owned();
-                if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
-                    preload.push(":");
-                    preload.push(old);
+                Some(a) => {
+                    let first = block.slot(a).first_launch_ns.load(SeqCst);
+                    let gone = block.slot(a).state.load(SeqCst) == state::EXITED;
+                    gone || (first != 0 && now >= first + (st.delay_s * 1e9) as i64)
                 }
-                cmd.env("LD_PRELOAD", preload);
-            }
-            if let Some(t) = &table_paths[k] {
-                cmd.env(GATE_TABLE_ENV, t);
-            }
-            if let Some(m) = &mps {
-                cmd.envs(m.env().iter().map(|(k, v)| (k, v)));
-            }
-            block.slot(k).state.store(state::RUNNING, SeqCst);
-            out[k].spawn_ns = now_ns();
-            match cmd.spawn() {
-                Ok(child) => running.push(Running {
-                    index: k,
-                    child,
-                    looks: Looks::default(),
-                }),
-                Err(e) => {
-                    block.slot(k).state.store(state::EXITED, SeqCst);
-                    stop_all(&mut running);
-                    return Err(setup(
-                        &format!("cannot start job {} ({})", s.name, argv[0]),
-                        &e,
-                    ));
-                }
-            }
-            started[k] = true;
+            },
         }
-        if now - last_look >= HOST_LOOK_NS {
-            last_look = now;
-            for r in running.iter_mut() {
-                // The job's CUDA process (under --trace, fikit-profile's child), else its own.
-                let slot = block.slot(r.index);
-                let pid = match slot.pid.load(SeqCst) {
-                    0 => r.child.id(),
-                    p => p,
-                };
-                r.looks
-                    .take(pid, now, slot.first_launch_ns.load(SeqCst) != 0);
-            }
-        }
-        let mut i = 0;
-        while i < running.len() {
-            match running[i].child.try_wait() {
-                Ok(Some(status)) => {
-                    let r = running.swap_remove(i);
-                    let k = r.index;
-                    // It holds nothing from now on: its in-flight count no longer blocks anyone.
-                    block.slot(k).state.store(state::EXITED, SeqCst);
-                    out[k].exit_ns = now_ns();
-                    out[k].exit_code = Some(fikit_protocol::exit_code(status));
-                    out[k].host_use = r.looks.host_use();
-                }
-                Ok(None) => i += 1,
-                Err(e) => return Err(setup("waiting for a job", &e)),
-            }
-        }
-        if running.is_empty() && started.iter().all(|&s| s) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(1));
     }
-    for (k, o) in out.iter_mut().enumerate() {
-        measure(&block, k, o);
+
+    /// Starts job `k`, its slot running and its spawn time in `out`; on
+    /// failure, its slot exited and every running job stopped.
+    fn spawn(
+        &self,
+        block: &Block,
+        k: usize,
+        out: &mut JobRun,
+        running: &mut Vec<Running>,
+    ) -> Result<(), ExecError> {
+        let (mut cmd, program) = self.command(k)?;
+        block.slot(k).state.store(state::RUNNING, SeqCst);
+        out.spawn_ns = now_ns();
+        match cmd.spawn() {
+            Ok(child) => running.push(Running {
+                index: k,
+                child,
+                looks: Looks::default(),
+            }),
+            Err(e) => {
+                block.slot(k).state.store(state::EXITED, SeqCst);
+                stop_all(running);
+                return Err(setup(
+                    &format!("cannot start job {} ({program})", self.specs[k].name),
+                    &e,
+                ));
+            }
+        }
+        Ok(())
     }
-    drop(mps);
-    Ok(out)
+
+    /// Job `k`'s command (under `--trace`, through fikit-profile), its
+    /// output into its log, the collector injected and its gate slot
+    /// named; and the program it runs.
+    fn command(&self, k: usize) -> Result<(Command, String), ExecError> {
+        let s = self.specs[k];
+        let log = self.logs.join(format!("{}-{}.log", self.round, s.name));
+        let f = std::fs::File::create(&log).map_err(|e| setup(&log.display().to_string(), &e))?;
+        let f2 = f
+            .try_clone()
+            .map_err(|e| setup(&log.display().to_string(), &e))?;
+        let opts = self.opts;
+        let mut argv: Vec<String> = Vec::new();
+        if let (Some(prof), Some(td)) = (&opts.profiler, &opts.trace_dir) {
+            argv.push(prof.display().to_string());
+            argv.extend([
+                "--name".to_string(),
+                s.name.clone(),
+                "--priority".into(),
+                s.priority.to_string(),
+                "-o".into(),
+                td.join(self.round).display().to_string(),
+                "--".into(),
+            ]);
+        }
+        argv.extend(s.command.iter().cloned());
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(f)
+            .stderr(f2)
+            .env(CUDA_INJECTION_ENV, &opts.collector)
+            .env(GATE_ENV, self.control)
+            .env(GATE_JOB_ENV, k.to_string())
+            .env(GATE_NAP_US_ENV, opts.gate_nap_us.to_string());
+        if let Some(shim) = &opts.shim {
+            let mut preload = shim.as_os_str().to_owned();
+            if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+                preload.push(":");
+                preload.push(old);
+            }
+            cmd.env("LD_PRELOAD", preload);
+        }
+        if let Some(t) = &self.table_paths[k] {
+            cmd.env(GATE_TABLE_ENV, t);
+        }
+        if let Some(m) = self.mps {
+            cmd.envs(m.env().iter().map(|(k, v)| (k, v)));
+        }
+        let program = argv[0].clone();
+        Ok((cmd, program))
+    }
+}
+
+/// Takes a look at each running job's host use at `now`.
+fn look_at_hosts(block: &Block, running: &mut [Running], now: i64) {
+    for r in running.iter_mut() {
+        // The job's CUDA process (under --trace, fikit-profile's child), else its own.
+        let slot = block.slot(r.index);
+        let pid = match slot.pid.load(SeqCst) {
+            0 => r.child.id(),
+            p => p,
+        };
+        r.looks
+            .take(pid, now, slot.first_launch_ns.load(SeqCst) != 0);
+    }
+}
+
+/// Reaps the running jobs that exited: each one's slot exited, and its
+/// exit time, code and host use into `out`.
+fn reap(block: &Block, running: &mut Vec<Running>, out: &mut [JobRun]) -> Result<(), ExecError> {
+    let mut i = 0;
+    while i < running.len() {
+        match running[i].child.try_wait() {
+            Ok(Some(status)) => {
+                let r = running.swap_remove(i);
+                let k = r.index;
+                // It holds nothing from now on: its in-flight count no longer blocks anyone.
+                block.slot(k).state.store(state::EXITED, SeqCst);
+                out[k].exit_ns = now_ns();
+                out[k].exit_code = Some(fikit_protocol::exit_code(status));
+                out[k].host_use = r.looks.host_use();
+            }
+            Ok(None) => i += 1,
+            Err(e) => return Err(setup("waiting for a job", &e)),
+        }
+    }
+    Ok(())
 }
 
 /// Reads job `k`'s counters and stamps from the block.

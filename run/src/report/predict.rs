@@ -1,0 +1,189 @@
+//! What fikit-sim says of a round: the profiles as jobs, started when the
+//! real jobs started, simulated under the round's policy; and how much
+//! slower or faster the host must run than in a profile to match the real
+//! runs alone.
+
+use fikit_sim_core::policy::PolicyKind;
+use fikit_sim_core::sim::gpu::GpuModel;
+use fikit_sim_core::sim::job::Job;
+use fikit_sim_core::sim::simulate::{
+    SimOptions, percentiles, run_isolated, simulate_with_isolated,
+};
+
+use super::{mean_ratio, ms};
+use crate::exec::JobRun;
+
+/// What the simulation says of one job in one round.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Predicted {
+    /// Its slowdown: region under the policy over region alone.
+    pub slowdown: f64,
+    /// Its median and 99th-percentile iteration under the policy, ms (the
+    /// simulator's iterations, counted as the gate counts the real ones).
+    pub p50_ms: f64,
+    /// See `p50_ms`.
+    pub p99_ms: f64,
+    /// Its mean iteration under the policy over its mean iteration alone,
+    /// both counted so.
+    pub per_iteration: f64,
+    /// Its region under the policy (alone under exclusive: the profile's
+    /// own), from its first kernel, ms.
+    pub region_ms: f64,
+}
+
+/// What the simulation says of every job of one round: the profiles as
+/// jobs, each arriving when its real counterpart's first kernel launch says
+/// it began (less the time its profile took from its first host action to
+/// its first kernel), regions measured from each job's first kernel as the
+/// real ones. Under exclusive each job alone (its iterations are the
+/// profile's own; its slowdown 1).
+pub fn predict(
+    jobs: &[Job],
+    round: &[JobRun],
+    policy: PolicyKind,
+    model: &GpuModel,
+) -> Option<Vec<Predicted>> {
+    let alone_jobs = jobs;
+    let shared = jobs;
+    let pre_alone: Vec<i64> = alone_jobs.iter().map(first_kernel_ns).collect();
+    let alone = run_isolated(alone_jobs, model).ok()?;
+    let alone_its: Vec<&[i64]> = alone
+        .iter()
+        .map(|r| as_gated(&r.jobs[0].iterations_ns))
+        .collect();
+    if policy == PolicyKind::Exclusive {
+        return Some(
+            alone_its
+                .iter()
+                .zip(alone.iter().zip(&pre_alone))
+                .map(|(its, (a, p))| {
+                    let (p50, p99) = percentiles(its);
+                    Predicted {
+                        slowdown: 1.0,
+                        p50_ms: ms(p50),
+                        p99_ms: ms(p99),
+                        per_iteration: 1.0,
+                        region_ms: ms(a.jobs[0].jct_ns() - p),
+                    }
+                })
+                .collect(),
+        );
+    }
+    let pre: Vec<i64> = shared.iter().map(first_kernel_ns).collect();
+    let starts: Vec<i64> = round
+        .iter()
+        .zip(&pre)
+        .map(|(r, p)| Some(r.first_launch_ns? - p))
+        .collect::<Option<_>>()?;
+    let t0 = *starts.iter().min()?;
+    let arrivals: Vec<i64> = starts.iter().map(|s| s - t0).collect();
+    let report = simulate_with_isolated(
+        shared,
+        &arrivals,
+        &SimOptions {
+            policies: vec![policy],
+            model: model.clone(),
+            record_segments: false,
+        },
+        &alone,
+    )
+    .ok()?;
+    Some(
+        report
+            .jobs
+            .iter()
+            .zip(shared)
+            .zip(alone_its.iter().zip(pre.iter().zip(&pre_alone)))
+            .map(|((r, j), (alone, (p, pa)))| {
+                // The report's iterations are the simulator's measured ones
+                // (its set-up left out): counted as the gate counts.
+                let its = as_gated_measured(j, &r.iterations_ns);
+                let (p50, p99) = percentiles(its);
+                Predicted {
+                    slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - pa).max(1) as f64,
+                    p50_ms: ms(p50),
+                    p99_ms: ms(p99),
+                    per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
+                    region_ms: ms(r.jct_ns - p),
+                }
+            })
+            .collect(),
+    )
+}
+
+/// When `job`'s first kernel started in its profile, from the job's start
+/// (0 without kernels): where its region, as the real runs measure it,
+/// begins.
+fn first_kernel_ns(job: &Job) -> i64 {
+    job.ops
+        .iter()
+        .find(|o| o.is_kernel())
+        .map_or(0, |o| o.recorded_start_ns)
+}
+
+/// The gate leaves out a job's spans up to its second stamped
+/// synchronization after its first kernel launch ([`crate::exec::iterations`]):
+/// of the simulator's iterations (the first ends at the first blocking wait
+/// after a kernel), the first two. `raw` are a job's simulated iterations
+/// from its start.
+pub(super) fn as_gated(raw: &[i64]) -> &[i64] {
+    if raw.len() > 2 { &raw[2..] } else { raw }
+}
+
+/// [`as_gated`] of iterations the simulator already measured (its
+/// [`Job::setup_iterations`] left out, at most two).
+pub(super) fn as_gated_measured<'a>(job: &Job, measured: &'a [i64]) -> &'a [i64] {
+    let more = 2usize.saturating_sub(job.setup_iterations);
+    if measured.len() > more {
+        &measured[more..]
+    } else {
+        measured
+    }
+}
+
+/// How much slower (above 1) or faster the host must run than in `job`'s
+/// profile for the profile, replayed alone, to iterate at `real_p50_ms`
+/// (its median iteration in the real runs alone): the factor
+/// [`Job::with_host_speed`] takes, by a few fixed-point steps (a
+/// launch-bound job's iteration is nearly all host time; the rest does not
+/// scale). `None` without iterations to compare.
+pub fn host_factor(job: &Job, real_p50_ms: f64, model: &GpuModel) -> Option<f64> {
+    let p50_with = |f: f64| -> Option<f64> {
+        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
+        let its = as_gated(&alone[0].jobs[0].iterations_ns);
+        (!its.is_empty()).then(|| ms(percentiles(its).0))
+    };
+    let mut f = 1.0;
+    for _ in 0..4 {
+        let p = p50_with(f)?;
+        if p <= 0.0 {
+            return None;
+        }
+        f *= real_p50_ms / p;
+    }
+    Some(f)
+}
+
+/// [`host_factor`] matched on the region instead: how much slower or
+/// faster the host must run than in `job`'s profile for the profile,
+/// replayed alone, to take `real_region_ms` from its first kernel to its
+/// end (its median region in the real runs alone, what its slowdown divides
+/// by). The region's GPU time does not scale, so the factor is found by
+/// fixed-point steps on its host part; kept within 0.2..5. `None` when the
+/// job cannot be simulated alone.
+pub fn host_factor_region(job: &Job, real_region_ms: f64, model: &GpuModel) -> Option<f64> {
+    let pre = first_kernel_ns(job);
+    let region_with = |f: f64| -> Option<f64> {
+        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
+        Some(ms(alone[0].jobs[0].jct_ns() - pre))
+    };
+    let mut f: f64 = 1.0;
+    for _ in 0..8 {
+        let r = region_with(f)?;
+        if r <= 0.0 {
+            return None;
+        }
+        f = (f * real_region_ms / r).clamp(0.2, 5.0);
+    }
+    Some(f)
+}
