@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads live-replay timelines of two-job runs and reports how the GPU passed
-between the jobs (`fikit-sim --live` or `validate` with
+between the jobs (`fikit-lab live` or `validate` with
 FIKIT_LIVE_TIMELINE=DIR: each worker writes DIR/INDEX-JOB.csv, in the GPU's
 global-timer ns; replay/src/worker.rs, write_timeline).
 
