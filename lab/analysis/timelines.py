@@ -12,7 +12,7 @@ ready: submitted and its stream predecessor done, and the other job's kernel
 had ended) the new job's first kernel started; runs of consecutive kernels
 of one job; kernels switched out (time-slice preemption seen by the spin
 kernel). Over all runs: the median hand-over, which is the GPU model's
-`context_handover_ns` (simulator/README.md).
+`context_handover_ns` (simulator/README.md, "GPU model file").
 """
 import argparse, bisect, csv, glob, json, os, statistics
 

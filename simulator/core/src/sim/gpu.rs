@@ -156,13 +156,13 @@ impl Default for GpuModel {
     ///   Pascal, and Hopper preempts at instruction level between contexts;
     /// - no switching at kernel boundaries: contexts take turns by quantum
     ///   only (the textbook time slicer; live replay on an H200 measured
-    ///   otherwise, see `timeslice_boundary_switch_ns` and simulator/README.md);
+    ///   otherwise, see `timeslice_boundary_switch_ns` and the lab log);
     /// - preemptive policy at kernel granularity: what stream priorities and a
     ///   launch-holding scheduler can do without kernel changes;
     /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
     /// - 4 waves: a typical large kernel runs a few waves of blocks;
     /// - no hand-over cost: measured only by live replay with timelines
-    ///   (simulator/README.md), so a calibrated model file carries it;
+    ///   (`fikit-lab calibrate`), so a calibrated model file carries it;
     /// - no load traffic: every kernel presses fully on the others (weighing
     ///   kernels by their metrics worsened the worst out-of-sample error;
     ///   the validation log, 2026-11-26);
