@@ -659,7 +659,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .assert()
         .code(0)
         .stdout(predicates::str::contains("not run yet: later"));
-    // `fikit-sim validate --real` is the same run (fikit-run beside it).
+    // `fikit-lab validate --real` is the same run (fikit-run beside it).
     bin("fikit-run");
     cmd("fikit-lab")
         .env("FIKIT_COLLECTOR", stand_in_collector())
@@ -708,7 +708,7 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("--real"));
-    // Bad input: a pair of an unknown job; --set with a scenario.
+    // Bad input: a pair of an unknown job; `set` with a scenario.
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
     cmd("fikit-run")
         .arg("set")

@@ -1,8 +1,8 @@
-//! The gate's A/B inside one process (`fikit-run --gate-ab MS`): the gate's
-//! launch callbacks are turned off and on in alternate phases of a fixed
-//! length while the job runs alone, so that its iterations with the gate and
-//! without it come from the same process (a batch-1 job's speed differs from
-//! process to process by more than the gate costs).
+//! The gate's A/B inside one process (`fikit-lab gate-ab --phase-ms MS`):
+//! the gate's launch callbacks are turned off and on in alternate phases of
+//! a fixed length while the job runs alone, so that its iterations with the
+//! gate and without it come from the same process (a batch-1 job's speed
+//! differs from process to process by more than the gate costs).
 //!
 //! Phases start at the slot's [`crate::block::Slot::ab_start_ns`] and last
 //! [`crate::block::Header::ab_period_ms`]: phase 0 off, phase 1 on, and so on.

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """What a busy partner does to a small job under MPS, from both jobs' traces
-of one co-run (`fikit-run --trace DIR`: DIR/mps-N/<job>-<pid>.parquet) and
-the small job's trace alone (its profile, or an exclusive round's trace).
-The traces share the host's clock (CUPTI's timestamps); the first fifth of
-the small job's operations (model load, warm-up) is left out.
+of one co-run (`fikit-run scenario --trace DIR`:
+DIR/mps-N/<job>-<pid>.parquet) and the small job's trace alone (its
+profile, or an exclusive round's trace). The traces share the host's clock
+(CUPTI's timestamps); the first fifth of the small job's operations (model
+load, warm-up) is left out.
 
 - Waits: an operation's wait is its start minus the later of its launch and
   the previous operation's end (as in start-waits.py). For the long waits,

@@ -13,7 +13,7 @@ presses on).
     lab/analysis/corun-weights.py LOAD.json TRACE.parquet...
 
 LOAD.json: a GPU model file with `corun_load_traffic`, or the JSON that
-`fikit-sim calibrate` prints (its `corun` list). Needs polars and numpy.
+`fikit-lab calibrate` prints (its `corun` list). Needs polars and numpy.
 """
 import importlib.util
 import json

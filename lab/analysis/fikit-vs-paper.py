@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """FIKIT's live speedup over time slicing, per job, from validation reports
-(`fikit-sim validate` JSON), beside the FIKIT paper's figures (arXiv
+(`fikit-lab validate` JSON), beside the FIKIT paper's figures (arXiv
 2311.10359: high-priority JCT 1.32-16.41x better than default sharing,
 low-priority 0.86-1x).
 

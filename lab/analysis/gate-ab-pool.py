@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pools the gate A/B's on phases of fikit-run run.json files (`--gate-ab`):
+"""Pools the gate A/B's on phases of run.json files of `fikit-lab gate-ab`:
 per policy, the median of every counted on phase's ratio (its median
 iteration over the mean of its two off neighbours') with a bootstrap 95%
 interval of that median, and the gate's own work per launch (`gate_ns` over

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A batch-1 job's slowdown while resnet50 batch-128 inference runs beside it:
-real PyTorch runs against live replay against simulation (simulator/README.md,
-"Real workloads beside a heavy job").
+real PyTorch runs against live replay against simulation (lab/log/2026-11.md,
+2026-11-22, "Real workloads beside a heavy job").
 
     python3 lab/analysis/real-vs-sim.py --sim target/release/fikit-sim \\
         --model simulator/models/h200.json \\
@@ -14,7 +14,7 @@ The committed inputs above are in raw archives: first
 
 Real (lab/validate/real-beside-bs128.sh): mean ms per iteration beside the
 background job / alone, per round, the median over rounds; MPS against the
-job alone under MPS. Replay (`fikit-sim validate --policy mps` on
+job alone under MPS. Replay (`fikit-lab validate --policy mps` on
 simulator/scenarios/beside-bs128/): live JCT under the policy / the trace
 replayed alone (timeslice JCT = mps JCT x live_vs_timeslice). Simulation:
 `fikit-sim --scenario … --policy timeslice,mps --model …`, JCT / isolated JCT.

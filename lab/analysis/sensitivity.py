@@ -8,8 +8,8 @@ SHARE`, the concurrent-kernel slowdown per unit of share that the model's
 `1 + c o` would need for that key; for the job, the same over its kernel
 time (sum over keys of count x median). With --top N, the N keys of most
 kernel time alone, one line each. With --traced SMALL_CORUN PARTNER_CORUN
-(both jobs' traces of one real co-run, `fikit-run --trace`), each key's
-stretch where a partner kernel overlapped it wholly, beside its stretch
+(both jobs' traces of one real co-run, `fikit-run scenario --trace`), each
+key's stretch where a partner kernel overlapped it wholly, beside its stretch
 here, and the rank correlation of the two.
 
     /tmp/hs/bin/python lab/analysis/sensitivity.py ALONE BESIDE SHARE [--top N] [--traced SMALL_CORUN PARTNER_CORUN]

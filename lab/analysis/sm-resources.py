@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """How much of each per-SM resource a trace's kernels take, weighted by
 kernel time: what the simulator's single SM-demand number hides
-(simulator/README.md, "A block-slot MPS model, tried and dropped").
+(lab/log/2026-11.md, 2026-11-23, "A block-slot MPS model, tried and
+dropped").
 
     fikit-sim export --perfetto -o T.json traces/h200/TRACE.parquet
     python3 lab/analysis/sm-resources.py [--json OUT] T.json [T.json ...]

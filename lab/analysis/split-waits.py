@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A small job's waits under MPS by the shared-memory split of the partner's
 kernels running when each of its kernels became ready, from both jobs' traces
-of one co-run (fikit-run --trace: DIR/mps-N/JOB-PID.parquet), recorded with
-the driver's split per kernel (`shared_config_bytes`, since 2026-11-27).
+of one co-run (`fikit-run scenario --trace DIR`: DIR/mps-N/JOB-PID.parquet),
+recorded with the driver's split per kernel (`shared_config_bytes`, since 2026-11-27).
 Issue 15: does a kernel wait for the SMs of another process's kernel whose
 split is smaller than its own?
 

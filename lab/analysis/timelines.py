@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reads live-replay timelines of two-job runs and reports how the GPU passed
-between the jobs (`fikit-sim --live` or `validate` with
+between the jobs (`fikit-lab live` or `validate` with
 FIKIT_LIVE_TIMELINE=DIR: each worker writes DIR/INDEX-JOB.csv, in the GPU's
 global-timer ns; replay/src/worker.rs, write_timeline).
 
@@ -12,7 +12,7 @@ ready: submitted and its stream predecessor done, and the other job's kernel
 had ended) the new job's first kernel started; runs of consecutive kernels
 of one job; kernels switched out (time-slice preemption seen by the spin
 kernel). Over all runs: the median hand-over, which is the GPU model's
-`context_handover_ns` (simulator/README.md).
+`context_handover_ns` (simulator/README.md, "GPU model file").
 """
 import argparse, bisect, csv, glob, json, os, statistics
 

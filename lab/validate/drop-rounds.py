@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drop one policy's rounds from fikit-run run.json files so that the next
-`fikit-run --set` call runs them again and keeps the rest (the file is marked
-unfinished; `fikit-run --set` keeps an unfinished pair's finished rounds).
+`fikit-run set` call runs them again and keeps the rest (the file is marked
+unfinished; `fikit-run set` keeps an unfinished pair's finished rounds).
 For rerunning a policy after its implementation changed (a gate fix, say).
 
     lab/validate/drop-rounds.py POLICY RUN_JSON...

@@ -13,7 +13,7 @@
 # from the start; a pair still running then gets Ctrl-C and writes what it has),
 # PAIR_MIN_S (with DEADLINE: a pair starts only with at least this many seconds left).
 # The real validation set (lab/validate/real-set.json) runs with
-# `fikit-run --set` instead, from the repository root.
+# `fikit-run set` instead, from the repository root.
 # Writes OUT_DIR/profiles/, OUT_DIR/overhead.txt, OUT_DIR/<pair>/{run.json,table.txt,logs/}.
 set -euo pipefail
 BIN=$(cd "${1:?usage: fikit-run-pairs.sh BIN_DIR OUT_DIR [PAIR...]}" && pwd)
@@ -90,7 +90,7 @@ if [ "$OVERHEAD_ROUNDS" -gt 0 ]; then
       python3 "$W" $(args_of $j) >"$OUT/overhead-plain-$r.log" 2>&1 || true
     }
     gated() {
-      "$BIN/fikit-run" --job "$j:0:$prof=python3 $W $(args_of $j)" --policy fikit -r 1 \
+      "$BIN/fikit-run" scenario --job "$j:0:$prof=python3 $W $(args_of $j)" --policy fikit -r 1 \
         --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/overhead-$r" >/dev/null 2>&1 || true
     }
     if [ $((r % 2)) -eq 1 ]; then plain; gated; else gated; plain; fi
@@ -122,6 +122,6 @@ JSON
     if [ "$left" -le "$PAIR_MIN_S" ]; then echo "deadline: $p not run ($left s left)"; continue; fi
     limit=(timeout --signal=INT --kill-after=20 "$left")
   fi
-  "${limit[@]}" "$BIN/fikit-run" "$OUT/$p/scenario.json" --policy "$POLICIES" --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/$p" 2>&1 | tee "$OUT/$p/stderr.txt" || true
+  "${limit[@]}" "$BIN/fikit-run" scenario "$OUT/$p/scenario.json" --policy "$POLICIES" --round-timeout-s "$ROUND_TIMEOUT" -o "$OUT/$p" 2>&1 | tee "$OUT/$p/stderr.txt" || true
 done
 echo "== done $(date -u +%FT%TZ)"

@@ -4,8 +4,7 @@
 # the next out-of-sample MPS rounds"). The first call on a machine runs the
 # pressure pass of every job of the set's out-of-sample pairs (each beside
 # calibrate's chase victim under MPS, one pass a run: pressure.sh) and
-# `fikit-sim pressure` (with GEMM_JOBS set, those jobs beside the GEMM victim
-# too: pressure-gemm.json); with PRESSURE_FROM set it runs no pass and takes
+# `fikit-lab pressure`; with PRESSURE_FROM set it runs no pass and takes
 # that file as the round's pressure.json (the weights of an earlier pass on
 # the same GPU kind). Every call then goes on with set-call.sh over those
 # pairs (policies POLICY, default exclusive,mps, exclusive always among them:
@@ -18,14 +17,14 @@
 #
 #   lab/validate/oos-round.sh BIN_ARCHIVE TAG DEADLINE_S   (from the repository root)
 #
-# BIN_ARCHIVE: an xz tar of fikit-run, fikit-profile, fikit-sim and
+# BIN_ARCHIVE: an xz tar of fikit-run, fikit-profile, fikit-lab and
 # libfikit_collector.so. WORK (environment): the machine's work folder
 # (default /tmp/oos). Writes to $OUT (the device tool's folder): device-TAG.txt,
 # pack-TAG.NN (set-call.sh's pack of what this call wrote), and on the first
 # call pressure.json, pressure.txt and pressure-pass.log (each job's exit, time
 # and summary line beside the victim). The prediction options (--pressure,
-# --host-speed-from-alone) are applied afterwards with --resimulate, where the
-# packs are unpacked.
+# --host-speed-from-alone) are applied afterwards, where the packs are
+# unpacked, with `fikit-run summary SET --resimulate`.
 set -u
 ARCHIVE=${1:?usage: oos-round.sh BIN_ARCHIVE TAG DEADLINE_S}
 TAG=${2:?tag}
@@ -41,7 +40,7 @@ PAIRS=$(python3 -c 'import json,sys; print(",".join(p["name"] for p in json.load
 [ -n "${ONLY_PAIRS:-}" ] && PAIRS=$ONLY_PAIRS
 read -r -a JOBS <<<"$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); w=sys.argv[2].split(","); print(" ".join(dict.fromkeys(j for p in s["pairs"] if p["name"] in w for j in p["jobs"])))' "$SET" "$PAIRS")"
 # run_pass KIND DIR BASE LIMIT_S JOB...: the pressure pass of JOB... beside
-# the KIND victim (one pass a run) into WORK/DIR, then `fikit-sim pressure`
+# the KIND victim (one pass a run) into WORK/DIR, then `fikit-lab pressure`
 # into WORK/BASE.json and BASE.txt, copied to OUT with WORK/BASE-pass.log.
 run_pass() {
   local kind=$1 dir=$2 base=$3 limit=$4
@@ -50,8 +49,8 @@ run_pass() {
   echo "pressure pass exit $? after ${SECONDS}s" >>"$WORK/$base-pass.log"
   local dirs=() j
   for j in "$@"; do [ -d "$WORK/$dir/$j" ] && dirs+=("$WORK/$dir/$j"); done
-  "$BIN/fikit-sim" pressure "${dirs[@]}" -o "$WORK/$base.json" >"$WORK/$base.txt" 2>&1
-  echo "fikit-sim pressure exit $?" >>"$WORK/$base.txt"
+  "$BIN/fikit-lab" pressure "${dirs[@]}" -o "$WORK/$base.json" >"$WORK/$base.txt" 2>&1
+  echo "fikit-lab pressure exit $?" >>"$WORK/$base.txt"
   cp "$WORK/$base.json" "$WORK/$base.txt" "$WORK/$base-pass.log" "$OUT/" 2>/dev/null
   cat "$WORK/$base.txt" "$WORK/$base-pass.log"
 }
@@ -60,12 +59,6 @@ if [ ! -f "$WORK/pressure.json" ] && [ -n "${PRESSURE_FROM:-}" ]; then
 fi
 if [ ! -f "$WORK/pressure.json" ]; then
   run_pass memory p pressure 380 "${JOBS[@]}"
-  # GEMM_JOBS (environment): jobs also run beside the GEMM victim (KIND=gemm),
-  # for `fikit-run --pressure-busiest pressure-gemm.json`.
-  if [ -n "${GEMM_JOBS:-}" ]; then
-    read -r -a gemm_jobs <<<"$GEMM_JOBS"
-    run_pass gemm g pressure-gemm $((45 * ${#gemm_jobs[@]} + 30)) "${gemm_jobs[@]}"
-  fi
 fi
 RUN_ARGS="--policy ${POLICY:-exclusive,mps} --repetitions 3 --profiles 1" QUIET=1 \
   lab/validate/set-call.sh "$BIN" "$SET" "$WORK/s" "$OUT/pack-$TAG" "$((DEADLINE - SECONDS))" "$PAIRS"

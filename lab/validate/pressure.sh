@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # The pressure pass on a GPU machine: each job of a validation set run under
 # MPS (a daemon of its own, in a private pipe folder) beside calibrate's
-# latency-bound victim (`fikit-sim load --victim`, a pointer chase run back to
+# latency-bound victim (`fikit-lab load --victim`, a pointer chase run back to
 # back), both profiled, so that how much the job's kernels stretch the victim
-# can be read from the two traces (`fikit-sim pressure OUT_DIR/JOB ...`). The victim
+# can be read from the two traces (`fikit-lab pressure OUT_DIR/JOB ...`). The victim
 # starts seconds before the job (its runs alone) and stops after it.
 #
 #   lab/validate/pressure.sh BIN_DIR SET OUT_DIR JOB [JOB ...]   (from the repository root)
 #
-# BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
+# BIN_DIR holds fikit-lab, fikit-profile and libfikit_collector.so. KIND
 # (environment): memory (default: the pointer chase), compute (dependent
 # FMAs) or gemm (lab/validate/gemm-victim.py: one ViT layer's matrix
 # products at batch 1, the shape of the batch-1 jobs' own kernels), the
 # victim's kind; PASSES (environment): the victim's passes per run
-# (fikit-sim load --victim-passes; default calibrate's, about 0.45 ms a run). Writes
+# (fikit-lab load --victim-passes; default calibrate's, about 0.45 ms a run). Writes
 # OUT_DIR/JOB/JOB-PID.parquet and OUT_DIR/JOB/victim-PID.parquet, and
 # OUT_DIR/pressure.log (each run's exit and time, and the job's last output
 # line that is a JSON object: workload.py's summary).
@@ -35,7 +35,7 @@ echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --forma
 if [ "${KIND:-memory}" = gemm ]; then
   victim_cmd=(python3 lab/validate/gemm-victim.py) warm=8
 else
-  victim_cmd=("$BIN/fikit-sim" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"}) warm=4
+  victim_cmd=("$BIN/fikit-lab" load --victim --kind "${KIND:-memory}" ${PASSES:+--victim-passes "$PASSES"}) warm=4
 fi
 failed=0
 for job in "$@"; do

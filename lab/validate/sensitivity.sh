@@ -2,16 +2,16 @@
 # The sensitivity pass on a GPU machine: each job of a validation set profiled
 # twice under MPS (a daemon of its own, in a private pipe folder), alone and
 # beside calibrate's memory-streaming load holding SHARE of the block slots
-# (`fikit-sim load`), so that every kernel key's stretch beside a load of
+# (`fikit-lab load`), so that every kernel key's stretch beside a load of
 # known share can be read from the two traces
 # (lab/analysis/sensitivity.py). The load starts before the job and
 # stops after it; it runs in its own process, as an MPS partner does.
 #
 #   lab/validate/sensitivity.sh BIN_DIR SET OUT_DIR SHARE JOB [JOB ...]   (from the repository root)
 #
-# BIN_DIR holds fikit-sim, fikit-profile and libfikit_collector.so. KIND
+# BIN_DIR holds fikit-lab, fikit-profile and libfikit_collector.so. KIND
 # (environment): memory (default) or compute, the load's kind; LOAD_ARGS:
-# more options of `fikit-sim load` (e.g. "--carveout 100"). Writes
+# more options of `fikit-lab load` (e.g. "--carveout 100"). Writes
 # OUT_DIR/alone/JOB-PID.parquet, OUT_DIR/beside/JOB-PID.parquet,
 # OUT_DIR/load-JOB.json (what the load held) and OUT_DIR/sensitivity.log.
 set -uo pipefail
@@ -38,7 +38,7 @@ for job in "$@"; do
   [ "$rc" -eq 0 ] || failed=1
   echo "$job alone: exit $rc, $((SECONDS - t0)) s" | tee -a "$log"
   rm -f "$OUT/stop"
-  "$BIN/fikit-sim" load --kind "${KIND:-memory}" --share "$SHARE" "${load_args[@]}" --seconds 300 --stop-file "$OUT/stop" --report "$OUT/load-$job.json" 2>>"$log" &
+  "$BIN/fikit-lab" load --kind "${KIND:-memory}" --share "$SHARE" "${load_args[@]}" --seconds 300 --stop-file "$OUT/stop" --report "$OUT/load-$job.json" 2>>"$log" &
   load=$!
   # The load's context and first kernels are up well within this.
   sleep 3

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call's share of a validation set (lab/validate/real-set.json):
-# runs `fikit-run --set` from the repository root for at most DEADLINE seconds
+# runs `fikit-run set` from the repository root for at most DEADLINE seconds
 # (then Ctrl-C: the pair in progress is written incomplete and runs again next
 # time; profiles and complete pairs are kept), and packs what this call wrote
 # under OUT_DIR (new profiles, the pairs run) into PACK.00, PACK.01, ... (a
@@ -44,7 +44,7 @@ only=()
 more=(${RUN_ARGS:-})
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 show() { if [ -n "${QUIET:-}" ]; then grep --line-buffered -E '^fikit-run: (pair|round) ' | sed -u -E 's/: [0-9.]+ s.*//'; else cat; fi; }
-timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" --set "$SET" "${only[@]}" "${more[@]}" -o "$DIR" 2>&1 | tee -a "$DIR/set.log" | show
+timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" set "$SET" "${only[@]}" "${more[@]}" -o "$DIR" 2>&1 | tee -a "$DIR/set.log" | show
 echo "== fikit-run exited ${PIPESTATUS[0]} after ${SECONDS}s"
 parent=$(dirname "$DIR")
 base=$(basename "$DIR")

@@ -3,7 +3,7 @@
 # H200. Needs the GPU, the CUDA driver and libnvrtc (LD_LIBRARY_PATH), and
 # python3 for the timeline analysis.
 #
-#   lab/validate/validate-live.sh FIKIT_SIM MODEL_JSON OUT_DIR [--measure-handover-into NEW_MODEL_JSON]
+#   lab/validate/validate-live.sh FIKIT_LAB MODEL_JSON OUT_DIR [--measure-handover-into NEW_MODEL_JSON]
 #
 # 1. Every shipped trace replayed alone (exclusive): OUT/exclusive.json.
 # 2. Per-kernel timelines (FIKIT_LIVE_TIMELINE) of live preemptive runs of the
@@ -11,10 +11,10 @@
 #    jobs' contexts (lab/analysis/timelines.py): OUT/handover.json. With
 #    --measure-handover-into, MODEL_JSON with `context_handover_ns` set to that
 #    median is written to NEW_MODEL_JSON and used for step 3.
-# 3. `fikit-sim validate` on simulator/scenarios/{validation,holdout,holdout2}
+# 3. `fikit-lab validate` on simulator/scenarios/{validation,holdout,holdout2}
 #    with the model: OUT/<set>/validation.{md,json}, OUT/<set>.md.
 set -uo pipefail
-SIM="$1"; MODEL="$2"; OUT="$3"; shift 3
+LAB="$1"; MODEL="$2"; OUT="$3"; shift 3
 NEW_MODEL=""
 if [ "${1:-}" = "--measure-handover-into" ]; then NEW_MODEL="$2"; fi
 mkdir -p "$OUT"
@@ -22,13 +22,13 @@ export LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 start=$(date +%s)
-"$SIM" --live --policy exclusive --format json traces/h200 >"$OUT/exclusive.json" 2>"$OUT/exclusive.err"
+"$LAB" live --policy exclusive --format json traces/h200 >"$OUT/exclusive.json" 2>"$OUT/exclusive.err"
 echo "exclusive rc=$? $(( $(date +%s) - start )) s"
 
 tl="$OUT/timelines"; mkdir -p "$tl"
 for f in simulator/scenarios/validation/*.json simulator/scenarios/holdout/*.json; do
     n=$(basename "$(dirname "$f")")-$(basename "$f" .json)
-    FIKIT_LIVE_TIMELINE="$tl/$n" "$SIM" --live --policy preemptive --format json --scenario "$f" \
+    FIKIT_LIVE_TIMELINE="$tl/$n" "$LAB" live --policy preemptive --format json --scenario "$f" \
         >"$tl/$n.json" 2>"$tl/$n.err" || echo "timeline run $n failed: rc=$?"
 done
 python3 lab/analysis/timelines.py --json "$OUT/handover.json" "$tl"/*/ >"$OUT/handover.log"
@@ -49,7 +49,7 @@ fi
 
 for set in validation holdout holdout2; do
     start=$(date +%s)
-    "$SIM" validate --model "$MODEL" --out "$OUT/$set" simulator/scenarios/$set/*.json \
+    "$LAB" validate --model "$MODEL" --out "$OUT/$set" simulator/scenarios/$set/*.json \
         >"$OUT/$set.md" 2>"$OUT/$set.err"
     echo "validate $set rc=$? $(( $(date +%s) - start )) s"
     sed -n 5,11p "$OUT/$set.md"

@@ -14,7 +14,7 @@
 //!   synthetic kernels that run for the recorded duration, copies, memsets
 //!   and synchronizations;
 //! - [`group`]: runs plans together, one worker process each (the worker
-//!   is any program that calls [`worker::run`]; `fikit-sim live-worker`),
+//!   is any program that calls [`worker::run`]; `fikit-lab live-worker`),
 //!   under a private MPS daemon when the plans ask for MPS;
 //! - [`calibrate`]: measurements of the GPU's scheduling parameters;
 //! - [`live`]: a simulator scenario's jobs as launch plans, run live and

@@ -1,12 +1,12 @@
-//! The gate's own cost from one process (`--gate-ab MS`): the collector turns
-//! the gate's launch callbacks off and on in alternate phases
-//! ([`fikit_gate::ab`]), and the job's iterations (the spans between its
-//! stamped synchronizations) are compared phase against phase. A batch-1
+//! The gate's own cost from one process (`fikit-lab gate-ab --phase-ms MS`):
+//! the collector turns the gate's launch callbacks off and on in alternate
+//! phases ([`fikit_gate::ab`]), and the job's iterations (the spans between
+//! its stamped synchronizations) are compared phase against phase. A batch-1
 //! job's host speed changes from process to process and inside one (its
 //! kernels' times stay the same), by more than the gate costs, so the
 //! comparison is made between neighbouring phases of one process: each on
-//! phase's median iteration over the mean of its two off neighbours' (a
-//! slow drift cancels).
+//! phase's median iteration over the mean of its two off neighbours' (a slow
+//! drift cancels).
 
 use serde::{Deserialize, Serialize};
 
@@ -52,7 +52,7 @@ pub struct GateAb {
     #[serde(default)]
     pub unflipped: usize,
     /// On phases ran CUPTI's dispatch to a near-empty handler, not the gate
-    /// (`--gate-ab-floor`).
+    /// (`fikit-lab gate-ab --floor`).
     #[serde(default)]
     pub floor: bool,
 }

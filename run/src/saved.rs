@@ -50,7 +50,7 @@ impl<'a> RunOf<'a> {
     }
 }
 
-/// The part of an earlier run.json that `--report` and a set's reuse of
+/// The part of an earlier run.json that `fikit-run report` and a set's reuse of
 /// runs alone read.
 #[derive(Deserialize)]
 pub(crate) struct Saved {

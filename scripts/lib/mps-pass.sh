@@ -2,7 +2,7 @@
 # (lab/validate/sensitivity.sh, pressure.sh), run from the repository root.
 
 # private_mps OUT: starts an MPS daemon in a private pipe folder. On any exit
-# of the script, OUT/stop is touched (a `fikit-sim load --stop-file OUT/stop`
+# of the script, OUT/stop is touched (a `fikit-lab load --stop-file OUT/stop`
 # still running stops), its background jobs are killed and waited for, and
 # the daemon quits.
 private_mps() {

@@ -9,11 +9,11 @@
 //! every kernel is unknown), `FIKIT_GATE_NAP_US` (how long a wait older than
 //! 1 ms sleeps between looks, µs; unset or 0: it yields the core instead). The first CUDA process of a job takes the job's
 //! slot; another process of the same job runs ungated and says so. With
-//! the control block's `ab_period_ms` set (`fikit-run --gate-ab`), a thread
+//! the control block's `ab_period_ms` set (`fikit-lab gate-ab`), a thread
 //! turns the launch callbacks off and on in phases ([`fikit_gate::ab`]).
 //!
 //! Two ways to see launches. With the preloaded shim in the process
-//! (`libfikit_shim.so`, `fikit-run --launch-hook preload`) the gate
+//! (`libfikit_shim.so`, `fikit-run scenario --launch-hook preload`) the gate
 //! registers hooks that the shim's wrappers of the driver's launch entry
 //! points call, and CUPTI's launch callbacks stay off; otherwise those
 //! callbacks call it. Either way the synchronizations come through CUPTI.
@@ -192,7 +192,7 @@ pub fn start(notes: &mut Vec<String>) -> Result<Option<sys::CUpti_SubscriberHand
         return Err("gate started twice".into());
     }
     // Launches through the preloaded shim when the program has it
-    // (`fikit-run --launch-hook preload`) and it takes the gate's hooks,
+    // (`fikit-run scenario --launch-hook preload`) and it takes the gate's hooks,
     // else through CUPTI's callbacks.
     let found = shim_registration();
     // SAFETY: SHIM_HOOKS is a static whose functions catch every panic.

@@ -151,7 +151,7 @@ pub struct HeldLoad {
 /// launched back to back on one stream, until `stop` returns true (checked
 /// once a kernel). Another process's kernels then run beside a load of
 /// known share, as calibrate's victims did: a job's own kernels become the
-/// victims (`fikit-sim load`, the sensitivity pass). `carveout`: the load
+/// victims (`fikit-lab load`, the sensitivity pass). `carveout`: the load
 /// kernel's preferred split of L1 and shared memory
 /// ([`Gpu::set_load_carveout`]); `None` leaves the driver's default.
 pub fn hold_load(
@@ -210,7 +210,7 @@ pub fn hold_load(
 /// Hopper; fewer make runs short enough to lie inside a batch-1 job's
 /// kernels). Under `fikit-profile`
 /// beside another process's job, its runs' stretch is how hard that job's
-/// kernels press on a latency-bound neighbour (`fikit-sim load --victim`,
+/// kernels press on a latency-bound neighbour (`fikit-lab load --victim`,
 /// the pressure pass).
 pub fn hold_victim(
     gpu: &Gpu,

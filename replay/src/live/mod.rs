@@ -1,6 +1,6 @@
 //! Live replay, the CPU side: a scenario's jobs become launch plans
 //! ([`plans`]); [`run_live`] runs them on the GPU, one worker process per job
-//! (the worker is `fikit-sim live-worker`, which calls
+//! (the worker is `fikit-lab live-worker`, which calls
 //! [`crate::worker::run`]); [`live_report`] turns the measurements into
 //! the same [`Report`] a simulation gives, so the two compare row by row.
 

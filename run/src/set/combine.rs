@@ -3,9 +3,9 @@
 
 use super::*;
 
-/// Several sets' summaries read together (`fikit-run --combine`): e.g. one
-/// set's rounds on several machines, each machine's `--set` folder with its
-/// own `summary.json`.
+/// Several sets' summaries read together (`fikit-lab combine`): e.g. one
+/// set's rounds on several machines, each machine's `fikit-run set` folder
+/// with its own `summary.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Combined {
     /// Each summary file and its rows with an error (complete pairs only).
@@ -91,7 +91,7 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
     for (k, f) in files.iter().enumerate() {
         let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
         let saved: Saved = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a fikit-run --set summary.json: {e}", f.display()))?;
+            .map_err(|e| format!("{}: not a fikit-run set summary.json: {e}", f.display()))?;
         let mut kept: Vec<SummaryRow> = saved
             .rows
             .into_iter()

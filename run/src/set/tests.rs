@@ -197,7 +197,7 @@ fn combined_summaries_set_every_complete_rows_errors_together() {
     std::fs::write(&fb, "{\"pairs\": 1}").unwrap();
     let e = combine(&[fa, fb], Combine::Rows).unwrap_err();
     assert!(
-        e.contains("b.json: not a fikit-run --set summary.json"),
+        e.contains("b.json: not a fikit-run set summary.json"),
         "{e}"
     );
 }

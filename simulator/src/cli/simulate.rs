@@ -136,7 +136,7 @@ pub fn resolve_model(
                 ),
                 ([device], None) => format!(
                     "GPU model: documented defaults, not calibrated: fikit ships no \
-                     calibrated model for the traces' GPU {device} (`fikit-sim calibrate` \
+                     calibrated model for the traces' GPU {device} (`fikit-lab calibrate` \
                      on that GPU writes one; --model FILE uses it)"
                 ),
                 _ => format!(

@@ -99,23 +99,23 @@ pub struct GpuModel {
     /// sum of their SM demands), a kernel runs `1 + corun_slowdown * o`
     /// times slower (`o` above `corun_threshold` only), on top of the SM
     /// sharing. What co-running kernels cost each other in caches and
-    /// memory; `fikit-sim calibrate` measures it with a latency-bound kernel.
+    /// memory; `fikit-lab calibrate` measures it with a latency-bound kernel.
     pub corun_slowdown: f64,
     /// The share of the SMs below which co-running kernels cost each other
     /// nothing: a kernel runs `1 + corun_slowdown * max(0, o - corun_threshold)`
     /// times slower. 0 (the default): the line through no slowdown at no
-    /// share, as `fikit-sim calibrate` fits it. The latency-bound probe's
+    /// share, as `fikit-lab calibrate` fits it. The latency-bound probe's
     /// points (25/50/75% of the SMs) lie on a steeper line that meets no
     /// slowdown at about 8-9% (H100: slope 3.10, 0.082; H200: 2.09, 0.090;
     /// the validation log, 2026-11-26). For experiments.
     pub corun_threshold: f64,
     /// The same for the live replay's synthetic kernels, which spin on the
-    /// timer and move no memory: `fikit-sim validate` simulates with it in
+    /// timer and move no memory: `fikit-lab validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
     pub replay_corun_slowdown: f64,
     /// The memory-streaming load beside which `corun_slowdown` was measured:
     /// its DRAM traffic alone at each SM share, `[share, bytes/s]`, shares
-    /// rising (`fikit-sim calibrate`'s latency-bound probe). With it, under
+    /// rising (`fikit-lab calibrate`'s latency-bound probe). With it, under
     /// MPS block by block, a kernel whose trace carries DRAM figures
     /// (`fikit-profile --metrics`) presses on other jobs' kernels by the
     /// larger of its traffic against the load's at the kernel's one-wave
@@ -125,7 +125,7 @@ pub struct GpuModel {
     /// busy neighbour little; a kernel streaming as hard as the load, or
     /// filling the issue slots, slows it as the load did. Empty, or for a
     /// kernel without figures: every kernel presses fully. Empty in the
-    /// shipped models and in what `fikit-sim calibrate` writes (it reports
+    /// shipped models and in what `fikit-lab calibrate` writes (it reports
     /// the load's traffic beside its fit) until out-of-sample rounds judge
     /// it (the validation log, 2026-11-26). For experiments.
     pub corun_load_traffic: Vec<[f64; 2]>,
@@ -141,7 +141,7 @@ pub struct GpuModel {
     /// How kernels of different jobs share the SMs under MPS.
     pub mps_sharing: SmSharing,
     /// In what order kernels take SM room under MPS, block by block:
-    /// `fikit-sim calibrate`'s dispatch-order probe tells which holds.
+    /// `fikit-lab calibrate`'s dispatch-order probe tells which holds.
     pub mps_order: MpsOrder,
 }
 
@@ -149,31 +149,31 @@ impl Default for GpuModel {
     /// Defaults, each with its reason:
     /// - quantum 2 ms: NVIDIA publishes no value; the one public measurement
     ///   (forum report, RTX 4090) saw about 2.3 ms; to be replaced by
-    ///   `fikit-sim calibrate` on the GPU;
+    ///   `fikit-lab calibrate` on the GPU;
     /// - context switch 25 µs: order of magnitude of a compute-preemption
     ///   context save/restore reported for Pascal+ GPUs; to be calibrated;
     /// - time slices preempt running kernels: compute preemption exists since
     ///   Pascal, and Hopper preempts at instruction level between contexts;
     /// - no switching at kernel boundaries: contexts take turns by quantum
     ///   only (the textbook time slicer; live replay on an H200 measured
-    ///   otherwise, see `timeslice_boundary_switch_ns` and simulator/README.md);
+    ///   otherwise, see `timeslice_boundary_switch_ns` and the lab log);
     /// - preemptive policy at kernel granularity: what stream priorities and a
     ///   launch-holding scheduler can do without kernel changes;
     /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
     /// - 4 waves: a typical large kernel runs a few waves of blocks;
     /// - no hand-over cost: measured only by live replay with timelines
-    ///   (simulator/README.md), so a calibrated model file carries it;
+    ///   (`fikit-lab calibrate`), so a calibrated model file carries it;
     /// - no load traffic: every kernel presses fully on the others (weighing
     ///   kernels by their metrics worsened the worst out-of-sample error;
     ///   the validation log, 2026-11-26);
     /// - no concurrent-kernel slowdown (either kind): co-running kernels
     ///   slow each other only by competing for SM room, as before
-    ///   `fikit-sim calibrate` measured it; a calibrated model file carries both;
+    ///   `fikit-lab calibrate` measured it; a calibrated model file carries both;
     /// - MPS shares the SMs block by block ([`SmSharing::Blocks`]): what the
     ///   hardware does, from each kernel's launch shape; no parameter of its own;
     /// - in the order kernels become ready ([`MpsOrder::Ready`]): in-order
     ///   dispatch as published for concurrent kernels (Gilman et al. 2021);
-    ///   `fikit-sim calibrate` probes it.
+    ///   `fikit-lab calibrate` probes it.
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
@@ -247,8 +247,9 @@ pub fn corun_weight(
 
 /// The calibrated models the project ships (`simulator/models/`), compiled
 /// in so an installed `fikit-sim` has them: the file's name in the
-/// repository and its text. `fikit-sim calibrate` wrote each; the `source`
-/// field inside says on which GPU, with which command and when.
+/// repository and its text. Calibration wrote each (`fikit-lab calibrate`,
+/// then still `fikit-sim calibrate`); the `source` field inside says on
+/// which GPU, with which command and when.
 pub const SHIPPED: [(&str, &str); 2] = [
     (
         "simulator/models/h100.json",
@@ -314,7 +315,7 @@ impl GpuModel {
 
     /// The model as live replay runs: its synthetic kernels' concurrent-kernel
     /// slowdown (`replay_corun_slowdown`) in place of real kernels'
-    /// (`corun_slowdown`). `fikit-sim validate` compares the simulator with
+    /// (`corun_slowdown`). `fikit-lab validate` compares the simulator with
     /// replay, so it simulates with this.
     pub fn for_replay(&self) -> GpuModel {
         let mut m = self.clone();

@@ -1,7 +1,7 @@
 //! How hard a job's kernels press on a neighbour under MPS, measured: the
 //! job's trace and the trace of a victim recorded beside it under MPS
 //! (`lab/validate/pressure.sh`): calibrate's latency-bound pointer chase
-//! run back to back (`fikit-sim load --victim`), or, with `KIND=gemm`, the
+//! run back to back (`fikit-lab load --victim`), or, with `KIND=gemm`, the
 //! matrix products of one transformer layer at batch 1, shaped like the
 //! batch-1 jobs' own kernels (`lab/validate/gemm-victim.py`). Both traces share the host's
 //! clock (CUPTI's timestamps).
@@ -80,7 +80,7 @@ pub struct PressureFit {
     /// The job's mean host delay before a launch in the pass, ns
     /// ([`Job::host_ns_per_launch`]): its host's speed beside a busy
     /// neighbour under MPS, to set beside the same figure of its profile
-    /// alone (`fikit-run --pressure` prints the ratio). `None` without
+    /// alone (`fikit-run scenario --pressure` prints the ratio). `None` without
     /// launches.
     pub host_ns_per_launch: Option<f64>,
 }

@@ -399,7 +399,7 @@ pub fn profiled_gaps(kernels: &[(i64, i64)]) -> Vec<i64> {
 /// Back-to-back gap when a job's trace shows too few ops queued well behind
 /// their predecessor to measure its own, ns: the medians measured in the
 /// shipped H200 traces were 1.0 µs (bert-base batch 1), 1.8 µs (bert-base
-/// training) and 1.9 µs (resnet50 batch 128) (simulator/README.md).
+/// training) and 1.9 µs (resnet50 batch 128) (the lab log, 2026-11-22).
 pub const DEFAULT_BACK_TO_BACK_NS: i64 = 1_500;
 /// Fewest samples a job's own typical offset is taken from.
 const MIN_OFFSET_SAMPLES: usize = 20;
