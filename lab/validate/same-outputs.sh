@@ -7,7 +7,8 @@ set -euo pipefail
 sim=$1; out=$2
 cd "$(dirname "$0")/../.."
 mkdir -p "$out"; rm -rf "${out:?}"/*
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# A fixed scratch folder: the messages name it, so two runs compare exactly.
+tmp="${TMPDIR:-/tmp}/fikit-same-outputs"; rm -rf "$tmp"; mkdir -p "$tmp"
 run() { # name, args...
   local name=$1; shift
   "$sim" "$@" >"$out/$name.out" 2>"$out/$name.err"; echo $? >"$out/$name.rc"

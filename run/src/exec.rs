@@ -115,7 +115,7 @@ pub struct JobRun {
     /// machines too.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub host: String,
-    /// Under `--gate-ab`: its iterations with the gate against without.
+    /// Under `fikit-lab gate-ab`: its iterations with the gate against without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate_ab: Option<crate::ab::GateAb>,
     /// What its host thread got from the CPU over its region ([`HostUse`]);
