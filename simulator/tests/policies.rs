@@ -360,57 +360,14 @@ fn mps_two_kernels_that_each_fit_alone_but_not_together() {
 }
 
 #[test]
-fn mps_a_kernel_that_moves_no_dram_and_issues_little_presses_on_no_one() {
-    // The case above, c = 1, with H's kernel measured by a metrics pass to
-    // move no DRAM bytes (its issue rate not counted) and the model's
-    // calibration load given a traffic: H weighs 0 (`corun_weight`), so L
-    // runs at full speed beside it while
-    // H still feels L. L's first 64 blocks end at 100. H runs 1 + 100/132 =
+fn mps_a_jobs_measured_pressure_weighs_its_kernels() {
+    // The case above with a weight given to H's job: at 1 the unweighted
+    // case ([176, 276]); at 0 L runs at full speed beside H while H still
+    // feels L. L's first 64 blocks end at 100. H runs 1 + 100/132 =
     // 1.7576x until then (56.9 of its 100 ns done); at 100 L places 64 more
     // (32 SMs free) and presses on 136 blocks, 68 SMs: H runs 1 + 68/132 =
     // 1.5152x, its 43.1 left take 65.3: H ends at 165. L's 64 end at 200,
     // its last 72 are placed when H leaves, 165, and end at 265.
-    let mut h = job("high", 0, vec![wide("h1", 1, 0, 100, 200)]);
-    let key = h.kernels[0].kernel_key;
-    h.kernel_metrics.insert(
-        key,
-        fikit_trace::KernelMetrics {
-            dram_read_bytes: 0,
-            dram_write_bytes: 0,
-            sm_issue_bp: None,
-            l2_bytes: None,
-        },
-    );
-    let l = job("low", 9, vec![wide("l1", 1, 0, 100, 200)]);
-    let weighed = GpuModel {
-        corun_slowdown: 1.0,
-        corun_load_traffic: vec![[0.5, 1e10]],
-        ..model()
-    };
-    assert_eq!(
-        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &weighed),
-        [165, 265]
-    );
-    // Without the load's traffic the figures change nothing: [176, 276].
-    let c1 = GpuModel {
-        corun_slowdown: 1.0,
-        ..model()
-    };
-    assert_eq!(
-        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &c1),
-        [176, 276]
-    );
-    // Nor does a kernel that moves no DRAM bytes but issues at the SMs'
-    // peak: it presses fully, as in the case above.
-    h.kernel_metrics.get_mut(&key).unwrap().sm_issue_bp = Some(10_000);
-    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &weighed), [176, 276]);
-}
-
-#[test]
-fn mps_a_jobs_measured_pressure_weighs_its_kernels() {
-    // The two cases above with the weight given to the job instead of
-    // found from a metrics pass: H at weight 0 is the case of a kernel
-    // that moves no DRAM ([165, 265]), at 1 the unweighted one ([176, 276]).
     let h = Job::from_trace(&job("high", 0, vec![wide("h1", 1, 0, 100, 200)]));
     let l = Job::from_trace(&job("low", 9, vec![wide("l1", 1, 0, 100, 200)]));
     let c1 = GpuModel {
@@ -433,20 +390,6 @@ fn mps_a_jobs_measured_pressure_weighs_its_kernels() {
     let half = run(Some(0.5));
     assert!(half[0] > 165 && half[0] < 176, "{half:?}");
     assert!(half[1] > 265 && half[1] < 276, "{half:?}");
-    // The weight stands in for the metrics' figures: with the load's
-    // traffic in the model and no metrics in H's trace, H weighs 1 as
-    // before and 0 with its measured weight.
-    let weighed = GpuModel {
-        corun_slowdown: 1.0,
-        corun_load_traffic: vec![[0.5, 1e10]],
-        ..model()
-    };
-    let weighed_run = |h: Job| {
-        let r = run_policy(&[h, l.clone()], &[0, 0], PolicyKind::Mps, &weighed, false).unwrap();
-        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<i64>>()
-    };
-    assert_eq!(weighed_run(h.clone()), [176, 276]);
-    assert_eq!(weighed_run(h.with_pressure_weight(0.0)), [165, 265]);
 }
 
 #[test]

@@ -477,11 +477,10 @@ impl Slowdowns {
             at_least_0(slowdown(LoadKind::Spin)),
             at_least_0(slowdown(LoadKind::ChaseLoad)),
         );
-        // The latency-bound probe's load: its traffic alone at each share, what
-        // a real kernel's DRAM figures would weigh against
-        // (`corun_load_traffic`). Reported, not written into the model until
-        // out-of-sample rounds judge the weighing (the validation log,
-        // 2026-11-26), so the model keeps every kernel pressing fully.
+        // The latency-bound probe's load: its traffic alone at each share.
+        // Reported as a measurement, not used by the model (weighing kernels
+        // by their DRAM traffic against it failed its check; the lab log,
+        // 2026-11), so the model keeps every kernel pressing fully.
         let load_traffic: Vec<[f64; 2]> = corun
             .iter()
             .find(|f| f.kind == LoadKind::Latency)
@@ -589,7 +588,7 @@ fn model(
              used), the replay's spin kernel {:.3} (replay_corun_slowdown; fits below 0 count as \
              0; the compute-bound probe's fit, not used, is in calibrate's output), a streaming \
              kernel beside pointer-chasing loads {:.3} (not used); the latency-bound probe's load \
-             alone moved {} (not used: corun_load_traffic left empty); blocks of \
+             alone moved {} (not used by the model); blocks of \
              concurrent kernels placed {} (a one-block kernel started {:.2} block times into a \
              kernel of {:.2} waves; the MPS model assumes in order); immediate and block \
              preemption fields are the documented defaults",

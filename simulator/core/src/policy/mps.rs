@@ -20,10 +20,7 @@ impl Mps {
             share: SmShare {
                 mode: model.mps_sharing,
                 corun_slowdown: model.corun_slowdown,
-                corun_threshold: model.corun_threshold,
                 order: model.mps_order,
-                load_traffic: model.corun_load_traffic.clone().into(),
-                weight_max: model.corun_weight_max,
             },
         }
     }

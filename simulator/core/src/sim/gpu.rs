@@ -93,51 +93,17 @@ pub struct GpuModel {
     /// blocks fill the device: a kernel stops after `duration / waves`.
     pub block_waves: i64,
     /// Concurrent-kernel slowdown under MPS: while other jobs' kernels
-    /// press on a share `o` of the SMs (at most 1, unless kernels weigh
-    /// more: `corun_weight_max`; block by block, what their started
-    /// kernels' full waves would hold, [`crate::sim::slots`]; fluid, the
-    /// sum of their SM demands), a kernel runs `1 + corun_slowdown * o`
-    /// times slower (`o` above `corun_threshold` only), on top of the SM
-    /// sharing. What co-running kernels cost each other in caches and
-    /// memory; `fikit-lab calibrate` measures it with a latency-bound kernel.
+    /// press on a share `o` of the SMs (at most 1; block by block, what
+    /// their started kernels' full waves would hold, [`crate::sim::slots`];
+    /// fluid, the sum of their SM demands), a kernel runs
+    /// `1 + corun_slowdown * o` times slower, on top of the SM sharing.
+    /// What co-running kernels cost each other in caches and memory;
+    /// `fikit-lab calibrate` measures it with a latency-bound kernel.
     pub corun_slowdown: f64,
-    /// The share of the SMs below which co-running kernels cost each other
-    /// nothing: a kernel runs `1 + corun_slowdown * max(0, o - corun_threshold)`
-    /// times slower. 0 (the default): the line through no slowdown at no
-    /// share, as `fikit-lab calibrate` fits it. The latency-bound probe's
-    /// points (25/50/75% of the SMs) lie on a steeper line that meets no
-    /// slowdown at about 8-9% (H100: slope 3.10, 0.082; H200: 2.09, 0.090;
-    /// the validation log, 2026-11-26). For experiments.
-    pub corun_threshold: f64,
     /// The same for the live replay's synthetic kernels, which spin on the
     /// timer and move no memory: `fikit-lab validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
     pub replay_corun_slowdown: f64,
-    /// The memory-streaming load beside which `corun_slowdown` was measured:
-    /// its DRAM traffic alone at each SM share, `[share, bytes/s]`, shares
-    /// rising (`fikit-lab calibrate`'s latency-bound probe). With it, under
-    /// MPS block by block, a kernel whose trace carries DRAM figures
-    /// (`fikit-profile --metrics`) presses on other jobs' kernels by the
-    /// larger of its traffic against the load's at the kernel's one-wave
-    /// share and its SM issue rate, at most fully (or `corun_weight_max`;
-    /// [`corun_weight`]): a
-    /// batch-1 kernel that finds its data in L2 and issues little slows a
-    /// busy neighbour little; a kernel streaming as hard as the load, or
-    /// filling the issue slots, slows it as the load did. Empty, or for a
-    /// kernel without figures: every kernel presses fully. Empty in the
-    /// shipped models and in what `fikit-lab calibrate` writes (it reports
-    /// the load's traffic beside its fit) until out-of-sample rounds judge
-    /// it (the validation log, 2026-11-26). For experiments.
-    pub corun_load_traffic: Vec<[f64; 2]>,
-    /// With `corun_load_traffic`: the most a kernel may weigh. 1 (the
-    /// default): a kernel streaming harder than the calibration load at its
-    /// share presses as the load did. Above 1: it presses by its traffic
-    /// over the load's, up to this, and the share `o` its neighbours feel
-    /// may reach it (calibrate's wide load, streaming 1.37x the narrow
-    /// load's top traffic at half and three quarters of the SMs, slowed the
-    /// latency-bound probe more than the narrow load's fit times that ratio;
-    /// the validation log, 2026-11-26). For experiments.
-    pub corun_weight_max: f64,
     /// How kernels of different jobs share the SMs under MPS.
     pub mps_sharing: SmSharing,
     /// In what order kernels take SM room under MPS, block by block:
@@ -163,9 +129,6 @@ impl Default for GpuModel {
     /// - 4 waves: a typical large kernel runs a few waves of blocks;
     /// - no hand-over cost: measured only by live replay with timelines
     ///   (`fikit-lab calibrate`), so a calibrated model file carries it;
-    /// - no load traffic: every kernel presses fully on the others (weighing
-    ///   kernels by their metrics worsened the worst out-of-sample error;
-    ///   the validation log, 2026-11-26);
     /// - no concurrent-kernel slowdown (either kind): co-running kernels
     ///   slow each other only by competing for SM room, as before
     ///   `fikit-lab calibrate` measured it; a calibrated model file carries both;
@@ -187,10 +150,7 @@ impl Default for GpuModel {
             preempt_cost_ns: 40_000,
             block_waves: 4,
             corun_slowdown: 0.0,
-            corun_threshold: 0.0,
             replay_corun_slowdown: 0.0,
-            corun_load_traffic: Vec::new(),
-            corun_weight_max: 1.0,
             mps_sharing: SmSharing::Blocks,
             mps_order: MpsOrder::Ready,
         }
@@ -202,47 +162,12 @@ impl Default for GpuModel {
 pub type ModelError = FileError;
 
 /// How many times slower a kernel runs while other jobs' kernels press on a
-/// share `o` of the SMs: `1 + c max(0, o - threshold)` (`c`:
-/// [`GpuModel::corun_slowdown`]; `threshold`: [`GpuModel::corun_threshold`]).
+/// share `o` of the SMs: `1 + c o` (`c`: [`GpuModel::corun_slowdown`]).
 /// The one formula of the concurrent-kernel slowdown, block by block
 /// ([`crate::sim::slots`]) and fluid.
 #[inline]
-pub fn corun_factor(c: f64, threshold: f64, o: f64) -> f64 {
-    1.0 + c * (o - threshold).max(0.0)
-}
-
-/// How hard a kernel of one-wave SM share `share` presses on other jobs'
-/// kernels under MPS, 0 to `max` ([`GpuModel::corun_load_traffic`],
-/// [`GpuModel::corun_weight_max`]), from what
-/// it does to the two things co-running kernels share (`pressure`: its DRAM
-/// traffic alone, bytes/s, and its SM issue rate, 0 to 1, where measured):
-/// the larger of its traffic over the calibration load's at the same share
-/// (`load`: `[share, bytes/s]`, shares rising; linear between them, from 0
-/// at no share, flat past the last) and its issue rate, at most 1. A kernel
-/// that streams like the load, or fills the SMs' issue slots, presses fully
-/// (calibrate's compute-bound load, issuing at about its peak beside a
-/// latency-bound kernel, slowed it 1.31x at a quarter of the SMs where the
-/// streaming load did 1.53x, and far more beyond); one that does neither
-/// presses little. 1 without figures or without the load's traffic.
-pub fn corun_weight(
-    load: &[[f64; 2]],
-    share: f64,
-    pressure: Option<(f64, Option<f64>)>,
-    max: f64,
-) -> f64 {
-    let (Some((b, issue)), Some(&[_, b_last])) = (pressure, load.last()) else {
-        return 1.0;
-    };
-    // The segment (from the point before, or 0) whose end reaches `share`.
-    let reference = std::iter::once(&[0.0, 0.0])
-        .chain(load)
-        .zip(load)
-        .find(|(_, end)| share <= end[0])
-        .map_or(b_last, |(&[s0, v0], &[s1, v1])| {
-            v0 + (v1 - v0) * (share - s0) / (s1 - s0)
-        });
-    let memory = if reference > 0.0 { b / reference } else { 1.0 };
-    memory.max(issue.unwrap_or(0.0)).clamp(0.0, max.max(1.0))
+pub fn corun_factor(c: f64, o: f64) -> f64 {
+    1.0 + c * o.max(0.0)
 }
 
 /// The calibrated models the project ships (`simulator/models/`), compiled
@@ -358,33 +283,6 @@ impl GpuModel {
                 return Err(format!("{name} must be a number at least 0, found {v}"));
             }
         }
-        let mut last = 0.0;
-        for (i, &[share, bytes]) in self.corun_load_traffic.iter().enumerate() {
-            if !(share > last && share <= 1.0 && bytes.is_finite() && bytes > 0.0) {
-                return Err(format!(
-                    "corun_load_traffic[{i}]: [{share}, {bytes}]: shares must rise within (0, 1] and traffic be a number above 0"
-                ));
-            }
-            last = share;
-        }
-        if !(self.corun_threshold.is_finite() && (0.0..1.0).contains(&self.corun_threshold)) {
-            return Err(format!(
-                "corun_threshold must be a share from 0 up to (not including) 1, found {}",
-                self.corun_threshold
-            ));
-        }
-        if !(self.corun_weight_max.is_finite() && self.corun_weight_max >= 1.0) {
-            return Err(format!(
-                "corun_weight_max must be a number at least 1, found {}",
-                self.corun_weight_max
-            ));
-        }
-        if self.corun_weight_max > 1.0 && self.corun_load_traffic.is_empty() {
-            return Err(format!(
-                "corun_weight_max {} needs corun_load_traffic (without the load's traffic every kernel weighs 1)",
-                self.corun_weight_max
-            ));
-        }
         if self.block_waves < 1 {
             return Err(format!(
                 "block_waves must be at least 1, found {}",
@@ -407,86 +305,6 @@ mod tests {
         assert_eq!(gpu_family("NVIDIA GeForce RTX 4090"), None);
         assert_eq!(gpu_family("Tesla T4").as_deref(), Some("t4"));
         assert_eq!(gpu_family("synthetic"), None);
-    }
-
-    #[test]
-    fn a_kernel_weighs_by_its_traffic_against_the_load_at_its_share() {
-        // The load moved 1000 B/s at a quarter of the SMs, 1600 at half,
-        // 1800 at three quarters.
-        let load = [[0.25, 1000.0], [0.5, 1600.0], [0.75, 1800.0]];
-        // At a quarter: 250 / 1000.
-        assert_eq!(corun_weight(&load, 0.25, Some((250.0, None)), 1.0), 0.25);
-        // Below the first share, from 0: at 0.1 the load's is 400.
-        assert!((corun_weight(&load, 0.1, Some((100.0, None)), 1.0) - 0.25).abs() < 1e-12);
-        // Between shares: at 0.375 the load's is 1300.
-        assert!((corun_weight(&load, 0.375, Some((650.0, None)), 1.0) - 0.5).abs() < 1e-12);
-        // Past the last share, flat: 900 / 1800 at 1.
-        assert_eq!(corun_weight(&load, 1.0, Some((900.0, None)), 1.0), 0.5);
-        // At most 1: streaming harder than the load presses as the load did.
-        assert_eq!(corun_weight(&load, 0.5, Some((5000.0, None)), 1.0), 1.0);
-        // The issue rate where it is larger: a kernel moving 250 of 1600 at
-        // half the SMs but issuing at 70% of peak presses by 0.7; one issuing
-        // at 10% by its traffic, 0.25 at a quarter.
-        assert_eq!(corun_weight(&load, 0.5, Some((250.0, Some(0.7))), 1.0), 0.7);
-        assert_eq!(
-            corun_weight(&load, 0.25, Some((250.0, Some(0.1))), 1.0),
-            0.25
-        );
-        // No figure, or no load traffic: fully, as before the metrics.
-        assert_eq!(corun_weight(&load, 0.5, None, 1.0), 1.0);
-        assert_eq!(corun_weight(&[], 0.5, Some((1.0, Some(0.0))), 1.0), 1.0);
-        // With a larger most: streaming harder than the load presses by the
-        // ratio (2000 / 1600 at half the SMs), up to the most (5000 / 1600
-        // held at 1.5); an issue rate stays at most 1.
-        assert_eq!(corun_weight(&load, 0.5, Some((2000.0, None)), 1.5), 1.25);
-        assert_eq!(corun_weight(&load, 0.5, Some((5000.0, None)), 1.5), 1.5);
-        assert_eq!(corun_weight(&load, 0.5, Some((800.0, Some(1.0))), 1.5), 1.0);
-        let with = |t: Vec<[f64; 2]>| GpuModel {
-            corun_load_traffic: t,
-            ..GpuModel::default()
-        };
-        // The most must be a number at least 1, and above 1 only with the
-        // load's traffic.
-        for (bad, t) in [
-            (0.5, load.to_vec()),
-            (f64::NAN, load.to_vec()),
-            (f64::INFINITY, load.to_vec()),
-            (1.5, Vec::new()),
-        ] {
-            let m = GpuModel {
-                corun_weight_max: bad,
-                ..with(t)
-            };
-            assert!(m.validate().unwrap_err().starts_with("corun_weight_max"));
-        }
-        assert!(
-            GpuModel {
-                corun_weight_max: 1.5,
-                ..with(load.to_vec())
-            }
-            .validate()
-            .is_ok()
-        );
-        // The threshold must be a share from 0 up to 1.
-        for bad in [-0.1, 1.0, f64::NAN] {
-            let m = GpuModel {
-                corun_threshold: bad,
-                ..GpuModel::default()
-            };
-            assert!(m.validate().unwrap_err().starts_with("corun_threshold"));
-        }
-        // Load traffic must rise in share within (0, 1], above 0.
-        assert!(with(load.to_vec()).validate().is_ok());
-        for bad in [
-            vec![[0.5, 1.0], [0.25, 1.0]],
-            vec![[0.0, 1.0]],
-            vec![[1.5, 1.0]],
-            vec![[0.5, 0.0]],
-            vec![[0.5, f64::NAN]],
-        ] {
-            let e = with(bad).validate().unwrap_err();
-            assert!(e.starts_with("corun_load_traffic["), "{e}");
-        }
     }
 
     #[test]

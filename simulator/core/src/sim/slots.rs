@@ -24,13 +24,10 @@
 //!   job index), so a run is deterministic.
 //! - **waves**: the blocks a kernel places at one instant run together and
 //!   retire together after the block time, slowed by the concurrent-kernel
-//!   slowdown `1 + c max(0, o - o0)` (`c`:
-//!   [`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown);
-//!   `o0`: [`GpuModel::corun_threshold`](crate::sim::gpu::GpuModel::corun_threshold),
-//!   0 unless set).
+//!   slowdown `1 + c o` (`c`:
+//!   [`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
 //!   `o` is the share of the SMs other jobs' *started* kernels press on, at
-//!   most 1 (or, where kernels weigh more than 1, the heaviest weight among
-//!   those kernels): a kernel whose first block runs presses on a full wave's room,
+//!   most 1: a kernel whose first block runs presses on a full wave's room,
 //!   its resident blocks and those still waiting for room (at most `w`); a
 //!   kernel with no block placed presses on nothing. Its waiting blocks take
 //!   whatever room frees within a block time, so it works the memory system
@@ -41,8 +38,8 @@
 //!   blocks are placed or retire, and every wave in flight then runs the
 //!   work it has left at the new rate (before 2026-11-25, `o` was taken
 //!   once, when a wave was placed). Each kernel's share counts times its
-//!   weight, 1 unless the model weighs kernels by a metrics pass's figures
-//!   ([`crate::sim::gpu::corun_weight`]). On the GPU blocks retire one by one, so
+//!   weight, 1 unless the job carries a measured pressure
+//!   ([`Job::pressure_weight`](crate::sim::job::Job::pressure_weight)). On the GPU blocks retire one by one, so
 //!   a waiting kernel may start up to a block time earlier than here.
 //!
 //! Alone, a kernel runs its `W` waves back to back, their lengths the integer
@@ -79,10 +76,9 @@ struct Active {
     /// Waves alone.
     waves: u64,
     sms: f64,
-    /// How hard it presses on other jobs' kernels, 0 to
-    /// [`crate::sim::gpu::GpuModel::corun_weight_max`] (its DRAM traffic
-    /// against the calibration load's, or its issue rate:
-    /// [`crate::sim::gpu::corun_weight`]; 1 without figures).
+    /// How hard it presses on other jobs' kernels, 0 to 1 (its job's
+    /// measured pressure, [`crate::sim::job::Job::pressure_weight`]; 1
+    /// without).
     weight: f64,
     /// Blocks not placed yet.
     to_place: u64,
@@ -155,9 +151,6 @@ pub struct SlotPool {
     /// their blocks still to place would hold (scratch of
     /// [`SlotPool::place`]; see [`Active::pressing`]).
     pressing: Vec<f64>,
-    /// Per job, the largest weight among its started kernels (scratch of
-    /// [`SlotPool::place`]).
-    heaviest: Vec<f64>,
     next_wave: u32,
     /// A kernel arrived or a wave retired since the last [`SlotPool::place`]:
     /// only then can anything new be placed.
@@ -171,7 +164,6 @@ impl SlotPool {
             kernels: Vec::new(),
             held: vec![0.0; jobs],
             pressing: vec![0.0; jobs],
-            heaviest: vec![0.0; jobs],
             next_wave: 0,
             changed: false,
         }
@@ -181,8 +173,7 @@ impl SlotPool {
     /// [`SlotPool::place`], after every kernel whose `order` key is at most
     /// its own (the time it became ready, or was launched: see
     /// [`MpsOrder`](crate::sim::gpu::MpsOrder)); equal keys in admission order.
-    /// `weight` (0 to `corun_weight_max`, 1 without figures): how hard it
-    /// presses on other jobs' kernels.
+    /// `weight` (0 to 1): how hard it presses on other jobs' kernels.
     pub fn admit(
         &mut self,
         job: usize,
@@ -224,12 +215,8 @@ impl SlotPool {
 
     /// Places what fits now, kernels in the order they reached the GPU;
     /// appends each wave placed to `out`. `corun_slowdown`: the `c` of the
-    /// waves' slowdown, felt above the share `o_min` only
-    /// ([`crate::sim::gpu::GpuModel::corun_threshold`]). The share `o` a
-    /// kernel feels is at most 1, or the heaviest weight among other jobs'
-    /// started kernels where that is above 1
-    /// ([`crate::sim::gpu::GpuModel::corun_weight_max`]).
-    pub fn place(&mut self, now: i64, corun_slowdown: f64, o_min: f64, out: &mut Vec<Placed>) {
+    /// waves' slowdown. The share `o` a kernel feels is at most 1.
+    pub fn place(&mut self, now: i64, corun_slowdown: f64, out: &mut Vec<Placed>) {
         if !std::mem::take(&mut self.changed) {
             return;
         }
@@ -237,7 +224,6 @@ impl SlotPool {
             kernels,
             held,
             pressing,
-            heaviest,
             next_wave,
             ..
         } = self;
@@ -303,25 +289,14 @@ impl SlotPool {
             return;
         }
         pressing.iter_mut().for_each(|p| *p = 0.0);
-        heaviest.iter_mut().for_each(|h| *h = 0.0);
         for k in kernels.iter() {
-            let p = k.pressing();
-            pressing[k.job] += p * k.weight;
-            if p > 0.0 {
-                heaviest[k.job] = heaviest[k.job].max(k.weight);
-            }
+            pressing[k.job] += k.pressing() * k.weight;
         }
         let pressed: f64 = pressing.iter().sum();
         for k in kernels.iter_mut() {
-            // At most the whole device, or as much more as the heaviest
-            // kernel pressing on it weighs.
-            let cap = heaviest
-                .iter()
-                .enumerate()
-                .filter(|&(j, _)| j != k.job)
-                .fold(1.0, |m: f64, (_, &h)| m.max(h));
-            let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, cap);
-            let factor = crate::sim::gpu::corun_factor(corun_slowdown, o_min, o);
+            // At most the whole device.
+            let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, 1.0);
+            let factor = crate::sim::gpu::corun_factor(corun_slowdown, o);
             for w in k.in_flight.iter_mut() {
                 if w.factor == factor {
                     continue;
@@ -388,16 +363,6 @@ mod tests {
         weights: &[f64],
         c: f64,
     ) -> Vec<(i64, i64)> {
-        run_above(kernels, weights, c, 0.0)
-    }
-
-    /// [`run_weighted`] with the slowdown felt above a share `o_min` only.
-    fn run_above(
-        kernels: &[(usize, Occupancy, i64, i64)],
-        weights: &[f64],
-        c: f64,
-        o_min: f64,
-    ) -> Vec<(i64, i64)> {
         let mut pool = SlotPool::new(4);
         let mut out = Vec::new();
         let mut ends: Vec<Placed> = Vec::new();
@@ -411,7 +376,7 @@ mod tests {
                 admitted += 1;
             }
             out.clear();
-            pool.place(now, c, o_min, &mut out);
+            pool.place(now, c, &mut out);
             for p in &out {
                 if p.first {
                     result[p.op].0 = now;
@@ -504,8 +469,8 @@ mod tests {
 
     #[test]
     fn a_light_kernel_presses_on_its_neighbour_by_its_weight() {
-        // The case above with job 1's small kernel at weight 0.25 (a quarter
-        // of the calibration load's DRAM traffic at its share). Job 1 still
+        // The case above with job 1's small kernel at weight 0.25 (its job's
+        // measured pressure). Job 1 still
         // feels job 0's full wave (weight 1): 2x, (0, 200). Job 0 feels job
         // 1's 2 SMs x 0.25 = 0.5 SM, o = 0.05: 1.05x. Its first 8 blocks end
         // at 105 and the next 8 are placed then; at 200 job 1 leaves, they
@@ -520,33 +485,6 @@ mod tests {
         assert_eq!(run_weighted(&pair, &[0.0, 1.0], 1.0), [(0, 200), (0, 400)]);
         // At weight 1 it is the case above.
         assert_eq!(run_weighted(&pair, &[1.0, 1.0], 1.0), [(0, 200), (0, 433)]);
-        // Job 0 streaming 1.5x the load (weight 1.5, `corun_weight_max` at
-        // least that): job 1 feels o = 10 SMs x 1.5 / 10 = 1.5, 2.5x: (0,
-        // 250). Job 0 still feels 0.05: waves of 8 end at 105 and 210; the
-        // third, placed at 210, has done 40 / 1.05 = 38.1 ns when job 1
-        // leaves at 250 and ends at full speed at 312. 2 blocks go at 250
-        // (end 350), the last 4 at 312: end 412.
-        assert_eq!(run_weighted(&pair, &[0.25, 1.5], 1.0), [(0, 250), (0, 412)]);
-    }
-
-    #[test]
-    fn below_the_threshold_a_neighbour_costs_nothing() {
-        // The pair above with the slowdown felt above half the SMs only
-        // (`corun_threshold` 0.5). Job 1 feels job 0's full wave, o = 1:
-        // 1 + 1 x (1 - 0.5) = 1.5x, (0, 150). Job 0 feels job 1's 2 SMs, o =
-        // 0.2, below the threshold: full speed, kept off 2 SMs only. Waves of
-        // 8 at 0 and 100; at 150 job 1 leaves and 2 blocks go (end 250); 8 at
-        // 200, 2 at 250 and the last 2 at 300: end 400.
-        let pair = [(1, occ(2, 1), 100, 0), (0, occ(30, 1), 300, 0)];
-        assert_eq!(
-            run_above(&pair, &[1.0, 1.0], 1.0, 0.5),
-            [(0, 150), (0, 400)]
-        );
-        // At threshold 0 it is the case above.
-        assert_eq!(
-            run_above(&pair, &[1.0, 1.0], 1.0, 0.0),
-            [(0, 200), (0, 433)]
-        );
     }
 
     #[test]

@@ -206,20 +206,8 @@ pub struct SmShare {
     /// How much slower a kernel runs per unit of the SM share other jobs'
     /// kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
     pub corun_slowdown: f64,
-    /// The share below which that slowdown is 0 ([`GpuModel::corun_threshold`](crate::sim::gpu::GpuModel::corun_threshold)).
-    pub corun_threshold: f64,
     /// Block by block: in what order kernels take room.
     pub order: MpsOrder,
-    /// Block by block: the calibration load's DRAM traffic per SM share,
-    /// against which a kernel's own traffic (and its issue rate) weigh how
-    /// hard it presses on the others ([`GpuModel::corun_load_traffic`](crate::sim::gpu::GpuModel::corun_load_traffic));
-    /// empty: every kernel presses fully.
-    pub load_traffic: std::sync::Arc<[[f64; 2]]>,
-    /// Block by block, with `load_traffic`: the most a kernel weighs
-    /// ([`GpuModel::corun_weight_max`](crate::sim::gpu::GpuModel::corun_weight_max));
-    /// a kernel feels at most the heaviest weight among other jobs'
-    /// started kernels, or 1 ([`crate::sim::slots`]).
-    pub weight_max: f64,
 }
 
 /// A rotation of time slices (see [`Policy::rotation`]).

@@ -156,21 +156,8 @@ impl Engine<'_> {
                 _ => now,
             };
             // How hard it presses on other jobs' kernels: the job's
-            // measured pressure where it has one, else by its DRAM traffic
-            // and issue rate where the model and its trace have the figures.
-            let weight = job
-                .pressure_weight
-                .unwrap_or_else(|| match self.sharing.as_ref() {
-                    Some(s) if s.corun_slowdown > 0.0 && !s.load_traffic.is_empty() => {
-                        crate::sim::gpu::corun_weight(
-                            &s.load_traffic,
-                            occupancy.demand,
-                            job.pressure(op),
-                            s.weight_max,
-                        )
-                    }
-                    _ => 1.0,
-                });
+            // measured pressure where it has one, else fully.
+            let weight = job.pressure_weight.unwrap_or(1.0);
             self.slots
                 .admit(j, op, occupancy, job.ops[op].duration_ns, key, weight);
         } else {

@@ -20,21 +20,18 @@ impl Engine<'_> {
             .is_some_and(|s| s.mode == SmSharing::Fluid)
     }
 
-    /// The MPS share's concurrent-kernel slowdown and the share it is felt
-    /// above (0 and 0 without one).
-    pub(super) fn corun_terms(&self) -> (f64, f64) {
-        self.sharing
-            .as_ref()
-            .map_or((0.0, 0.0), |s| (s.corun_slowdown, s.corun_threshold))
+    /// The MPS share's concurrent-kernel slowdown (0 without one).
+    pub(super) fn corun_slowdown(&self) -> f64 {
+        self.sharing.as_ref().map_or(0.0, |s| s.corun_slowdown)
     }
 
     /// Block-by-block sharing: places the blocks that fit now and schedules
     /// their waves' ends; a kernel's first block is its start on timelines.
     pub(super) fn place_blocks(&mut self) {
-        let (c, o_min) = self.corun_terms();
+        let c = self.corun_slowdown();
         let mut placed = std::mem::take(&mut self.placed);
         placed.clear();
-        self.slots.place(self.now, c, o_min, &mut placed);
+        self.slots.place(self.now, c, &mut placed);
         for p in &placed {
             if p.first {
                 self.state[p.job].ops[p.op].resumed_at = self.now;
@@ -52,11 +49,10 @@ impl Engine<'_> {
     /// demands (each job's at most 1) add up past the device, all run
     /// `1 / total` as fast; a kernel also runs `1 + c * o` times slower
     /// while other jobs' kernels hold a share `o` of the SMs (at most 1;
-    /// `c`: [`SmShare::corun_slowdown`](super::SmShare::corun_slowdown); `o` counts above
-    /// [`SmShare::corun_threshold`](super::SmShare::corun_threshold) only).
+    /// `c`: [`SmShare::corun_slowdown`](super::SmShare::corun_slowdown)).
     pub(super) fn update_rates(&mut self) {
         let now = self.now;
-        let (c, o_min) = self.corun_terms();
+        let c = self.corun_slowdown();
         let mut shares = std::mem::take(&mut self.shares);
         shares.clear();
         shares.extend(self.state.iter().enumerate().map(|(j, st)| {
@@ -72,7 +68,7 @@ impl Engine<'_> {
         for (j, st) in self.state.iter_mut().enumerate() {
             let rate = if c > 0.0 {
                 let others = (total - shares[j]).clamp(0.0, 1.0);
-                1.0 / (over * crate::sim::gpu::corun_factor(c, o_min, others))
+                1.0 / (over * crate::sim::gpu::corun_factor(c, others))
             } else {
                 1.0 / over
             };

@@ -108,7 +108,6 @@ impl Job {
             recorded_span_ns,
             gap_after_kernel_ns: gap_after_kernel_ns.into(),
             mean_duration_ns: Arc::new(mean_duration_ns),
-            metrics: Arc::new(trace.kernel_metrics.iter().map(|(&k, &m)| (k, m)).collect()),
             shapes: shapes.into(),
             pressure_weight: None,
         }

@@ -191,11 +191,6 @@ pub struct Job {
     pub gap_after_kernel_ns: Arc<[i64]>,
     /// Profiled mean duration per kernel key, ns: FIKIT's duration prediction.
     pub mean_duration_ns: Arc<HashMap<u64, i64>>,
-    /// A metrics pass's figures per kernel key, where the trace carries them
-    /// (`fikit-profile --metrics`); empty without. Under MPS they can weigh
-    /// how hard a kernel presses on other jobs' kernels
-    /// ([`crate::sim::gpu::corun_weight`]).
-    pub metrics: Arc<HashMap<u64, fikit_trace::KernelMetrics>>,
     /// For each op, its position among the job's kernels in issue order
     /// (`u32::MAX` for copies and memsets).
     pub kernel_position: Arc<[u32]>,
@@ -213,9 +208,8 @@ pub struct Job {
     pub shapes: Arc<[OpShape]>,
     /// Under MPS, how hard every kernel of the job presses on other jobs'
     /// kernels, 0 to 1, where measured ([`crate::sim::pressure`]: the job
-    /// beside a latency-bound victim); it takes the place of any per-kernel
-    /// weight from metrics. `None`: as the model weighs it (1 without
-    /// metrics).
+    /// beside a latency-bound victim). `None`: every kernel presses fully
+    /// (weight 1).
     pub pressure_weight: Option<f64>,
 }
 
@@ -250,20 +244,6 @@ impl Job {
     /// fraction of the device's SMs one wave of the kernel occupies (0..=1).
     pub fn sm_demand(&self, op: usize) -> f64 {
         self.occupancy(op).map_or(0.0, |o| o.demand)
-    }
-
-    /// Kernel `op`'s DRAM traffic, bytes/s (its key's DRAM bytes read and
-    /// written over its recorded duration), and its SM issue rate, 0 to 1,
-    /// where measured ([`Job::metrics`]). `None` for a copy or memset, or a
-    /// kernel without figures.
-    pub fn pressure(&self, op: usize) -> Option<(f64, Option<f64>)> {
-        let o = &self.ops[op];
-        let m = self.metrics.get(&o.kernel_key()?)?;
-        let bytes = m.dram_read_bytes.saturating_add(m.dram_write_bytes);
-        Some((
-            bytes as f64 / (o.duration_ns.max(1) as f64 * 1e-9),
-            m.sm_issue_bp.map(|b| f64::from(b) / 10_000.0),
-        ))
     }
 
     /// How kernel `op` occupies the SMs (`None` for a copy or memset).

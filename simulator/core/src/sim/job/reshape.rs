@@ -241,7 +241,6 @@ impl Job {
             recorded_span_ns: self.recorded_span_ns,
             gap_after_kernel_ns: gaps.into(),
             mean_duration_ns: Arc::clone(&self.mean_duration_ns),
-            metrics: Arc::clone(&self.metrics),
             kernel_position: kernel_position.into(),
             occupancies: Arc::clone(&self.occupancies),
             setup_iterations: self.setup_iterations,
