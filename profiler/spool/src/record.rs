@@ -657,6 +657,17 @@ fn decode_start(d: &mut Dec<'_>, payload_len: usize) -> Result<Record, DecodeErr
     }))
 }
 
+/// An optional value as the encoder writes it: a flag byte (0 absent, 1
+/// present) before the value, which is always there; any other flag is a
+/// bad record.
+fn flagged<T>(has: u8, value: T) -> Result<Option<T>, DecodeError> {
+    match has {
+        0 => Ok(None),
+        1 => Ok(Some(value)),
+        _ => Err(DecodeError),
+    }
+}
+
 /// A copy or memset (`tag::MEMOP`).
 fn decode_memop(d: &mut Dec<'_>) -> Result<Record, DecodeError> {
     let start = d.u64()?;
@@ -667,11 +678,7 @@ fn decode_memop(d: &mut Dec<'_>) -> Result<Record, DecodeError> {
     let correlation = d.u32()?;
     let has = d.u8()?;
     let kind = d.u8()?;
-    let copy_kind = match has {
-        0 => None,
-        1 => Some(kind),
-        _ => return Err(DecodeError),
-    };
+    let copy_kind = flagged(has, kind)?;
     Ok(Record::MemOp(MemOp {
         start,
         end,
@@ -693,11 +700,7 @@ fn decode_sync(d: &mut Dec<'_>) -> Result<Record, DecodeError> {
     let context = d.u32()?;
     let has = d.u8()?;
     let v = d.u32()?;
-    let stream = match has {
-        0 => None,
-        1 => Some(v),
-        _ => return Err(DecodeError),
-    };
+    let stream = flagged(has, v)?;
     Ok(Record::Sync(Sync {
         sync_type,
         start,
@@ -715,11 +718,7 @@ fn decode_sync_call(d: &mut Dec<'_>) -> Result<Record, DecodeError> {
     let context = d.u32()?;
     let has = d.u8()?;
     let v = d.u32()?;
-    let stream = match has {
-        0 => None,
-        1 => Some(v),
-        _ => return Err(DecodeError),
-    };
+    let stream = flagged(has, v)?;
     Ok(Record::SyncCall {
         correlation,
         sync_type,
