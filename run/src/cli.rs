@@ -445,16 +445,8 @@ impl ReportArgs {
     pub fn into_options(self) -> Result<RunOptions> {
         let scenario = self.jobs.scenario()?;
         let exec = ExecOptions {
-            collector: PathBuf::new(),
-            profiler: None,
-            trace_dir: None,
             out_dir: self.out,
-            gate_timeout_ms: 0,
-            gate_nap_us: 0,
-            round_timeout_s: 0,
-            gate_ab_ms: 0,
-            gate_ab_floor: false,
-            shim: None,
+            ..ExecOptions::default()
         };
         let mut o = self.predict.run_options(scenario, exec)?;
         o.report = Some(self.run_json);
@@ -525,10 +517,11 @@ impl PredictArgs {
             collector: None,
             profiler: None,
             model: self.model.clone(),
-            gate_timeout_ms: 10_000,
+            // Nothing runs: `SetArgs` sets how the pairs' rounds run.
+            gate_timeout_ms: 0,
             gate_nap_us: 0,
             shim: None,
-            round_timeout_s: 1_800,
+            round_timeout_s: 0,
             min_overlap: self.min_overlap,
             host_speed_from_alone: self.host_speed_from_alone,
             pressure: self.pressure()?,

@@ -14,8 +14,9 @@ use serde::Serialize;
 
 use crate::scenario::{JobSpec, RunPolicy, Scenario};
 
-/// How rounds are run (from the command line).
-#[derive(Debug, Clone)]
+/// How rounds are run (from the command line). The default runs nothing:
+/// no collector, no limits (for a report rebuilt from run.json).
+#[derive(Debug, Clone, Default)]
 pub struct ExecOptions {
     /// The collector library (injected with `CUDA_INJECTION64_PATH`).
     pub collector: PathBuf,
