@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use fikit_sim::cli::simulate::{Source, keep_jobs, load_scenario, set_priority, source_files};
-use fikit_sim::cli::{Failure, FormatArg, bad_input, finish, policies, policy_names, print};
+use fikit_sim::cli::simulate::{Source, load_scenario, pick_jobs, source_files};
+use fikit_sim::cli::{Failure, FormatArg, finish, policies, policy_names, print};
 use fikit_sim::report;
 
 mod live;
@@ -101,18 +101,10 @@ struct LiveArgs {
 }
 
 fn run_live(a: LiveArgs) -> Result<(), Failure> {
-    let source = match a.scenario {
-        Some(p) => Source::Scenario(p),
-        None => Source::Traces(a.inputs),
-    };
+    let source = Source::of(a.scenario, a.inputs);
     let files = source_files(&source)?;
     let mut scenario = load_scenario(&source, &files, true)?;
-    for spec in &a.priorities {
-        set_priority(&mut scenario, spec).map_err(bad_input)?;
-    }
-    if !a.jobs.is_empty() {
-        keep_jobs(&mut scenario, &a.jobs).map_err(bad_input)?;
-    }
+    pick_jobs(&mut scenario, &a.priorities, &a.jobs)?;
     let report = live::live_runs(&scenario, &policies(&a.policy), a.device)?;
     print(&report::render(&report, a.format.into()))
 }

@@ -296,10 +296,7 @@ impl From<FormatArg> for Format {
 
 impl From<SimArgs> for simulate::SimulateOptions {
     fn from(a: SimArgs) -> Self {
-        let source = match a.scenario {
-            Some(p) => Source::Scenario(p),
-            None => Source::Traces(a.inputs),
-        };
+        let source = Source::of(a.scenario, a.inputs);
         simulate::SimulateOptions {
             source,
             jobs: a.jobs,
@@ -351,10 +348,7 @@ impl TryFrom<SweepArgs> for simulate::SweepRun {
 impl From<ExportArgs> for export::ExportRun {
     fn from(a: ExportArgs) -> Self {
         debug_assert!(a.perfetto, "clap requires --perfetto");
-        let source = match a.scenario {
-            Some(p) => Source::Scenario(p),
-            None => Source::Traces(a.inputs),
-        };
+        let source = Source::of(a.scenario, a.inputs);
         export::ExportRun {
             output: a.output,
             source,

@@ -25,6 +25,17 @@ pub enum Source {
     Scenario(PathBuf),
 }
 
+impl Source {
+    /// `--scenario FILE` where given (clap keeps it apart from the inputs),
+    /// else the trace inputs.
+    pub fn of(scenario: Option<PathBuf>, inputs: Vec<PathBuf>) -> Source {
+        match scenario {
+            Some(p) => Source::Scenario(p),
+            None => Source::Traces(inputs),
+        }
+    }
+}
+
 /// Which GPU model to simulate.
 #[derive(Debug, Clone)]
 pub enum ModelChoice {
@@ -159,7 +170,7 @@ pub fn source_files(source: &Source) -> Result<Vec<PathBuf>, Failure> {
 }
 
 /// Keeps only the jobs named in `names`, in the order given.
-pub fn keep_jobs(scenario: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
+fn keep_jobs(scenario: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
     let all: Vec<String> = scenario.jobs.iter().map(|j| j.name.clone()).collect();
     let mut picked = Vec::new();
     for name in names {
@@ -190,6 +201,22 @@ pub fn load_scenario(
     }
 }
 
+/// Applies the `JOB=N` priority overrides, then keeps only the jobs of
+/// `jobs` (empty: all), in their order.
+pub fn pick_jobs(
+    scenario: &mut Scenario,
+    priorities: &[String],
+    jobs: &[String],
+) -> Result<(), Failure> {
+    for spec in priorities {
+        set_priority(scenario, spec).map_err(bad_input)?;
+    }
+    if !jobs.is_empty() {
+        keep_jobs(scenario, jobs).map_err(bad_input)?;
+    }
+    Ok(())
+}
+
 /// Runs `fikit-sim [TRACES]`.
 pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let progress = report::progress::Phases::new(std::io::stderr().is_terminal());
@@ -197,12 +224,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let files = source_files(&o.source)?;
     let (model, model_line) = resolve_model(&o.model, &files)?;
     let mut scenario = load_scenario(&o.source, &files, false)?;
-    for spec in &o.priorities {
-        set_priority(&mut scenario, spec).map_err(bad_input)?;
-    }
-    if !o.jobs.is_empty() {
-        keep_jobs(&mut scenario, &o.jobs).map_err(bad_input)?;
-    }
+    pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
     let pairwise = matches!(o.source, Source::Traces(_))
         && o.jobs.is_empty()
         && !o.together
