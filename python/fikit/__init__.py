@@ -115,12 +115,6 @@ class Trace:
         """0 (highest) to 9 (``fikit.priority``)."""
         return int(self.metadata["fikit.priority"])
 
-    def kernels(self) -> Any:
-        """The kernel rows, in start order."""
-        import polars as pl
-
-        return self.events.filter(pl.col("kind") == "kernel").sort("start_ns")
-
 
 def read_trace(path: str | os.PathLike[str]) -> Trace:
     """Reads a fikit trace (a Parquet file written by ``fikit-profile`` or
