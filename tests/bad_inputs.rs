@@ -165,6 +165,24 @@ fn trace_cases(d: &Path) -> Vec<Case> {
             }),
         ),
         inspect(
+            "characterization field out of range",
+            edited(d, "runs.parquet", |_, md| {
+                md.push((
+                    "fikit.characterization".into(),
+                    r#"{"gpu_name": "NVIDIA H100 80GB HBM3", "untraced_runs": [{"region_ns": -5, "launches": 9}]}"#.into(),
+                ))
+            }),
+        ),
+        inspect(
+            "characterization of another GPU",
+            edited(d, "gpu.parquet", |_, md| {
+                md.push((
+                    "fikit.characterization".into(),
+                    r#"{"gpu_name": "NVIDIA H200", "untraced_runs": [{"region_ns": 5, "launches": 9}]}"#.into(),
+                ))
+            }),
+        ),
+        inspect(
             "column missing",
             edited(d, "no-grid.parquet", |df, _| {
                 *df = df.drop("grid_y").unwrap()

@@ -29,6 +29,7 @@ pub fn metadata(job: &str, priority: u8) -> Metadata {
         capture_complete: true,
         api_recording: ApiRecording::Selected,
         producer: "fikit-trace fixture".to_string(),
+        characterization: None,
     }
 }
 
@@ -263,4 +264,24 @@ pub fn short_iterations(name: &str, priority: u8, iterations: u32) -> Trace {
 /// iterations) and `training` (priority 9, 12 kernels).
 pub fn serving_and_training() -> (Trace, Trace) {
     (serving("serving", 0, 3), training("training", 9, 12))
+}
+
+/// A characterization of two untraced runs on `gpu_name` (for the trace
+/// whose `fikit.gpu_name` it is).
+pub fn characterization(gpu_name: &str) -> Characterization {
+    Characterization {
+        gpu_name: gpu_name.to_string(),
+        untraced_runs: vec![
+            UntracedRun {
+                region_ns: 9_000,
+                launches: 2,
+                iterations_ns: vec![4_000, 4_500],
+            },
+            UntracedRun {
+                region_ns: 8_000,
+                launches: 2,
+                iterations_ns: vec![3_900],
+            },
+        ],
+    }
 }

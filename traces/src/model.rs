@@ -446,6 +446,81 @@ pub struct Metadata {
     pub api_recording: ApiRecording,
     /// Which program wrote the trace, e.g. `fikit-profile 0.1.0`.
     pub producer: String,
+    /// What `fikit-profile` measured of the job beyond this trace
+    /// (`fikit.characterization`); `None` in traces without it (written
+    /// before it existed, with `--single-run`, or imported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub characterization: Option<Characterization>,
+}
+
+/// What `fikit-profile` measured of a job in runs beside its traced one
+/// (the metadata key `fikit.characterization`, JSON): what the simulator
+/// needs to predict the job as it runs when it is not traced.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Characterization {
+    /// The GPU the runs ran on; a reader rejects a characterization whose
+    /// GPU is not the trace's ([`Characterization::check`]).
+    pub gpu_name: String,
+    /// The command's runs without CUPTI's recording, in the order they ran.
+    #[serde(default)]
+    pub untraced_runs: Vec<UntracedRun>,
+}
+
+/// One run of the command without CUPTI's recording: only the collector's
+/// gate, open, seeing launches through the preloaded launch shim, as
+/// `fikit-run` measures a job alone.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UntracedRun {
+    /// From its first kernel launch to the later of its last launch and its
+    /// last blocking synchronization, ns (on the host's monotonic clock).
+    pub region_ns: i64,
+    /// Kernel launches it made.
+    pub launches: u64,
+    /// Spans between consecutive blocking synchronizations after its first
+    /// launch (those with a kernel launched since the previous one), the
+    /// first span (setup) left out: its iterations, ns.
+    #[serde(default)]
+    pub iterations_ns: Vec<i64>,
+}
+
+impl Characterization {
+    /// Checks it against the trace's GPU `gpu_name`: the error names the
+    /// field (`untraced_runs[1].region_ns`) and what is wrong.
+    pub fn check(&self, gpu_name: &str) -> Result<(), String> {
+        if self.gpu_name != gpu_name {
+            return Err(format!(
+                "gpu_name: recorded on {:?}, but the trace is of {gpu_name:?}: a characterization is of its trace's GPU",
+                self.gpu_name
+            ));
+        }
+        for (i, r) in self.untraced_runs.iter().enumerate() {
+            if r.region_ns <= 0 {
+                return Err(format!(
+                    "untraced_runs[{i}].region_ns: expected a positive number of ns, found {}",
+                    r.region_ns
+                ));
+            }
+            if r.launches == 0 {
+                return Err(format!(
+                    "untraced_runs[{i}].launches: expected at least 1 (a run with a region launched a kernel), found 0"
+                ));
+            }
+            if let Some((j, d)) = r.iterations_ns.iter().enumerate().find(|(_, d)| **d <= 0) {
+                return Err(format!(
+                    "untraced_runs[{i}].iterations_ns[{j}]: expected a positive number of ns, found {d}"
+                ));
+            }
+            if let Some(d) = r.iterations_ns.iter().find(|d| **d > r.region_ns) {
+                return Err(format!(
+                    "untraced_runs[{i}].iterations_ns: an iteration of {d} ns is longer than the run's region ({} ns)",
+                    r.region_ns
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What a metrics pass (`fikit-profile --metrics`) measured of one kernel

@@ -11,8 +11,9 @@ use polars::prelude::*;
 
 use crate::error::{Problem, TraceError};
 use crate::model::{
-    ApiCall, ApiDomain, ApiRecording, CopyKind, DeviceInfo, FORMAT_VERSION, HostCall, Kernel,
-    KernelMetrics, MemOp, Metadata, Placement, Sync, SyncKind, Trace, VersionSource,
+    ApiCall, ApiDomain, ApiRecording, Characterization, CopyKind, DeviceInfo, FORMAT_VERSION,
+    HostCall, Kernel, KernelMetrics, MemOp, Metadata, Placement, Sync, SyncKind, Trace,
+    VersionSource,
 };
 use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
 
@@ -339,6 +340,21 @@ fn metadata_of(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<M
             })?
         },
         producer: m.string("producer")?,
+        characterization: match kv.get("characterization") {
+            None => None,
+            Some(raw) => {
+                let key = "fikit.characterization";
+                let c: Characterization = serde_json::from_str(raw).map_err(|e| {
+                    Problem::key(
+                        key,
+                        format!("expected fikit-profile's characterization JSON: {e}"),
+                    )
+                })?;
+                c.check(&m.string("gpu_name")?)
+                    .map_err(|e| Problem::key(key, e))?;
+                Some(c)
+            }
+        },
     })
 }
 

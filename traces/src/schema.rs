@@ -162,4 +162,6 @@ pub const METADATA_KEYS: &[&str] = &[
     "capture_complete",
     "api_recording",
     "producer",
+    // Optional (fikit-profile's runs beside the traced one).
+    "characterization",
 ];

@@ -47,10 +47,21 @@ pub fn metadata_pairs(meta: &Metadata) -> Vec<(String, String)> {
         ("capture_complete", meta.capture_complete.to_string()),
         ("api_recording", meta.api_recording.as_str().to_string()),
         ("producer", meta.producer.clone()),
+        (
+            "characterization",
+            meta.characterization
+                .as_ref()
+                .map(|c| serde_json::to_string(c).expect("a characterization always serializes"))
+                .unwrap_or_default(),
+        ),
     ]
     .into_iter()
     // An optional key without a value is left out.
-    .filter(|(k, _)| !(*k == "cuda_version_source" && meta.cuda_version_source.is_none()))
+    .filter(|(k, _)| match *k {
+        "cuda_version_source" => meta.cuda_version_source.is_some(),
+        "characterization" => meta.characterization.is_some(),
+        _ => true,
+    })
     .map(|(k, v)| (format!("{KEY_PREFIX}{k}"), v))
     .collect()
 }

@@ -42,6 +42,7 @@ fn error_of(path: &Path) -> String {
 fn every_column_and_key_survives_a_round_trip() {
     let dir = tmp();
     let mut trace = fixture::every_column("roundtrip");
+    trace.meta.characterization = Some(fixture::characterization(&trace.meta.device.name));
     trace.sort();
     let p = write(dir.path(), &trace);
     let back = read_trace(&p).unwrap();
@@ -251,6 +252,62 @@ fn cuda_version_source_is_optional_but_checked() {
         "{}",
         error_of(&p)
     );
+}
+
+/// An edit of a characterization's JSON.
+type Edit = dyn Fn(&mut serde_json::Value);
+
+#[test]
+fn a_characterization_is_optional_but_checked() {
+    let dir = tmp();
+    // Without one (as every trace before it existed): read as None.
+    let t = read_trace(&write(dir.path(), &fixture::every_column("plain"))).unwrap();
+    assert_eq!(t.meta.characterization, None);
+    let mut trace = fixture::every_column("c");
+    let gpu = trace.meta.device.name.clone();
+    trace.meta.characterization = Some(fixture::characterization(&gpu));
+    let edited = |edit: &Edit| {
+        write_edited(dir.path(), &trace, |_, md| {
+            let (_, v) = md
+                .iter_mut()
+                .find(|(k, _)| k == "fikit.characterization")
+                .unwrap();
+            let mut j: serde_json::Value = serde_json::from_str(v).unwrap();
+            edit(&mut j);
+            *v = j.to_string();
+        })
+    };
+    let cases: [(&Edit, String); 5] = [
+        (
+            &|j| j["gpu_name"] = "NVIDIA H200".into(),
+            format!(
+                "gpu_name: recorded on \"NVIDIA H200\", but the trace is of {gpu:?}: a characterization is of its trace's GPU"
+            ),
+        ),
+        (
+            &|j| j["untraced_runs"][1]["region_ns"] = 0.into(),
+            "untraced_runs[1].region_ns: expected a positive number of ns, found 0".into(),
+        ),
+        (
+            &|j| j["untraced_runs"][0]["iterations_ns"][1] = (-3).into(),
+            "untraced_runs[0].iterations_ns[1]: expected a positive number of ns, found -3".into(),
+        ),
+        (
+            &|j| j["untraced_runs"][0]["launches"] = 0.into(),
+            "untraced_runs[0].launches: expected at least 1".into(),
+        ),
+        (
+            &|j| j["runs"] = 3.into(),
+            "expected fikit-profile's characterization JSON: unknown field `runs`".into(),
+        ),
+    ];
+    for (edit, message) in cases {
+        let e = error_of(&edited(edit));
+        assert!(
+            e.contains(&format!("metadata key `fikit.characterization`: {message}")),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -351,6 +351,7 @@ pub fn spool_to_trace(spool: &Spool, opts: &ConvertOptions) -> Result<Converted,
             ApiMode::All => ApiRecording::All,
         },
         producer: opts.producer.clone(),
+        characterization: None,
     };
     // Kernels of one stream run one after another: the builder keeps the
     // trace in stream order (and notes what it moved).

@@ -72,6 +72,7 @@ fn metadata(job: &str, priority: u8) -> Metadata {
         capture_complete: true,
         api_recording: ApiRecording::Selected,
         producer: format!("fikit-sim {} calibrate", env!("CARGO_PKG_VERSION")),
+        characterization: None,
     }
 }
 

@@ -371,6 +371,7 @@ pub(crate) fn finish(
             format.name(),
             env!("CARGO_PKG_VERSION")
         ),
+        characterization: None,
     };
     let Built { trace, mut notes } = builder.build(meta);
     notes.extend(device_notes);
