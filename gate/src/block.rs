@@ -341,6 +341,64 @@ impl Block {
     }
 }
 
+/// What job `j`'s slot says of its run, read once it has exited
+/// ([`Block::measured`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Measured {
+    /// Its first kernel launch, monotonic ns; `None` when it launched none.
+    pub first_launch_ns: Option<i64>,
+    /// The later of its last launch and its last blocking synchronization,
+    /// ns; `None` when it launched nothing.
+    pub end_ns: Option<i64>,
+    /// Its iterations ([`iterations`]), ns.
+    pub iterations_ns: Vec<i64>,
+    /// Kernel launches it made.
+    pub launches: u64,
+}
+
+impl Measured {
+    /// From its first kernel launch to its end, ns.
+    pub fn region_ns(&self) -> Option<i64> {
+        Some(self.end_ns? - self.first_launch_ns?)
+    }
+}
+
+impl Block {
+    /// Job `j`'s region, iterations and launches, as its gate wrote them.
+    pub fn measured(&self, j: usize) -> Measured {
+        let s = self.slot(j);
+        let first = s.first_launch_ns.load(Ordering::SeqCst);
+        let n = (s.syncs.load(Ordering::SeqCst) as usize).min(STAMPS);
+        let stamps: Vec<i64> = self.stamps(j)[..n]
+            .iter()
+            .map(|w| w.load(Ordering::SeqCst))
+            .collect();
+        Measured {
+            first_launch_ns: (first != 0).then_some(first),
+            end_ns: (first != 0).then(|| {
+                s.last_launch_ns
+                    .load(Ordering::SeqCst)
+                    .max(s.last_sync_ns.load(Ordering::SeqCst))
+            }),
+            iterations_ns: iterations(first, &stamps),
+            launches: s.launched.load(Ordering::SeqCst),
+        }
+    }
+}
+
+/// Iterations from sync stamps: the spans between consecutive stamps after
+/// the first kernel launch (`first_launch`, 0: none), the first span
+/// (setup) left out: of the simulator's iterations of the same program, the
+/// first two.
+pub fn iterations(first_launch: i64, stamps: &[i64]) -> Vec<i64> {
+    let after: Vec<i64> = stamps
+        .iter()
+        .copied()
+        .filter(|&t| first_launch != 0 && t >= first_launch)
+        .collect();
+    after.windows(2).skip(1).map(|w| w[1] - w[0]).collect()
+}
+
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER);
 const _: () = assert!(std::mem::size_of::<Slot>() <= SLOT);
 const _: () = assert!(std::mem::offset_of!(Slot, launched) == 64);
@@ -379,6 +437,34 @@ mod tests {
         };
         w.store(7, Ordering::SeqCst);
         assert_eq!(b.slot(2).done.load(Ordering::SeqCst), 7);
+    }
+
+    #[test]
+    fn iterations_skip_setup_and_syncs_before_the_first_launch() {
+        // Syncs at 5 (before any launch), 100, 150, 170, 230.
+        assert_eq!(iterations(50, &[5, 100, 150, 170, 230]), vec![20, 60]);
+        assert!(iterations(0, &[1, 2, 3]).is_empty());
+    }
+
+    #[test]
+    fn a_slot_measures_its_region_from_the_first_launch() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = Block::create(&dir.path().join("control"), 1, GatePolicy::Open).unwrap();
+        assert_eq!(b.measured(0), Measured::default());
+        let s = b.slot(0);
+        s.first_launch_ns.store(50, Ordering::SeqCst);
+        s.last_launch_ns.store(200, Ordering::SeqCst);
+        s.last_sync_ns.store(230, Ordering::SeqCst);
+        s.launched.store(4, Ordering::SeqCst);
+        for (i, t) in [5, 100, 150, 170, 230].into_iter().enumerate() {
+            b.stamps(0)[i].store(t, Ordering::SeqCst);
+        }
+        s.syncs.store(5, Ordering::SeqCst);
+        let m = b.measured(0);
+        assert_eq!(
+            (m.region_ns(), m.iterations_ns, m.launches),
+            (Some(180), vec![20, 60], 4)
+        );
     }
 
     #[test]

@@ -707,21 +707,15 @@ fn reap(block: &Block, running: &mut Vec<Running>, out: &mut [JobRun]) -> Result
 /// Reads job `k`'s counters and stamps from the block.
 fn measure(block: &Block, k: usize, o: &mut JobRun) {
     let s = block.slot(k);
-    let first = s.first_launch_ns.load(SeqCst);
-    if first != 0 {
-        o.first_launch_ns = Some(first);
-        o.end_ns = Some(
-            s.last_launch_ns
-                .load(SeqCst)
-                .max(s.last_sync_ns.load(SeqCst)),
-        );
-    }
+    let m = block.measured(k);
+    o.first_launch_ns = m.first_launch_ns;
+    o.end_ns = m.end_ns;
+    o.iterations_ns = m.iterations_ns;
     let n = (s.syncs.load(SeqCst) as usize).min(STAMPS);
     let stamps: Vec<i64> = block.stamps(k)[..n]
         .iter()
         .map(|w| w.load(SeqCst))
         .collect();
-    o.iterations_ns = iterations(first, &stamps);
     let ab_period = block.header().ab_period_ms.load(SeqCst);
     let ab_start = s.ab_start_ns.load(SeqCst);
     if ab_period > 0 && ab_start != 0 {
@@ -749,29 +743,9 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     o.gate_calls = s.gate_calls.load(SeqCst);
 }
 
-/// Iterations from sync stamps: the spans between consecutive stamps after
-/// the first kernel launch, the first span (setup) left out: of the
-/// simulator's iterations of the same program, the first two
-/// (`report::predict` counts them so).
-pub fn iterations(first_launch: i64, stamps: &[i64]) -> Vec<i64> {
-    let after: Vec<i64> = stamps
-        .iter()
-        .copied()
-        .filter(|&t| first_launch != 0 && t >= first_launch)
-        .collect();
-    after.windows(2).skip(1).map(|w| w[1] - w[0]).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iterations_skip_setup_and_syncs_before_the_first_launch() {
-        // Syncs at 5 (before any launch), 100, 150, 170, 230.
-        assert_eq!(iterations(50, &[5, 100, 150, 170, 230]), vec![20, 60]);
-        assert!(iterations(0, &[1, 2, 3]).is_empty());
-    }
 
     #[test]
     fn proc_files_parse() {

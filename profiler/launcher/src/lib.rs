@@ -12,3 +12,4 @@ pub mod options;
 pub mod reaper;
 pub mod run;
 pub mod signals;
+pub mod untraced;

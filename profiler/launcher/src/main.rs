@@ -62,6 +62,22 @@ struct Cli {
     #[arg(long)]
     metrics: bool,
 
+    /// After the traced run, run the command N times more untraced (nothing
+    /// recorded; only the gate fikit-run measures jobs with, seeing the
+    /// launches through the launch shim): tracing slows a program's host,
+    /// and each run's time from its first kernel launch to its end goes into
+    /// the trace (traces/README.md, `fikit.characterization`), from which
+    /// fikit-sim sets the host's speed. Their spread is the range fikit-sim
+    /// gives. Only for a command of one CUDA process.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    runs: usize,
+
+    /// Run the command once, traced, and no more (for a command that must
+    /// not run twice): its trace has no untraced runs, and fikit-sim
+    /// simulates its host as traced.
+    #[arg(long, conflicts_with_all = ["runs", "metrics"])]
+    single_run: bool,
+
     /// After the command exits, wait up to SECS seconds for the processes it
     /// started that still run (their spools may still grow); the ones still
     /// running then are named and their traces marked incomplete.
@@ -87,6 +103,7 @@ impl From<Cli> for Options {
             keep_spools: c.keep_spools,
             quiet: c.quiet,
             metrics: c.metrics,
+            runs: if c.single_run { 0 } else { c.runs },
             descendant_grace: std::time::Duration::from_secs(c.wait_descendants),
             command: c.command,
         }

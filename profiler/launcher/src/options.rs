@@ -20,6 +20,8 @@ pub struct Options {
     pub quiet: bool,
     /// Run the metrics pass after the profile (`--metrics`).
     pub metrics: bool,
+    /// Untraced runs after the traced one (`--runs`; 0 with `--single-run`).
+    pub runs: usize,
     /// How long to wait, after the command exits, for the processes it
     /// started that still run (see [`crate::reaper`]).
     pub descendant_grace: std::time::Duration,

@@ -54,18 +54,127 @@ fn preflight() -> Preflight {
     p
 }
 
-/// Runs the command, converts the spools, prints the summary; returns the exit code.
-pub fn profile(opts: &Options) -> Result<i32> {
-    let (code, report) = run_command(opts, false)?;
-    if !opts.metrics {
-        return Ok(code);
+/// The first line: which runs of the command `fikit-profile` makes, and why.
+pub fn plan_line(opts: &Options) -> String {
+    let mut parts = vec!["once traced (the trace)".to_string()];
+    if opts.runs > 0 {
+        parts.push(format!(
+            "then {} untraced (how fast its host runs when nothing is recorded, which tracing slows; --runs N, --single-run for the traced run only)",
+            times(opts.runs)
+        ));
     }
-    let Some(report) = report.filter(|r| code == 0 && !r.written.is_empty()) else {
-        say("the metrics pass did not run: the command failed or wrote no trace");
+    if opts.metrics {
+        parts.push("then once for the metrics pass (--metrics)".to_string());
+    }
+    let total = 1 + opts.runs + usize::from(opts.metrics);
+    if total == 1 {
+        "runs the command once, traced (--single-run: fikit-sim will simulate its host as traced)"
+            .to_string()
+    } else {
+        format!("runs the command {}: {}", times(total), parts.join(", "))
+    }
+}
+
+/// `once`, `twice`, `N times`.
+fn times(n: usize) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
+}
+
+/// Runs the command, converts the spools, prints the summary, then the
+/// untraced runs and the metrics pass; returns the exit code.
+pub fn profile(opts: &Options) -> Result<i32> {
+    say(&plan_line(opts));
+    let (code, report) = run_command(opts, false)?;
+    let written = report
+        .filter(|r| code == 0 && !r.written.is_empty())
+        .map(|r| r.written);
+    let Some(written) = written else {
+        if opts.runs > 0 || opts.metrics {
+            say("no further runs: the command failed or wrote no trace");
+        }
         return Ok(code);
     };
-    metrics_pass(opts, &report.written)?;
+    let code = untraced_runs(opts, &written)?;
+    if !opts.metrics || code != 0 {
+        return Ok(code);
+    }
+    metrics_pass(opts, &written)?;
     Ok(code)
+}
+
+/// The untraced runs ([`crate::untraced`]), their figures added to the
+/// trace in `written` (the traced run's one trace); returns the exit code.
+/// A run that fails stops them: the trace keeps the runs before it.
+fn untraced_runs(opts: &Options, written: &[PathBuf]) -> Result<i32> {
+    untraced_runs_with(opts, written, &mut |n| crate::untraced::run_once(opts, n))
+}
+
+/// [`untraced_runs`], each run made by `run_once(n)`.
+fn untraced_runs_with(
+    opts: &Options,
+    written: &[PathBuf],
+    run_once: &mut dyn FnMut(usize) -> Result<crate::untraced::Outcome>,
+) -> Result<i32> {
+    use crate::untraced::{Outcome, add_to_trace, regions_line, traced_region_ns};
+    if opts.runs == 0 {
+        return Ok(0);
+    }
+    let [trace] = written else {
+        say(&format!(
+            "no untraced runs: the command ran {} CUDA processes, and an untraced run measures one; fikit-sim simulates their hosts as traced",
+            written.len()
+        ));
+        return Ok(0);
+    };
+    let mut runs = Vec::new();
+    let mut stopped = None;
+    for n in 1..=opts.runs {
+        say(&format!("untraced run {n} of {}", opts.runs));
+        match run_once(n)? {
+            Outcome::Measured(r) => runs.push(r),
+            Outcome::NoLaunches => {
+                stopped = Some((
+                    n,
+                    0,
+                    "exited 0, but its gate saw no kernel launch (is the collector loaded? see its notes above)".to_string(),
+                ));
+                break;
+            }
+            Outcome::Failed(code) => {
+                stopped = Some((n, code, format!("exited {code}")));
+                break;
+            }
+        }
+    }
+    if !runs.is_empty() {
+        add_to_trace(trace, runs.clone())?;
+    }
+    let traced = fikit_trace::read_trace(trace)
+        .ok()
+        .and_then(|t| traced_region_ns(&t))
+        .map_or(String::new(), |r| {
+            format!(" (traced: {:.1} ms)", r as f64 / 1e6)
+        });
+    if let Some((n, code, what)) = stopped {
+        say(&format!(
+            "untraced run {n} of {} {what}: no more runs; {} is whole, with {} untraced run{} before it",
+            opts.runs,
+            trace.display(),
+            runs.len(),
+            if runs.len() == 1 { "" } else { "s" }
+        ));
+        return Ok(code);
+    }
+    say(&format!(
+        "untraced runs, first kernel launch to end: {}{traced}; added to {}",
+        regions_line(&runs),
+        trace.display()
+    ));
+    Ok(0)
 }
 
 /// The metrics pass: the command again, the collector measuring each kernel
@@ -429,6 +538,116 @@ mod naming {
             unused_path(dir.path(), "job-42"),
             dir.path().join("job-42-3.parquet")
         );
+    }
+}
+
+#[cfg(test)]
+mod untraced {
+    use super::*;
+    use crate::untraced::Outcome;
+    use fikit_trace::UntracedRun;
+
+    fn opts(runs: usize) -> Options {
+        Options {
+            job: "job".into(),
+            priority: 9,
+            out_dir: PathBuf::from("."),
+            all_api: false,
+            keep_spools: false,
+            quiet: true,
+            metrics: false,
+            runs,
+            descendant_grace: std::time::Duration::ZERO,
+            command: vec!["true".into()],
+        }
+    }
+
+    fn run(ms: i64) -> UntracedRun {
+        UntracedRun {
+            region_ns: ms * 1_000_000,
+            launches: 10,
+            iterations_ns: vec![1_000_000],
+        }
+    }
+
+    #[test]
+    fn a_failing_later_run_keeps_the_trace_and_the_runs_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("job-1.parquet");
+        let trace = fikit_trace::fixture::every_column("job");
+        fikit_trace::write_trace(&p, &trace).unwrap();
+        // Runs 1 and 2 measured, run 3 exits 3: two runs kept, exit 3, run 4 never made.
+        let mut made = Vec::new();
+        let code = untraced_runs_with(&opts(4), std::slice::from_ref(&p), &mut |n| {
+            made.push(n);
+            Ok(match n {
+                1 => Outcome::Measured(run(12)),
+                2 => Outcome::Measured(run(10)),
+                _ => Outcome::Failed(3),
+            })
+        })
+        .unwrap();
+        assert_eq!((code, made), (3, vec![1, 2, 3]));
+        let back = fikit_trace::read_trace(&p).unwrap();
+        assert_eq!(back.kernels.len(), trace.kernels.len());
+        let c = back.meta.characterization.unwrap();
+        assert_eq!(c.untraced_runs, vec![run(12), run(10)]);
+        // The first run failing: the trace stays as it was, without a characterization.
+        let q = dir.path().join("job-2.parquet");
+        fikit_trace::write_trace(&q, &trace).unwrap();
+        let code = untraced_runs_with(&opts(3), std::slice::from_ref(&q), &mut |_| {
+            Ok(Outcome::Failed(130))
+        })
+        .unwrap();
+        assert_eq!(code, 130);
+        assert_eq!(
+            fikit_trace::read_trace(&q).unwrap().meta.characterization,
+            None
+        );
+        // All runs measured: all kept, exit 0.
+        let code = untraced_runs_with(&opts(3), std::slice::from_ref(&q), &mut |n| {
+            Ok(Outcome::Measured(run(10 + n as i64)))
+        })
+        .unwrap();
+        assert_eq!(code, 0);
+        let c = fikit_trace::read_trace(&q)
+            .unwrap()
+            .meta
+            .characterization
+            .unwrap();
+        assert_eq!(c.untraced_runs, vec![run(11), run(12), run(13)]);
+    }
+
+    #[test]
+    fn no_untraced_runs_for_several_processes_or_none_asked() {
+        let mut never = |_: usize| -> Result<Outcome> { panic!("no run is made") };
+        let two = [PathBuf::from("a.parquet"), PathBuf::from("b.parquet")];
+        assert_eq!(untraced_runs_with(&opts(3), &two, &mut never).unwrap(), 0);
+        assert_eq!(
+            untraced_runs_with(&opts(0), &two[..1], &mut never).unwrap(),
+            0
+        );
+    }
+
+    #[test]
+    fn the_first_line_says_which_runs_and_why() {
+        assert!(plan_line(&opts(3)).starts_with(
+            "runs the command 4 times: once traced (the trace), then 3 times untraced (how fast its host runs"
+        ));
+        assert_eq!(
+            plan_line(&opts(0)),
+            "runs the command once, traced (--single-run: fikit-sim will simulate its host as traced)"
+        );
+        let metrics = Options {
+            metrics: true,
+            ..opts(1)
+        };
+        assert!(
+            plan_line(&metrics).starts_with(
+                "runs the command 3 times: once traced (the trace), then once untraced"
+            )
+        );
+        assert!(plan_line(&metrics).ends_with(", then once for the metrics pass (--metrics)"));
     }
 }
 

@@ -198,7 +198,7 @@ fn traced_and_gated(kernels: &[(i64, i64, i64)], syncs: &[(i64, i64)]) -> (Job, 
     let slot = b.slot(0);
     let n = slot.syncs.load(SeqCst) as usize;
     let stamps: Vec<i64> = b.stamps(0)[..n].iter().map(|w| w.load(SeqCst)).collect();
-    let real = crate::exec::iterations(slot.first_launch_ns.load(SeqCst), &stamps);
+    let real = fikit_gate::block::iterations(slot.first_launch_ns.load(SeqCst), &stamps);
     (Job::from_trace(&t), real)
 }
 

@@ -1,0 +1,214 @@
+//! The untraced runs: after the traced run, the command again with no
+//! recording, only the collector's gate (open: every launch goes at once)
+//! seeing its launches through the preloaded launch shim, as `fikit-run`
+//! runs a job alone. Each run's region (first kernel launch to the later of
+//! its last launch and its last blocking synchronization) and iterations go
+//! into the trace's characterization ([`fikit_trace::Characterization`]):
+//! tracing slows a program's host, and the simulator sets the host's speed
+//! from these (`fikit_sim_core::sim::host`).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+use fikit_gate::block::{ControlFile, state};
+use fikit_gate::{Block, GatePolicy};
+use fikit_protocol::locate::{Located, locate_cupti};
+use fikit_protocol::{
+    CUDA_INJECTION_ENV, CUPTI_FOUND_ENV, CUPTI_PATH_ENV, GATE_ENV, GATE_JOB_ENV, exit_code,
+    find_collector,
+};
+use fikit_trace::{Characterization, UntracedRun};
+
+use crate::options::Options;
+
+/// The launch shim beside the collector, where it is.
+pub fn shim_beside(collector: &Path) -> Option<PathBuf> {
+    let shim = collector.with_file_name("libfikit_shim.so");
+    shim.is_file().then_some(shim)
+}
+
+/// `LD_PRELOAD` with `shim` first, before what the environment has.
+fn preload(shim: &Path) -> OsString {
+    let mut p = shim.as_os_str().to_owned();
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+        p.push(":");
+        p.push(old);
+    }
+    p
+}
+
+/// How one untraced run ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// It exited 0 and launched kernels: its figures.
+    Measured(UntracedRun),
+    /// It exited 0 but launched no kernel the gate saw.
+    NoLaunches,
+    /// It exited with this code (128 + signal when killed; 126 or 127 when
+    /// it could not start).
+    Failed(i32),
+}
+
+/// Runs the command once untraced, its gate's block in shared memory.
+pub fn run_once(opts: &Options, n: usize) -> Result<Outcome> {
+    let collector = find_collector().map_err(anyhow::Error::msg)?;
+    let dir = tempfile::Builder::new()
+        .prefix(".fikit-untraced-")
+        .tempdir_in(&opts.out_dir)
+        .with_context(|| format!("cannot make a folder in {}", opts.out_dir.display()))?;
+    let control = ControlFile::new(
+        "fikit-profile",
+        &format!("untraced-{n}"),
+        &dir.path().join("control"),
+    );
+    let block = Block::create(control.path(), 1, GatePolicy::Open)
+        .map_err(|e| anyhow::anyhow!("the untraced run's control block: {}", e.message))?;
+    let mut cmd = Command::new(&opts.command[0]);
+    cmd.args(&opts.command[1..])
+        .env(CUDA_INJECTION_ENV, &collector)
+        .env(GATE_ENV, control.path())
+        .env(GATE_JOB_ENV, "0");
+    if let Some(shim) = shim_beside(&collector) {
+        cmd.env("LD_PRELOAD", preload(&shim));
+    }
+    let env = |k: &str| std::env::var(k).ok();
+    if let Located::Found(c) = locate_cupti(&env, "")
+        && std::env::var_os(CUPTI_PATH_ENV).is_none()
+    {
+        cmd.env(CUPTI_FOUND_ENV, c);
+    }
+    block
+        .slot(0)
+        .state
+        .store(state::RUNNING, std::sync::atomic::Ordering::SeqCst);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return Ok(Outcome::Failed(
+                if e.kind() == std::io::ErrorKind::NotFound {
+                    127
+                } else {
+                    126
+                },
+            ));
+        }
+    };
+    crate::signals::forward_to(child.id());
+    crate::signals::wait_exited(child.id());
+    crate::signals::forward_to_descendants();
+    let status = child.wait().context("waiting for the command")?;
+    crate::signals::stop();
+    block
+        .slot(0)
+        .state
+        .store(state::EXITED, std::sync::atomic::Ordering::SeqCst);
+    let code = exit_code(status);
+    if code != 0 {
+        return Ok(Outcome::Failed(code));
+    }
+    let m = block.measured(0);
+    Ok(match m.region_ns() {
+        Some(region_ns) if region_ns > 0 && m.launches > 0 => Outcome::Measured(UntracedRun {
+            region_ns,
+            launches: m.launches,
+            iterations_ns: m.iterations_ns.into_iter().filter(|&d| d > 0).collect(),
+        }),
+        _ => Outcome::NoLaunches,
+    })
+}
+
+/// Adds `runs` (on the trace's own GPU) to the trace at `path` as its
+/// characterization, written in place (atomically).
+pub fn add_to_trace(path: &Path, runs: Vec<UntracedRun>) -> Result<()> {
+    let mut trace = fikit_trace::read_trace(path)
+        .with_context(|| format!("reading {} to add its untraced runs", path.display()))?;
+    trace.meta.characterization = Some(Characterization {
+        gpu_name: trace.meta.device.name.clone(),
+        untraced_runs: runs,
+    });
+    fikit_trace::write_trace(path, &trace)
+        .with_context(|| format!("writing {} with its untraced runs", path.display()))
+}
+
+/// The traced run's region as the gate would measure it, from the trace:
+/// its first kernel launch call to the later of its last launch call's
+/// return and its last blocking synchronization's end, ns.
+pub fn traced_region_ns(trace: &fikit_trace::Trace) -> Option<i64> {
+    let launches = trace.kernels.iter().filter_map(|k| k.launch);
+    let first = launches.clone().map(|l| l.start_ns).min()?;
+    let end = launches
+        .map(|l| l.end_ns)
+        .chain(trace.syncs.iter().map(|s| s.end_ns))
+        .max()?;
+    (end > first).then_some(end - first)
+}
+
+/// The median of the runs' regions and their range, ms, for the line that
+/// reports them.
+pub fn regions_line(runs: &[UntracedRun]) -> String {
+    let mut r: Vec<f64> = runs.iter().map(|r| r.region_ns as f64 / 1e6).collect();
+    r.sort_by(f64::total_cmp);
+    match r.as_slice() {
+        [] => "none".to_string(),
+        [one] => format!("{one:.1} ms"),
+        _ => format!(
+            "median {:.1} ms [{:.1}-{:.1}]",
+            r[r.len() / 2],
+            r[0],
+            r[r.len() - 1]
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_are_reported_as_median_and_range() {
+        let run = |ms: i64| UntracedRun {
+            region_ns: ms * 1_000_000,
+            launches: 1,
+            iterations_ns: Vec::new(),
+        };
+        assert_eq!(regions_line(&[]), "none");
+        assert_eq!(regions_line(&[run(12)]), "12.0 ms");
+        assert_eq!(
+            regions_line(&[run(12), run(10), run(15)]),
+            "median 12.0 ms [10.0-15.0]"
+        );
+    }
+
+    #[test]
+    fn untraced_runs_are_added_to_the_trace_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("job-1.parquet");
+        let trace = fikit_trace::fixture::every_column("job");
+        fikit_trace::write_trace(&p, &trace).unwrap();
+        let runs = fikit_trace::fixture::characterization("x").untraced_runs;
+        add_to_trace(&p, runs.clone()).unwrap();
+        let back = fikit_trace::read_trace(&p).unwrap();
+        let c = back.meta.characterization.clone().unwrap();
+        assert_eq!(
+            (c.gpu_name, c.untraced_runs),
+            (trace.meta.device.name.clone(), runs)
+        );
+        // Everything else is as it was.
+        assert_eq!(
+            fikit_trace::Trace {
+                meta: fikit_trace::Metadata {
+                    characterization: None,
+                    ..back.meta
+                },
+                ..back
+            },
+            {
+                let mut t = trace;
+                t.sort();
+                t
+            }
+        );
+    }
+}
