@@ -63,13 +63,19 @@ fn the_readmes_first_command_names_the_calibrated_model_and_answers_pairwise() {
         "{stdout}"
     );
     assert!(lines[0].contains("--model default"), "{}", lines[0]);
+    // Second: how each job's host is simulated (the shipped traces hold no
+    // untraced runs, so as traced, and said why).
+    assert!(
+        lines[1].starts_with("host: as traced: no trace has untraced runs"),
+        "{stdout}"
+    );
     // Then the pairwise answer: every latency-critical job beside every
     // throughput job of the suite (6 x 3), with each policy's slowdown.
     assert!(
-        lines[2].starts_with("Each latency-critical job"),
+        lines[3].starts_with("Each latency-critical job"),
         "{stdout}"
     );
-    let header = lines[4];
+    let header = lines[5];
     for col in [
         "latency-critical job",
         "beside",

@@ -382,3 +382,80 @@ fn sweep_specs_run_in_shards_that_merge_into_the_whole_and_bad_ones_exit_2() {
         "not a fikit sweep rows file",
     );
 }
+
+#[test]
+fn a_job_with_untraced_runs_is_simulated_at_its_untraced_host_speed() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    // The serving job ran faster untraced: 150-170 µs from its first kernel
+    // to its end, against 246 µs traced.
+    let mut serving = fixture::serving("serving", 0, 3);
+    let gpu = serving.meta.device.name.clone();
+    let mut c = fixture::characterization(&gpu);
+    c.untraced_runs = [150_000, 170_000, 160_000]
+        .into_iter()
+        .map(|region_ns| fikit_trace::UntracedRun {
+            region_ns,
+            launches: 6,
+            iterations_ns: Vec::new(),
+        })
+        .collect();
+    serving.meta.characterization = Some(c);
+    write_trace(&dir.path().join("serving.parquet"), &serving).unwrap();
+    let run = |extra: &[&str]| {
+        let out = cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args([
+                "--no-plots",
+                "--format",
+                "csv",
+                "--jobs",
+                "serving,training",
+                ".",
+            ])
+            .args(extra)
+            .assert()
+            .success();
+        let o = out.get_output();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (untraced, said) = run(&[]);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("fikit-sim: host: as run untraced"))
+        .unwrap_or_else(|| panic!("{said}"));
+    // The serving job's factor is below 1 (its host ran faster), with its
+    // range; the training job, without untraced runs, is named as traced.
+    let factor: f64 = line
+        .split("serving ")
+        .nth(1)
+        .and_then(|r| r.split('x').next())
+        .and_then(|f| f.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(factor < 1.0, "{line}");
+    assert!(line.contains("(3 untraced runs)"), "{line}");
+    assert!(
+        line.contains("training as profiled (its trace has no untraced runs)"),
+        "{line}"
+    );
+    let (traced, said) = run(&["--as-profiled"]);
+    assert!(
+        said.contains("fikit-sim: host: as traced (--as-profiled)"),
+        "{said}"
+    );
+    // The serving job alone is faster at its untraced speed.
+    let iso = |csv: &str| -> i64 {
+        let mut lines = csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+        lines
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .find(|r| r[col("policy")] == "exclusive" && r[col("job")] == "serving")
+            .map(|r| r[col("isolated_jct_ns")].parse().unwrap())
+            .unwrap()
+    };
+    assert!(iso(&untraced) < iso(&traced), "{untraced}\n{traced}");
+}

@@ -9,6 +9,7 @@ use clap::ValueEnum;
 
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
+use fikit_sim_core::sim::host::set_untraced_host;
 use fikit_sim_core::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
@@ -110,19 +111,37 @@ struct Prediction {
     model_line: String,
     /// The line under the table that names the measured pressure weights.
     pressure_line: Option<String>,
+    /// The line that names each job's host speed untraced (fikit-sim's).
+    untraced_line: String,
 }
 
 impl Prediction {
     fn new(opts: &RunOptions, profiles: &Profiles) -> Result<Prediction> {
         let s = &opts.scenario;
         let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
+        // Each job's host at its untraced speed, as fikit-sim simulates it.
+        let mut untraced = Vec::new();
         let sets: Vec<Vec<Job>> = (0..profiles.sets())
             .map_while(|k| profiles.for_repetition(k))
+            .map(|mut jobs| {
+                untraced.push(set_untraced_host(&mut jobs, &model, false));
+                jobs
+            })
             .map(|jobs| match &opts.pressure {
                 Some(p) => p.apply(jobs),
                 None => jobs,
             })
             .collect();
+        let untraced_line = match untraced.as_slice() {
+            [one] => one.clone(),
+            more => more
+                .iter()
+                .enumerate()
+                .map(|(k, l)| format!("profile set {}: {l}", k + 1))
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        eprintln!("fikit-run: prediction: {untraced_line}");
         let pressure_line = opts.pressure.as_ref().map(|p| {
             let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
             let line = p.line(&names);
@@ -140,6 +159,7 @@ impl Prediction {
             model,
             model_line,
             pressure_line,
+            untraced_line,
         })
     }
 
@@ -502,7 +522,12 @@ fn finish(
         .map(|j| (j.name.clone(), j.priority))
         .collect();
     let r = rows(&names, &s.policies, &rounds, &sims, opts.min_overlap);
-    let notes: Vec<&String> = prediction.pressure_line.iter().chain(&host_line).collect();
+    let untraced_line = format!("prediction {}", prediction.untraced_line);
+    let notes: Vec<&String> = std::iter::once(&untraced_line)
+        .filter(|_| !prediction.sets.is_empty())
+        .chain(&prediction.pressure_line)
+        .chain(&host_line)
+        .collect();
     let text = table_text(&r, &notes, &rounds);
     println!("{text}");
     let out = Output {

@@ -5,6 +5,7 @@
 
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
+use fikit_sim_core::sim::host::first_kernel_ns;
 use fikit_sim_core::sim::job::Job;
 use fikit_sim_core::sim::simulate::{
     SimOptions, percentiles, run_isolated, simulate_with_isolated,
@@ -111,16 +112,6 @@ pub fn predict(
     )
 }
 
-/// When `job`'s first kernel started in its profile, from the job's start
-/// (0 without kernels): where its region, as the real runs measure it,
-/// begins.
-fn first_kernel_ns(job: &Job) -> i64 {
-    job.ops
-        .iter()
-        .find(|o| o.is_kernel())
-        .map_or(0, |o| o.recorded_start_ns)
-}
-
 /// The gate leaves out a job's spans up to its second stamped
 /// synchronization after its first kernel launch ([`crate::exec::iterations`]):
 /// of the simulator's iterations (the first ends at the first blocking wait
@@ -172,18 +163,5 @@ pub fn host_factor(job: &Job, real_p50_ms: f64, model: &GpuModel) -> Option<f64>
 /// fixed-point steps on its host part; kept within 0.2..5. `None` when the
 /// job cannot be simulated alone.
 pub fn host_factor_region(job: &Job, real_region_ms: f64, model: &GpuModel) -> Option<f64> {
-    let pre = first_kernel_ns(job);
-    let region_with = |f: f64| -> Option<f64> {
-        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
-        Some(ms(alone[0].jobs[0].jct_ns() - pre))
-    };
-    let mut f: f64 = 1.0;
-    for _ in 0..8 {
-        let r = region_with(f)?;
-        if r <= 0.0 {
-            return None;
-        }
-        f = (f * real_region_ms / r).clamp(0.2, 5.0);
-    }
-    Some(f)
+    fikit_sim_core::sim::host::region_factor(job, real_region_ms * 1e6, model, 1.0)
 }

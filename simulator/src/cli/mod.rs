@@ -145,6 +145,11 @@ struct CommonArgs {
     /// model the project ships for the traces' GPU, else the defaults.
     #[arg(long, value_name = "FILE|default")]
     model: Option<PathBuf>,
+    /// Simulate each job's host as it was traced. By default a job whose
+    /// trace holds untraced runs (fikit-profile's characterization) has its
+    /// host time scaled to how fast it ran untraced.
+    #[arg(long)]
+    as_profiled: bool,
 }
 
 #[derive(Args)]
@@ -182,6 +187,10 @@ struct SweepArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
+    /// Simulate each job's host as it was traced (by default at its
+    /// untraced speed where its trace has untraced runs).
+    #[arg(long, conflicts_with = "spec")]
+    as_profiled: bool,
 }
 
 #[derive(Subcommand)]
@@ -263,6 +272,10 @@ struct ExportArgs {
     /// line up (default: each job starts at 0).
     #[arg(long, conflicts_with = "policy")]
     wall_clock: bool,
+    /// Simulate each job's host as it was traced (by default at its
+    /// untraced speed where its trace has untraced runs).
+    #[arg(long, requires = "policy")]
+    as_profiled: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -307,6 +320,7 @@ impl From<SimArgs> for simulate::SimulateOptions {
             format: a.format.into(),
             plots: (!a.no_plots).then_some(a.plots),
             html: a.html,
+            as_profiled: a.common.as_profiled,
         }
     }
 }
@@ -341,6 +355,7 @@ impl TryFrom<SweepArgs> for simulate::SweepRun {
             model: model_choice(a.model),
             format: a.format.into(),
             threads: a.threads,
+            as_profiled: a.as_profiled,
         })
     }
 }
@@ -357,6 +372,7 @@ impl From<ExportArgs> for export::ExportRun {
             priorities: a.priorities,
             max_events: a.max_events,
             wall_clock: a.wall_clock,
+            as_profiled: a.as_profiled,
         }
     }
 }

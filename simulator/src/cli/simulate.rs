@@ -68,6 +68,8 @@ pub struct SimulateOptions {
     pub plots: Option<PathBuf>,
     /// Also write an HTML report here.
     pub html: Option<PathBuf>,
+    /// Simulate each job's host as traced, not at its untraced speed.
+    pub as_profiled: bool,
 }
 
 /// Which sweep.
@@ -113,6 +115,8 @@ pub struct SweepRun {
     pub format: Format,
     /// Worker threads; `None`: one per core.
     pub threads: Option<usize>,
+    /// Simulate each job's host as traced, not at its untraced speed.
+    pub as_profiled: bool,
 }
 
 /// The model to simulate and one line saying which it is and why.
@@ -159,6 +163,16 @@ pub fn resolve_model(
             Ok((m, line))
         }
     }
+}
+
+/// Puts each job's host at its untraced speed unless `as_profiled`
+/// ([`crate::sim::host::set_untraced_host`]); the line that says so.
+pub fn host_speed(
+    jobs: &mut Vec<crate::sim::job::Job>,
+    model: &GpuModel,
+    as_profiled: bool,
+) -> String {
+    crate::sim::host::set_untraced_host(jobs, model, as_profiled)
 }
 
 /// The trace files behind a source (a scenario's are the files it names).
@@ -225,6 +239,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let (model, model_line) = resolve_model(&o.model, &files)?;
     let mut scenario = load_scenario(&o.source, &files, false)?;
     pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
+    let host_line = host_speed(&mut scenario.jobs, &model, o.as_profiled);
     let pairwise = matches!(o.source, Source::Traces(_))
         && o.jobs.is_empty()
         && !o.together
@@ -242,7 +257,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
             )));
         }
         progress.finish();
-        return run_pairwise(&o, &scenario, &pairs, model, &model_line);
+        return run_pairwise(&o, &scenario, &pairs, model, &model_line, &host_line);
     }
     let opts = SimOptions {
         policies: o.policies.clone(),
@@ -259,6 +274,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     })?;
     progress.finish();
     eprintln!("fikit-sim: {model_line}");
+    eprintln!("fikit-sim: {host_line}");
     print(&report::render(&report, o.format))?;
     let mut plot_files = Vec::new();
     if let Some(dir) = &o.plots {
@@ -285,6 +301,7 @@ fn run_pairwise(
     pairs: &[(usize, usize)],
     model: GpuModel,
     model_line: &str,
+    host_line: &str,
 ) -> Result<(), Failure> {
     let opts = SweepOptions {
         policies: o.policies.clone(),
@@ -297,12 +314,13 @@ fn run_pairwise(
     let high = scenario.jobs[pairs[0].0].priority;
     match o.format {
         Format::Table => print(&format!(
-            "{model_line}\n\nEach latency-critical job (priority {high}) beside each throughput job, \
+            "{model_line}\n{host_line}\n\nEach latency-critical job (priority {high}) beside each throughput job, \
              two jobs per GPU: the latency-critical job's slowdown under each policy\n{}",
             report::sweep::pairwise_table(&rows)
         ))?,
         f => {
             eprintln!("fikit-sim: {model_line}");
+            eprintln!("fikit-sim: {host_line}");
             print(&report::sweep::render(&rows, f))?;
         }
     }
@@ -419,7 +437,11 @@ pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
     let files = traces(inputs)?;
     let (model, model_line) = resolve_model(&o.model, &files)?;
     eprintln!("fikit-sim: {model_line}");
-    let scenario = Scenario::from_traces(&files).map_err(bad_input)?;
+    let mut scenario = Scenario::from_traces(&files).map_err(bad_input)?;
+    eprintln!(
+        "fikit-sim: {}",
+        host_speed(&mut scenario.jobs, &model, o.as_profiled)
+    );
     if scenario.jobs.len() < 2 {
         return Err(bad_input(anyhow::anyhow!(
             "a sweep needs at least 2 traces, found {}",

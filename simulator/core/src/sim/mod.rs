@@ -8,12 +8,14 @@
 //! - [`gpu`]: the GPU model (quantum, switch costs, SMs, calibrated files);
 //! - [`engine`]: integer-nanosecond events, FIFO ties, the [`engine::Policy`]
 //!   trait the policies implement;
+//! - [`host`]: a job's host as it runs untraced, from its untraced runs;
 //! - [`slots`]: kernels of different jobs sharing the SMs block by block (MPS);
 //! - [`pressure`]: how hard a job's kernels press on a neighbour under MPS;
 //! - [`simulate`]: runs a scenario under each policy and builds the report.
 
 pub mod engine;
 pub mod gpu;
+pub mod host;
 pub mod job;
 pub mod pressure;
 pub mod scenario;

@@ -110,6 +110,12 @@ impl Job {
             mean_duration_ns: Arc::new(mean_duration_ns),
             shapes: shapes.into(),
             pressure_weight: None,
+            untraced_regions_ns: trace
+                .meta
+                .characterization
+                .iter()
+                .flat_map(|c| c.untraced_runs.iter().map(|r| r.region_ns))
+                .collect(),
         }
     }
 }

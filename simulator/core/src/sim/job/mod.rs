@@ -211,6 +211,12 @@ pub struct Job {
     /// beside a latency-bound victim). `None`: every kernel presses fully
     /// (weight 1).
     pub pressure_weight: Option<f64>,
+    /// The regions of the job's untraced runs, ns: each from its first
+    /// kernel launch to the later of its last launch and its last blocking
+    /// synchronization, as `fikit-profile` measured them beside the traced
+    /// run (the trace's characterization; empty without one). What
+    /// [`crate::sim::host`] sets the host's speed by.
+    pub untraced_regions_ns: Arc<[i64]>,
 }
 
 /// How many of a traced program's first iterations are its setup: the

@@ -246,6 +246,7 @@ impl Job {
             setup_iterations: self.setup_iterations,
             shapes: Arc::clone(&self.shapes),
             pressure_weight: self.pressure_weight,
+            untraced_regions_ns: Arc::clone(&self.untraced_regions_ns),
         }
     }
 }

@@ -1,0 +1,243 @@
+//! A job's host as it runs untraced.
+//!
+//! CUPTI's recording slows a program's host: every launch and
+//! synchronization call does more work while traced, so a profile's host
+//! gaps are longer than the program's own (1.14x to 1.63x for three batch-1
+//! PyTorch jobs, the validation log, 2026-11-27). `fikit-profile` runs the
+//! command again without recording (the trace's characterization,
+//! [`fikit_trace::UntracedRun`]) and keeps each run's region: its first
+//! kernel launch to the later of its last launch and its last blocking
+//! synchronization, measured as `fikit-run` measures a job alone.
+//!
+//! The simulator scales the profile's host time (every host delay and the
+//! tail, [`Job::with_host_speed`]) by the factor that makes the profile,
+//! replayed alone, take the untraced runs' median region from its first
+//! kernel to its end. The region's GPU time does not scale, so the factor is
+//! found by fixed-point steps on the host part, kept within
+//! [`FACTOR_LIMITS`]. Each run's own factor gives the range the host's
+//! speed varied over ([`HostSpeed::low`], [`HostSpeed::high`]).
+
+use rayon::prelude::*;
+
+use crate::sim::gpu::GpuModel;
+use crate::sim::job::Job;
+use crate::sim::simulate::run_isolated;
+
+/// The least and the greatest factor: a profile whose host would have to
+/// run more than 5x faster or slower than traced to match its untraced runs
+/// is not the same program (or the runs went wrong).
+pub const FACTOR_LIMITS: (f64, f64) = (0.2, 5.0);
+
+/// Fixed-point steps at most, and the relative error at which they stop.
+const STEPS: usize = 8;
+const CLOSE: f64 = 1e-4;
+
+/// The host's speed untraced, as factors on the profile's host time
+/// ([`Job::with_host_speed`]): below 1, the host runs faster untraced.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HostSpeed {
+    /// The factor that matches the untraced runs' median region.
+    pub factor: f64,
+    /// The least and the greatest of the runs' own factors.
+    pub low: f64,
+    /// See `low`.
+    pub high: f64,
+    /// Untraced runs it comes from.
+    pub runs: usize,
+}
+
+/// When `job`'s first kernel started in its profile, from the job's start
+/// (0 without kernels): where its region begins.
+pub fn first_kernel_ns(job: &Job) -> i64 {
+    job.ops
+        .iter()
+        .find(|o| o.is_kernel())
+        .map_or(0, |o| o.recorded_start_ns)
+}
+
+/// The factor on `job`'s host time that makes it, replayed alone on
+/// `model`, take `region_ns` from its first kernel to its end, starting the
+/// search from `from`. `None` when the job cannot be simulated alone or has
+/// no region.
+pub fn region_factor(job: &Job, region_ns: f64, model: &GpuModel, from: f64) -> Option<f64> {
+    let pre = first_kernel_ns(job);
+    let region_with = |f: f64| -> Option<f64> {
+        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
+        Some((alone[0].jobs[0].jct_ns() - pre) as f64)
+    };
+    let (lo, hi) = FACTOR_LIMITS;
+    let mut f = from.clamp(lo, hi);
+    for _ in 0..STEPS {
+        let r = region_with(f)?;
+        if r <= 0.0 {
+            return None;
+        }
+        if (r / region_ns - 1.0).abs() < CLOSE {
+            break;
+        }
+        f = (f * region_ns / r).clamp(lo, hi);
+    }
+    Some(f)
+}
+
+/// The median of `v` (the mean of the middle two for an even count).
+fn median(v: &[i64]) -> Option<f64> {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2] as f64),
+        _ => Some((v[n / 2 - 1] as f64 + v[n / 2] as f64) / 2.0),
+    }
+}
+
+/// `job`'s host speed untraced on `model`, from its untraced runs
+/// ([`Job::untraced_regions_ns`]); `None` without any.
+pub fn untraced(job: &Job, model: &GpuModel) -> Option<HostSpeed> {
+    let regions = &job.untraced_regions_ns;
+    let factor = region_factor(job, median(regions)?, model, 1.0)?;
+    let each: Vec<f64> = regions
+        .iter()
+        .map(|&r| region_factor(job, r as f64, model, factor))
+        .collect::<Option<_>>()?;
+    Some(HostSpeed {
+        factor,
+        low: each.iter().copied().fold(f64::INFINITY, f64::min),
+        high: each.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        runs: regions.len(),
+    })
+}
+
+/// Each job on its host's untraced speed where its trace has untraced runs
+/// (as profiled where not), and that speed. Deterministic: the jobs are
+/// independent.
+pub fn on_untraced_host(jobs: &[Job], model: &GpuModel) -> (Vec<Job>, Vec<Option<HostSpeed>>) {
+    jobs.par_iter()
+        .map(|j| match untraced(j, model) {
+            Some(h) => (j.with_host_speed(h.factor), Some(h)),
+            None => (j.clone(), None),
+        })
+        .unzip()
+}
+
+/// Puts each of `jobs` on its host's untraced speed ([`on_untraced_host`]),
+/// unless `as_profiled`; returns the line that says so, naming each job's
+/// factor and the jobs simulated as traced. The one path of every command
+/// that predicts (`fikit-sim`, `fikit-run`).
+pub fn set_untraced_host(jobs: &mut Vec<Job>, model: &GpuModel, as_profiled: bool) -> String {
+    if as_profiled {
+        return "host: as traced (--as-profiled)".to_string();
+    }
+    if jobs.iter().all(|j| j.untraced_regions_ns.is_empty()) {
+        return "host: as traced: no trace has untraced runs (fikit-profile measures them unless --single-run)".to_string();
+    }
+    let (on_host, speeds) = on_untraced_host(jobs, model);
+    let each: Vec<String> = on_host
+        .iter()
+        .zip(&speeds)
+        .map(|(j, h)| describe(&j.name, h.as_ref()))
+        .collect();
+    *jobs = on_host;
+    format!(
+        "host: as run untraced, the profile's host time times (--as-profiled: as traced): {}",
+        each.join(", ")
+    )
+}
+
+/// One job's part of the line that names the host speeds: `NAME 0.81x
+/// [0.78-0.84] of its profile's host time, 3 untraced runs`, or why it is
+/// simulated as profiled.
+pub fn describe(name: &str, speed: Option<&HostSpeed>) -> String {
+    match speed {
+        Some(h) => format!(
+            "{name} {:.2}x [{:.2}-{:.2}] ({} untraced run{})",
+            h.factor,
+            h.low,
+            h.high,
+            h.runs,
+            if h.runs == 1 { "" } else { "s" }
+        ),
+        None => format!("{name} as profiled (its trace has no untraced runs)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A job of `n` iterations: a kernel of 1000 ns launched as it starts,
+    /// waited for by a stream synchronization, then 2000 ns of host before
+    /// the next launch: its region from its first kernel is 10 x 1000 + 9 x
+    /// 2000 = 28 000 ns for 10, its host part 18 000 ns.
+    fn serial(n: u32) -> Job {
+        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
+        let mut t = empty("serial", 0);
+        for i in 0..n {
+            let base = i64::from(i) * 3_000;
+            t.kernels
+                .push(launched_at_start("k", i * 2 + 1, base, base + 1_000));
+            t.syncs.push(stream_sync(7, i * 2 + 2, base, base + 1_000));
+        }
+        Job::from_trace(&t)
+    }
+
+    #[test]
+    fn the_factor_brings_the_region_to_the_untraced_median() {
+        let model = GpuModel {
+            context_switch_ns: 0,
+            ..GpuModel::default()
+        };
+        // 10 kernels of 1000 ns, 2000 ns of host before each: from the first
+        // kernel 10 x 1000 + 9 x 2000 = 28 000 ns. Untraced runs of 19 000,
+        // 23 500 and 28 000 ns: the median needs 9 x 2000 f = 13 500, f =
+        // 0.75; the runs 0.5, 0.75 and 1.
+        let mut job = serial(10);
+        let alone = run_isolated(std::slice::from_ref(&job), &model).unwrap();
+        assert_eq!(alone[0].jobs[0].jct_ns() - first_kernel_ns(&job), 28_000);
+        job.untraced_regions_ns = Arc::from(vec![23_500, 19_000, 28_000]);
+        let h = untraced(&job, &model).unwrap();
+        assert!((h.factor - 0.75).abs() < 1e-3, "{h:?}");
+        assert!((h.low - 0.5).abs() < 1e-3, "{h:?}");
+        assert!((h.high - 1.0).abs() < 1e-3, "{h:?}");
+        assert_eq!(h.runs, 3);
+        assert_eq!(
+            describe("serial", Some(&h)),
+            "serial 0.75x [0.50-1.00] (3 untraced runs)"
+        );
+        // Replayed alone at that factor, it takes the median region.
+        let (jobs, speeds) = on_untraced_host(std::slice::from_ref(&job), &model);
+        assert_eq!(speeds[0], Some(h));
+        let alone = run_isolated(&jobs, &model).unwrap();
+        let region = alone[0].jobs[0].jct_ns() - first_kernel_ns(&jobs[0]);
+        assert!((region - 23_500).abs() <= 10, "{region}");
+        // Without untraced runs: as profiled, and said so.
+        job.untraced_regions_ns = Arc::from(Vec::new());
+        assert_eq!(untraced(&job, &model), None);
+        let (jobs, speeds) = on_untraced_host(std::slice::from_ref(&job), &model);
+        assert_eq!((jobs[0].steps.len(), speeds[0]), (job.steps.len(), None));
+        assert_eq!(
+            describe("serial", None),
+            "serial as profiled (its trace has no untraced runs)"
+        );
+    }
+
+    #[test]
+    fn a_factor_stays_within_its_limits() {
+        let model = GpuModel::default();
+        let mut job = serial(4);
+        // Far shorter than the GPU time alone: no host speed reaches it.
+        job.untraced_regions_ns = Arc::from(vec![10]);
+        assert_eq!(untraced(&job, &model).unwrap().factor, FACTOR_LIMITS.0);
+        job.untraced_regions_ns = Arc::from(vec![1_000_000_000]);
+        assert_eq!(untraced(&job, &model).unwrap().factor, FACTOR_LIMITS.1);
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3, 1, 2]), Some(2.0));
+        assert_eq!(median(&[4, 1, 2, 3]), Some(2.5));
+    }
+}
