@@ -458,4 +458,25 @@ fn a_job_with_untraced_runs_is_simulated_at_its_untraced_host_speed() {
             .unwrap()
     };
     assert!(iso(&untraced) < iso(&traced), "{untraced}\n{traced}");
+    // Each row's range over the hosts' untraced runs holds its point; as
+    // traced there is none, and no range columns.
+    let mut lines = untraced.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    for l in lines {
+        let r: Vec<f64> = l.split(',').skip(2).map(|c| c.parse().unwrap()).collect();
+        let at = |n: &str| r[col(n) - 2];
+        assert!(
+            at("slowdown_low") <= at("slowdown") && at("slowdown") <= at("slowdown_high"),
+            "{l}"
+        );
+        assert!(
+            at("p99_low_ns") <= at("p99_ns") && at("p99_ns") <= at("p99_high_ns"),
+            "{l}"
+        );
+    }
+    assert!(
+        !traced.lines().next().unwrap().contains("slowdown_low"),
+        "{traced}"
+    );
 }

@@ -22,9 +22,9 @@
 # (default /tmp/oos). Writes to $OUT (the device tool's folder): device-TAG.txt,
 # pack-TAG.NN (set-call.sh's pack of what this call wrote), and on the first
 # call pressure.json, pressure.txt and pressure-pass.log (each job's exit, time
-# and summary line beside the victim). The prediction options (--pressure,
-# --host-speed-from-alone) are applied afterwards, where the packs are
-# unpacked, with `fikit-run summary SET --resimulate`.
+# and summary line beside the victim). The prediction option --pressure is
+# applied afterwards, where the packs are unpacked, with `fikit-run summary
+# SET --resimulate`.
 set -u
 ARCHIVE=${1:?usage: oos-round.sh BIN_ARCHIVE TAG DEADLINE_S}
 TAG=${2:?tag}

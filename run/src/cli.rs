@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::exec::ExecOptions;
 use crate::pressure::Pressure;
 use crate::profiles::model_for;
-use crate::rounds::{HostSpeedMatch, RunOptions, run};
+use crate::rounds::{RunOptions, run};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
 use crate::set::Set;
 use crate::set_run::{SetOptions, run_set};
@@ -114,22 +114,6 @@ pub struct PredictArgs {
     /// least this share overlapped by the others' (0 to 1).
     #[arg(long, default_value_t = 0.9)]
     pub min_overlap: f64,
-    /// Predict with each job's profile on the host speed of its real runs
-    /// alone: its host delays scaled so that, replayed alone, it iterates at
-    /// its real median iteration under exclusive (`iteration`, the default),
-    /// or takes its real median region under exclusive (`=region`: what the
-    /// slowdown divides by), for a profile recorded while the host ran at
-    /// another speed than the runs. The factors are printed; without
-    /// exclusive rounds nothing changes.
-    #[arg(
-        long,
-        value_enum,
-        value_name = "MATCH",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "iteration"
-    )]
-    pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Predict MPS with each job's measured pressure on its neighbours:
     /// the weights of `fikit-lab pressure -o FILE` (a pressure pass's
     /// figures, per job name) in place of the model's full weight; jobs the
@@ -420,7 +404,6 @@ impl PredictArgs {
             model: self.model.clone(),
             min_overlap: self.min_overlap,
             report: None,
-            host_speed_from_alone: self.host_speed_from_alone,
             pressure: self.pressure()?,
         })
     }
@@ -523,7 +506,6 @@ impl PredictArgs {
             shim: None,
             round_timeout_s: 0,
             min_overlap: self.min_overlap,
-            host_speed_from_alone: self.host_speed_from_alone,
             pressure: self.pressure()?,
             trace: None,
         })

@@ -1,8 +1,7 @@
 //! `--pressure FILE`: each job's measured pressure on its neighbours under
 //! MPS, read from `fikit-lab pressure`'s JSON and given to the simulated
-//! jobs of a prediction. With `--host-speed-from-alone=region` it is the MPS
-//! rule the out-of-sample figures are judged with (run/README.md, "The MPS
-//! rule").
+//! jobs of a prediction (run/README.md, "Predicting MPS: measured
+//! pressure").
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use clap::ValueEnum;
 
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
@@ -15,10 +14,7 @@ use fikit_sim_core::sim::job::Job;
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
 use crate::pressure::Pressure;
 use crate::profiles::{Profiles, model_for, read_profiles};
-use crate::report::{
-    Predicted, Row, Spread, host_factor, host_factor_region, iteration_quantile_ms, predict, rows,
-    table,
-};
+use crate::report::{Predicted, Row, predict, rows, table};
 use crate::saved::{AloneRuns, Output, RunOf, read_saved};
 use crate::scenario::{RunPolicy, Scenario};
 
@@ -35,21 +31,8 @@ pub struct RunOptions {
     pub min_overlap: f64,
     /// Rebuild the report from this run.json instead of running.
     pub report: Option<PathBuf>,
-    /// Predict with the profiles on the host speed of the runs alone,
-    /// matched on this.
-    pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Measured pressure weights by job name (`--pressure`), and the file.
     pub pressure: Option<Pressure>,
-}
-
-/// What `--host-speed-from-alone` matches a profile, replayed alone, to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HostSpeedMatch {
-    /// The job's median iteration in its real runs alone.
-    Iteration,
-    /// The job's median region in its real runs alone (first kernel launch
-    /// to the end: what its slowdown divides by).
-    Region,
 }
 
 /// The policies of repetition `rep`, in the scenario's order rotated by
@@ -68,38 +51,6 @@ fn rotated(policies: &[RunPolicy], rep: usize) -> Vec<RunPolicy> {
         .collect()
 }
 
-/// Per job, the host-speed factor ([`host_factor`]) that brings its profile,
-/// replayed alone, to its real median iteration alone: the median over its
-/// exclusive rounds that exited 0 of each round's median iteration. `None`
-/// for a job without such a round.
-fn host_factors(
-    jobs: &[Job],
-    rounds: &[Round],
-    model: &GpuModel,
-    by: HostSpeedMatch,
-) -> Vec<Option<f64>> {
-    (0..jobs.len())
-        .map(|j| {
-            let alone = rounds
-                .iter()
-                .filter(|r| r.policy == RunPolicy::Exclusive)
-                .filter_map(|r| r.jobs.get(j).filter(|x| x.ok()));
-            match by {
-                HostSpeedMatch::Iteration => {
-                    host_factor(&jobs[j], iteration_quantile_ms(alone, 0.5)?, model)
-                }
-                HostSpeedMatch::Region => {
-                    let regions: Vec<f64> = alone
-                        .filter_map(|r| r.region_ns())
-                        .map(|n| n as f64 / 1e6)
-                        .collect();
-                    host_factor_region(&jobs[j], Spread::of(&regions)?.median, model)
-                }
-            }
-        })
-        .collect()
-}
-
 /// The prediction beside the rounds: the profiles as simulated jobs, per
 /// profile set, and the model they run on.
 struct Prediction {
@@ -113,6 +64,9 @@ struct Prediction {
     pressure_line: Option<String>,
     /// The line that names each job's host speed untraced (fikit-sim's).
     untraced_line: String,
+    /// When each job's first kernel launch comes, from the scenario alone
+    /// ([`first_launch_offsets`]), ns.
+    first_launch_at: Vec<i64>,
 }
 
 impl Prediction {
@@ -124,7 +78,7 @@ impl Prediction {
         let sets: Vec<Vec<Job>> = (0..profiles.sets())
             .map_while(|k| profiles.for_repetition(k))
             .map(|mut jobs| {
-                untraced.push(set_untraced_host(&mut jobs, &model, false));
+                untraced.push(set_untraced_host(&mut jobs, &model, false).0);
                 jobs
             })
             .map(|jobs| match &opts.pressure {
@@ -160,67 +114,49 @@ impl Prediction {
             model_line,
             pressure_line,
             untraced_line,
+            first_launch_at: first_launch_offsets(s),
         })
     }
 
-    /// The prediction of one round of `policy` in repetition `rep`;
-    /// `None` without profiles or for a policy fikit-sim does not model.
-    fn round(&self, policy: RunPolicy, rep: usize, jobs: &[JobRun]) -> Option<Vec<Predicted>> {
+    /// The prediction of one round of `policy` in repetition `rep`, from
+    /// the profiles and the scenario alone (nothing of the rounds enters
+    /// it); `None` without profiles or for a policy fikit-sim does not model.
+    fn round(&self, policy: RunPolicy, rep: usize) -> Option<Vec<Predicted>> {
         let sj = self.sets.get(rep % self.sets.len().max(1))?;
-        predict(sj, jobs, PolicyKind::from_name(policy.name())?, &self.model)
+        predict(
+            sj,
+            &self.first_launch_at,
+            PolicyKind::from_name(policy.name())?,
+            &self.model,
+        )
     }
+}
 
-    /// With `--host-speed-from-alone`: every round predicted again with the
-    /// profiles' host scaled to the runs alone; the line saying by how much.
-    fn on_host_of_alone(
-        &self,
-        s: &Scenario,
-        by: HostSpeedMatch,
-        rounds: &[Round],
-    ) -> (Vec<Option<Vec<Predicted>>>, String) {
-        let mut lines = Vec::new();
-        let mut scaled_sets: Vec<Vec<Job>> = Vec::new();
-        for (k, sj) in self.sets.iter().enumerate() {
-            let factors = host_factors(sj, rounds, &self.model, by);
-            let each: Vec<String> = s
-                .jobs
-                .iter()
-                .zip(&factors)
-                .map(|(j, f)| match f {
-                    Some(f) => format!("{} {f:.2}x", j.name),
-                    None => format!("{} as profiled (no run alone to compare)", j.name),
-                })
-                .collect();
-            lines.push(if self.sets.len() > 1 {
-                format!("profile set {}: {}", k + 1, each.join(", "))
-            } else {
-                each.join(", ")
-            });
-            scaled_sets.push(
-                sj.iter()
-                    .zip(&factors)
-                    .map(|(j, f)| j.with_host_speed(f.unwrap_or(1.0)))
-                    .collect(),
-            );
+/// When each job of `s` first launches a kernel, ns from the first job's
+/// first launch, as fikit-run lines them up: jobs started together at
+/// their first launch (the start barrier, 0); a job with `start.after`
+/// `delay_s` after the named job's (its own start-up before its first
+/// launch, which its profile does not hold, left out).
+pub fn first_launch_offsets(s: &Scenario) -> Vec<i64> {
+    let mut at: Vec<Option<i64>> = s
+        .jobs
+        .iter()
+        .map(|j| j.start.is_none().then_some(0))
+        .collect();
+    // Each pass settles the jobs whose partner is settled (the scenario's
+    // check refuses cycles; a chain is at most as long as the jobs).
+    for _ in 0..s.jobs.len() {
+        for (k, j) in s.jobs.iter().enumerate() {
+            if let (None, Some(st)) = (at[k], &j.start) {
+                let after = s.jobs.iter().position(|o| o.name == st.after);
+                at[k] = match after {
+                    Some(a) => at[a].map(|t| t + (st.delay_s * 1e9).round() as i64),
+                    None => Some(0),
+                };
+            }
         }
-        let line = format!(
-            "prediction on the host speed of the runs alone (--host-speed-from-alone={}), the profiles' host time times: {}",
-            by.to_possible_value()
-                .expect("no value is skipped")
-                .get_name(),
-            lines.join("; ")
-        );
-        eprintln!("fikit-run: {line}");
-        let sims = rounds
-            .iter()
-            .map(|r| {
-                let sj = &scaled_sets[r.repetition % scaled_sets.len()];
-                let kind = PolicyKind::from_name(r.policy.name())?;
-                predict(sj, &r.jobs, kind, &self.model)
-            })
-            .collect();
-        (sims, line)
     }
+    at.into_iter().map(|t| t.unwrap_or(0)).collect()
 }
 
 /// Runs the rounds (or reads them, `report`); returns the exit code.
@@ -267,7 +203,7 @@ pub(crate) fn run_with(
             let sims = saved
                 .rounds
                 .iter()
-                .map(|r| prediction.round(r.policy, r.repetition, &r.jobs))
+                .map(|r| prediction.round(r.policy, r.repetition))
                 .collect();
             let p = Progress {
                 rounds: saved.rounds,
@@ -286,7 +222,7 @@ pub(crate) fn run_with(
             }
             let sims = resume
                 .iter()
-                .map(|r| prediction.round(r.policy, r.repetition, &r.jobs))
+                .map(|r| prediction.round(r.policy, r.repetition))
                 .collect();
             let p = Progress {
                 rounds: resume,
@@ -349,7 +285,7 @@ impl RoundRun<'_> {
                 match result {
                     Ok(jobs) => {
                         self.say_round(progress.rounds.len() + 1, policy, rep, t, &reused, &jobs);
-                        progress.sims.push(prediction.round(policy, rep, &jobs));
+                        progress.sims.push(prediction.round(policy, rep));
                         progress.rounds.push(Round {
                             policy,
                             repetition: rep,
@@ -506,16 +442,7 @@ fn finish(
         let p = s.policies.iter().position(|&p| p == r.policy);
         (r.repetition, p)
     });
-    let (rounds, mut sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
-    let mut host_line = None;
-    if let Some(by) = opts
-        .host_speed_from_alone
-        .filter(|_| !prediction.sets.is_empty())
-    {
-        let (again, line) = prediction.on_host_of_alone(s, by, &rounds);
-        sims = again;
-        host_line = Some(line);
-    }
+    let (rounds, sims): (Vec<Round>, Vec<Option<Vec<Predicted>>>) = both.into_iter().unzip();
     let names: Vec<(String, u8)> = s
         .jobs
         .iter()
@@ -526,7 +453,6 @@ fn finish(
     let notes: Vec<&String> = std::iter::once(&untraced_line)
         .filter(|_| !prediction.sets.is_empty())
         .chain(&prediction.pressure_line)
-        .chain(&host_line)
         .collect();
     let text = table_text(&r, &notes, &rounds);
     println!("{text}");

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use crate::cli::bad;
 use crate::exec::ExecOptions;
 use crate::pressure::Pressure;
-use crate::rounds::{HostSpeedMatch, RunOptions, run_with};
+use crate::rounds::{RunOptions, run_with};
 use crate::saved::{AloneRuns, Earlier, earlier_run};
 use crate::scenario::Scenario;
 use crate::set::{Set, summarize, summary_html, summary_text};
@@ -43,9 +43,6 @@ pub struct SetOptions {
     pub round_timeout_s: u64,
     /// The least co-run share for a repetition to count.
     pub min_overlap: f64,
-    /// Predict with the profiles on the host speed of the runs alone,
-    /// matched on this.
-    pub host_speed_from_alone: Option<HostSpeedMatch>,
     /// Measured pressure weights (`--pressure`).
     pub pressure: Option<Pressure>,
     /// Record every job of every round with fikit-profile into
@@ -110,7 +107,6 @@ impl SetOptions {
             model: self.model.clone(),
             min_overlap: self.min_overlap,
             report,
-            host_speed_from_alone: self.host_speed_from_alone,
             pressure: self.pressure.clone(),
         }
     }
@@ -355,7 +351,6 @@ mod set_profiles {
             shim: None,
             round_timeout_s: 1,
             min_overlap: 0.5,
-            host_speed_from_alone: None,
             pressure: None,
             trace: None,
         }

@@ -34,22 +34,8 @@ pub struct ValidateArgs {
     pairs: Vec<String>,
     /// With --real: weigh each job under MPS by its measured pressure, the
     /// weights `fikit-lab pressure -o FILE` wrote (passed to fikit-run).
-    /// With `--host-speed-from-alone=region`, the MPS rule the README's
-    /// out-of-sample figures were predicted with.
     #[arg(long, value_name = "FILE")]
     pressure: Option<PathBuf>,
-    /// With --real: predict each job on the host speed of its real runs
-    /// alone, matched on its median iteration (`iteration`, the default) or
-    /// its median region (`region`) (passed to fikit-run).
-    #[arg(
-        long,
-        value_name = "MATCH",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = "iteration",
-        value_parser = ["iteration", "region"]
-    )]
-    host_speed_from_alone: Option<String>,
     /// GPU model file for the simulation (e.g. one `fikit-lab calibrate` wrote).
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
@@ -105,9 +91,6 @@ fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
     if let Some(p) = &a.pressure {
         c.arg("--pressure").arg(p);
     }
-    if let Some(m) = &a.host_speed_from_alone {
-        c.arg(format!("--host-speed-from-alone={m}"));
-    }
     let status = c
         .status()
         .with_context(|| format!("running {}", run.display()))
@@ -133,7 +116,6 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     for (given, name) in [
         (!a.pairs.is_empty(), "--pair"),
         (a.pressure.is_some(), "--pressure"),
-        (a.host_speed_from_alone.is_some(), "--host-speed-from-alone"),
     ] {
         if given {
             return Err(bad_input(anyhow::anyhow!(

@@ -251,6 +251,8 @@ pub fn live_report(
                 p50_ns: p50,
                 p99_ns: p99,
                 iterations_ns: measured.to_vec(),
+                slowdown_range: None,
+                p99_range: None,
             });
         }
         let makespan = if *kind == PolicyKind::Exclusive {
@@ -533,6 +535,8 @@ mod tests {
             p50_ns: 0,
             p99_ns: 0,
             iterations_ns: vec![],
+            slowdown_range: None,
+            p99_range: None,
         };
         let rep = |jobs| Report {
             model: String::new(),

@@ -20,7 +20,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use predict::{Predicted, host_factor, host_factor_region, predict};
+pub use predict::{Predicted, predict};
 pub use rows::rows;
 pub use table::table;
 

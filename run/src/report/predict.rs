@@ -1,7 +1,5 @@
-//! What fikit-sim says of a round: the profiles as jobs, started when the
-//! real jobs started, simulated under the round's policy; and how much
-//! slower or faster the host must run than in a profile to match the real
-//! runs alone.
+//! What fikit-sim says of a round: the profiles as jobs, lined up as
+//! fikit-run lines the real jobs up, simulated under the round's policy.
 
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
@@ -12,7 +10,6 @@ use fikit_sim_core::sim::simulate::{
 };
 
 use super::{mean_ratio, ms};
-use crate::exec::JobRun;
 
 /// What the simulation says of one job in one round.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,14 +30,14 @@ pub struct Predicted {
 }
 
 /// What the simulation says of every job of one round: the profiles as
-/// jobs, each arriving when its real counterpart's first kernel launch says
-/// it began (less the time its profile took from its first host action to
-/// its first kernel), regions measured from each job's first kernel as the
-/// real ones. Under exclusive each job alone (its iterations are the
-/// profile's own; its slowdown 1).
+/// jobs, their first kernel launches `first_launch_at` apart (ns; 0 for
+/// jobs started together, as fikit-run's start barrier lines them up),
+/// regions measured from each job's first kernel as the real ones. Nothing
+/// of the round's own measurements enters it. Under exclusive each job
+/// alone (its iterations are the profile's own; its slowdown 1).
 pub fn predict(
     jobs: &[Job],
-    round: &[JobRun],
+    first_launch_at: &[i64],
     policy: PolicyKind,
     model: &GpuModel,
 ) -> Option<Vec<Predicted>> {
@@ -71,13 +68,17 @@ pub fn predict(
         );
     }
     let pre: Vec<i64> = shared.iter().map(first_kernel_ns).collect();
-    let starts: Vec<i64> = round
+    // Each job arrives so that its first kernel comes at its offset.
+    let base = pre
         .iter()
-        .zip(&pre)
-        .map(|(r, p)| Some(r.first_launch_ns? - p))
-        .collect::<Option<_>>()?;
-    let t0 = *starts.iter().min()?;
-    let arrivals: Vec<i64> = starts.iter().map(|s| s - t0).collect();
+        .zip(first_launch_at)
+        .map(|(p, at)| p - at)
+        .max()?;
+    let arrivals: Vec<i64> = pre
+        .iter()
+        .zip(first_launch_at)
+        .map(|(p, at)| base + at - p)
+        .collect();
     let report = simulate_with_isolated(
         shared,
         &arrivals,
@@ -130,38 +131,4 @@ pub(super) fn as_gated_measured<'a>(job: &Job, measured: &'a [i64]) -> &'a [i64]
     } else {
         measured
     }
-}
-
-/// How much slower (above 1) or faster the host must run than in `job`'s
-/// profile for the profile, replayed alone, to iterate at `real_p50_ms`
-/// (its median iteration in the real runs alone): the factor
-/// [`Job::with_host_speed`] takes, by a few fixed-point steps (a
-/// launch-bound job's iteration is nearly all host time; the rest does not
-/// scale). `None` without iterations to compare.
-pub fn host_factor(job: &Job, real_p50_ms: f64, model: &GpuModel) -> Option<f64> {
-    let p50_with = |f: f64| -> Option<f64> {
-        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
-        let its = as_gated(&alone[0].jobs[0].iterations_ns);
-        (!its.is_empty()).then(|| ms(percentiles(its).0))
-    };
-    let mut f = 1.0;
-    for _ in 0..4 {
-        let p = p50_with(f)?;
-        if p <= 0.0 {
-            return None;
-        }
-        f *= real_p50_ms / p;
-    }
-    Some(f)
-}
-
-/// [`host_factor`] matched on the region instead: how much slower or
-/// faster the host must run than in `job`'s profile for the profile,
-/// replayed alone, to take `real_region_ms` from its first kernel to its
-/// end (its median region in the real runs alone, what its slowdown divides
-/// by). The region's GPU time does not scale, so the factor is found by
-/// fixed-point steps on its host part; kept within 0.2..5. `None` when the
-/// job cannot be simulated alone.
-pub fn host_factor_region(job: &Job, real_region_ms: f64, model: &GpuModel) -> Option<f64> {
-    fikit_sim_core::sim::host::region_factor(job, real_region_ms * 1e6, model, 1.0)
 }

@@ -4,7 +4,7 @@ use crate::exec::Round;
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
 use fikit_sim_core::sim::job::Job;
-use fikit_sim_core::sim::simulate::{percentiles, run_isolated};
+use fikit_sim_core::sim::simulate::run_isolated;
 
 fn run(job: &str, first: i64, end: i64) -> JobRun {
     JobRun {
@@ -239,7 +239,7 @@ fn simulated_iterations_count_as_the_gates() {
     assert_eq!(as_gated_measured(&job, measured), real.as_slice());
     let p = predict(
         std::slice::from_ref(&job),
-        &[JobRun::default()],
+        &[0],
         PolicyKind::Exclusive,
         &model,
     )
@@ -255,30 +255,6 @@ fn simulated_iterations_count_as_the_gates() {
     assert_eq!(as_gated(raw), real.as_slice());
     let measured = fikit_sim_core::sim::simulate::measured_iterations(&job, raw);
     assert_eq!(as_gated_measured(&job, measured), real.as_slice());
-}
-
-#[test]
-fn host_factor_brings_the_profile_to_the_real_speed_alone() {
-    // A launch-bound serving job of the fixtures: asked for 0.8 of its
-    // own median iteration alone, the factor speeds its host up so
-    // that its replay alone gives that.
-    let job = Job::from_trace(&fikit_trace::fixture::serving("j", 0, 40));
-    let model = GpuModel::default();
-    let p50 = |j: &Job| {
-        let alone = run_isolated(std::slice::from_ref(j), &model).unwrap();
-        ms(percentiles(as_gated(&alone[0].jobs[0].iterations_ns)).0)
-    };
-    let base = p50(&job);
-    assert!(base > 0.0);
-    assert!((host_factor(&job, base, &model).unwrap() - 1.0).abs() < 1e-9);
-    let f = host_factor(&job, 0.8 * base, &model).unwrap();
-    assert!(f < 1.0, "{f}");
-    let got = p50(&job.with_host_speed(f));
-    assert!(
-        (got - 0.8 * base).abs() / base < 0.02,
-        "{got} against {}",
-        0.8 * base
-    );
 }
 
 #[test]

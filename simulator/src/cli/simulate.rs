@@ -172,7 +172,7 @@ pub fn host_speed(
     model: &GpuModel,
     as_profiled: bool,
 ) -> String {
-    crate::sim::host::set_untraced_host(jobs, model, as_profiled)
+    crate::sim::host::set_untraced_host(jobs, model, as_profiled).0
 }
 
 /// The trace files behind a source (a scenario's are the files it names).
@@ -239,7 +239,8 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let (model, model_line) = resolve_model(&o.model, &files)?;
     let mut scenario = load_scenario(&o.source, &files, false)?;
     pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
-    let host_line = host_speed(&mut scenario.jobs, &model, o.as_profiled);
+    let (host_line, corners) =
+        crate::sim::host::set_untraced_host(&mut scenario.jobs, &model, o.as_profiled);
     let pairwise = matches!(o.source, Source::Traces(_))
         && o.jobs.is_empty()
         && !o.together
@@ -264,14 +265,33 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
         model,
         record_segments: o.plots.is_some() || o.html.is_some(),
     };
-    let report = simulate_with_progress(&scenario.jobs, &scenario.arrivals, &opts, &|m| {
-        progress.phase(m)
-    })
-    .map_err(|e| {
+    let simulating = |e: crate::sim::engine::RunError| {
         let bad = e.is_bad_input();
         let e = anyhow::Error::from(e).context("simulating");
         if bad { bad_input(e) } else { other(e) }
-    })?;
+    };
+    let mut report = simulate_with_progress(&scenario.jobs, &scenario.arrivals, &opts, &|m| {
+        progress.phase(m)
+    })
+    .map_err(simulating)?;
+    if let Some(c) = &corners {
+        // The same with every host at the fastest, then the slowest, of its
+        // untraced runs: each row's range.
+        let plain = SimOptions {
+            record_segments: false,
+            ..opts.clone()
+        };
+        let mut ends = Vec::new();
+        for (jobs, which) in [(&c.low, "fastest"), (&c.high, "slowest")] {
+            ends.push(
+                simulate_with_progress(jobs, &scenario.arrivals, &plain, &|m| {
+                    progress.phase(format!("{m}, each host at its {which} untraced run"))
+                })
+                .map_err(simulating)?,
+            );
+        }
+        crate::sim::simulate::with_host_range(&mut report, &ends[0], &ends[1]);
+    }
     progress.finish();
     eprintln!("fikit-sim: {model_line}");
     eprintln!("fikit-sim: {host_line}");

@@ -67,11 +67,19 @@ fn table(report: &Report) -> String {
             right(r.priority.to_string()),
             right(human_ns(r.isolated_jct_ns)),
             right(human_ns(r.jct_ns)),
-            right(format!("{:.3}x", r.slowdown)),
+            right(match r.slowdown_range {
+                Some([lo, hi]) => format!("{:.3}x [{lo:.3}-{hi:.3}]", r.slowdown),
+                None => format!("{:.3}x", r.slowdown),
+            }),
             right(format!("{:.3}x", r.vs_timeslice)),
             right(r.iterations.to_string()),
             right(human_ns(r.p50_ns)),
-            right(human_ns(r.p99_ns)),
+            right(match r.p99_range {
+                Some([lo, hi]) => {
+                    format!("{} [{}-{}]", human_ns(r.p99_ns), human_ns(lo), human_ns(hi))
+                }
+                None => human_ns(r.p99_ns),
+            }),
         ]);
     }
     let mut p = Table::new();
@@ -97,8 +105,13 @@ fn table(report: &Report) -> String {
     }
     format!(
         "GPU model: {}\n{t}\nslowdown = JCT / isolated JCT; vs timeslice = JCT under timeslice / JCT under the policy \
-         (the high-priority job's speedup over default sharing; below 1 = slower)\n\n{p}\n",
-        report.model
+         (the high-priority job's speedup over default sharing; below 1 = slower){}\n\n{p}\n",
+        report.model,
+        if report.jobs.iter().any(|r| r.slowdown_range.is_some()) {
+            "; [a-b]: the range over the hosts' untraced runs (each host at its fastest, then its slowest)"
+        } else {
+            ""
+        }
     )
 }
 
@@ -117,26 +130,48 @@ fn csv(report: &Report) -> String {
         "p99_ns",
         "utilization",
     ];
-    w.write_record(header).expect("writing to memory");
+    // The range's columns where some row has one (traces with untraced runs).
+    let ranged = report.jobs.iter().any(|r| r.slowdown_range.is_some());
+    let range_header = ["slowdown_low", "slowdown_high", "p99_low_ns", "p99_high_ns"];
+    let header: Vec<&str> = header
+        .into_iter()
+        .chain(range_header.into_iter().filter(|_| ranged))
+        .collect();
+    w.write_record(&header).expect("writing to memory");
     for r in &report.jobs {
         let util = report
             .policies
             .iter()
             .find(|p| p.policy == r.policy)
             .map_or(0.0, |p| p.utilization);
-        w.write_record([
-            r.policy.as_str().to_string(),
-            r.job.clone(),
-            r.priority.to_string(),
-            r.isolated_jct_ns.to_string(),
-            r.jct_ns.to_string(),
-            format!("{:.6}", r.slowdown),
-            format!("{:.6}", r.vs_timeslice),
-            r.iterations.to_string(),
-            r.p50_ns.to_string(),
-            r.p99_ns.to_string(),
-            format!("{util:.6}"),
-        ])
+        w.write_record(
+            [
+                r.policy.as_str().to_string(),
+                r.job.clone(),
+                r.priority.to_string(),
+                r.isolated_jct_ns.to_string(),
+                r.jct_ns.to_string(),
+                format!("{:.6}", r.slowdown),
+                format!("{:.6}", r.vs_timeslice),
+                r.iterations.to_string(),
+                r.p50_ns.to_string(),
+                r.p99_ns.to_string(),
+                format!("{util:.6}"),
+            ]
+            .into_iter()
+            .chain(
+                [
+                    r.slowdown_range.map(|x| format!("{:.6}", x[0])),
+                    r.slowdown_range.map(|x| format!("{:.6}", x[1])),
+                    r.p99_range.map(|x| x[0].to_string()),
+                    r.p99_range.map(|x| x[1].to_string()),
+                ]
+                .into_iter()
+                .filter(|_| ranged)
+                .map(Option::unwrap_or_default),
+            )
+            .collect::<Vec<String>>(),
+        )
         .expect("writing to memory");
     }
     String::from_utf8(w.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 fields")

@@ -121,16 +121,35 @@ pub fn on_untraced_host(jobs: &[Job], model: &GpuModel) -> (Vec<Job>, Vec<Option
         .unzip()
 }
 
+/// The jobs with every host at the fastest and at the slowest of its
+/// untraced runs ([`HostSpeed::low`], [`HostSpeed::high`]), for the range
+/// of a prediction; jobs without untraced runs as they are.
+#[derive(Debug, Clone)]
+pub struct Corners {
+    /// Every host at its fastest untraced run.
+    pub low: Vec<Job>,
+    /// Every host at its slowest.
+    pub high: Vec<Job>,
+}
+
 /// Puts each of `jobs` on its host's untraced speed ([`on_untraced_host`]),
 /// unless `as_profiled`; returns the line that says so, naming each job's
-/// factor and the jobs simulated as traced. The one path of every command
-/// that predicts (`fikit-sim`, `fikit-run`).
-pub fn set_untraced_host(jobs: &mut Vec<Job>, model: &GpuModel, as_profiled: bool) -> String {
+/// factor and the jobs simulated as traced, and the jobs at the ends of
+/// their range ([`Corners`]; `None` when no job has untraced runs). The one
+/// path of every command that predicts (`fikit-sim`, `fikit-run`).
+pub fn set_untraced_host(
+    jobs: &mut Vec<Job>,
+    model: &GpuModel,
+    as_profiled: bool,
+) -> (String, Option<Corners>) {
     if as_profiled {
-        return "host: as traced (--as-profiled)".to_string();
+        return ("host: as traced (--as-profiled)".to_string(), None);
     }
     if jobs.iter().all(|j| j.untraced_regions_ns.is_empty()) {
-        return "host: as traced: no trace has untraced runs (fikit-profile measures them unless --single-run)".to_string();
+        return (
+            "host: as traced: no trace has untraced runs (fikit-profile measures them unless --single-run)".to_string(),
+            None,
+        );
     }
     let (on_host, speeds) = on_untraced_host(jobs, model);
     let each: Vec<String> = on_host
@@ -138,10 +157,26 @@ pub fn set_untraced_host(jobs: &mut Vec<Job>, model: &GpuModel, as_profiled: boo
         .zip(&speeds)
         .map(|(j, h)| describe(&j.name, h.as_ref()))
         .collect();
+    let at = |pick: fn(&HostSpeed) -> f64| -> Vec<Job> {
+        jobs.iter()
+            .zip(&speeds)
+            .map(|(j, h)| match h {
+                Some(h) => j.with_host_speed(pick(h)),
+                None => j.clone(),
+            })
+            .collect()
+    };
+    let corners = Corners {
+        low: at(|h| h.low),
+        high: at(|h| h.high),
+    };
     *jobs = on_host;
-    format!(
-        "host: as run untraced, the profile's host time times (--as-profiled: as traced): {}",
-        each.join(", ")
+    (
+        format!(
+            "host: as run untraced, the profile's host time times (--as-profiled: as traced): {}",
+            each.join(", ")
+        ),
+        Some(corners),
     )
 }
 

@@ -49,6 +49,13 @@ pub struct JobRow {
     /// Every iteration's latency, ns, in order (for CDF plots; not in JSON).
     #[serde(skip)]
     pub iterations_ns: Vec<i64>,
+    /// The least and the greatest slowdown over the hosts' untraced range
+    /// ([`with_host_range`]); `None` without one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown_range: Option<[f64; 2]>,
+    /// The same of the 99th-percentile iteration latency, ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p99_range: Option<[i64; 2]>,
 }
 
 /// One policy over all jobs.
@@ -253,6 +260,8 @@ fn simulate_with_isolated_progress(
                 p50_ns: p50,
                 p99_ns: p99,
                 iterations_ns: measured.to_vec(),
+                slowdown_range: None,
+                p99_range: None,
             });
         }
         report.policies.push(row);
@@ -268,6 +277,78 @@ fn simulate_with_isolated_progress(
     Ok(report)
 }
 
+/// Sets each row's range from the same simulation with every job's host at
+/// the fastest (`low`) and the slowest (`high`) of its untraced runs
+/// ([`crate::sim::host::HostSpeed`]): the least and the greatest of the
+/// three. The reports must be of the same jobs and policies.
+pub fn with_host_range(report: &mut Report, low: &Report, high: &Report) {
+    for ((r, l), h) in report.jobs.iter_mut().zip(&low.jobs).zip(&high.jobs) {
+        debug_assert!(r.job == l.job && r.policy == l.policy && r.job == h.job);
+        let s = [r.slowdown, l.slowdown, h.slowdown];
+        r.slowdown_range = Some([
+            s.iter().copied().fold(f64::INFINITY, f64::min),
+            s.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ]);
+        let p = [r.p99_ns, l.p99_ns, h.p99_ns];
+        r.p99_range = Some([
+            *p.iter().min().expect("three"),
+            *p.iter().max().expect("three"),
+        ]);
+    }
+}
+
 fn ratio(a: i64, b: i64) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(job: &str, slowdown: f64, p99_ns: i64) -> JobRow {
+        JobRow {
+            policy: PolicyKind::Timeslice,
+            job: job.into(),
+            priority: 0,
+            isolated_jct_ns: 1,
+            jct_ns: 1,
+            slowdown,
+            vs_timeslice: 1.0,
+            iterations: 0,
+            p50_ns: 0,
+            p99_ns,
+            iterations_ns: Vec::new(),
+            slowdown_range: None,
+            p99_range: None,
+        }
+    }
+
+    fn report(rows: Vec<JobRow>) -> Report {
+        Report {
+            model: String::new(),
+            jobs: rows,
+            policies: Vec::new(),
+            segments: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_range_is_the_least_and_greatest_of_the_three_runs() {
+        // Job a: fastest hosts 1.1x, slowest 1.4x, the point 1.3x. Job b: the
+        // slowest hosts make it faster (0.9x), its p99 highest at the point.
+        let mut r = report(vec![row("a", 1.3, 50), row("b", 1.0, 90)]);
+        let low = report(vec![row("a", 1.1, 40), row("b", 1.2, 70)]);
+        let high = report(vec![row("a", 1.4, 60), row("b", 0.9, 80)]);
+        with_host_range(&mut r, &low, &high);
+        assert_eq!(
+            (r.jobs[0].slowdown_range, r.jobs[0].p99_range),
+            (Some([1.1, 1.4]), Some([40, 60]))
+        );
+        assert_eq!(
+            (r.jobs[1].slowdown_range, r.jobs[1].p99_range),
+            (Some([0.9, 1.2]), Some([70, 90]))
+        );
+        // The point itself is unchanged.
+        assert_eq!((r.jobs[0].slowdown, r.jobs[1].p99_ns), (1.3, 90));
+    }
 }
