@@ -469,7 +469,10 @@ fn the_prediction_comes_from_the_profiles_alone_not_the_rounds() {
         .args(&jobs)
         .arg("--host-speed-from-alone")
         .assert()
-        .code(2);
+        .code(2)
+        .stderr(predicates::str::contains(
+            "unexpected argument '--host-speed-from-alone'",
+        ));
 }
 
 #[test]

@@ -58,7 +58,7 @@ for spec in "$@"; do
   if [ ! -f "$PROF/$j.parquet" ]; then
     tmp=$(mktemp -d)
     # shellcheck disable=SC2086 # the command splits at spaces, as fikit-run's --job does
-    "$BIN/fikit-profile" --name "$j" --priority high -o "$tmp" -- $cmd >"$OUT/$j-profile.log" 2>&1
+    "$BIN/fikit-profile" --name "$j" --priority high --single-run -o "$tmp" -- $cmd >"$OUT/$j-profile.log" 2>&1
     traces=("$tmp"/*.parquet)
     if [ "${#traces[@]}" -ne 1 ] || [ ! -f "${traces[0]}" ]; then
       echo "$j: profiling did not give one trace (see $OUT/$j-profile.log); skipped" | tee -a "$OUT/gate-cost.txt"

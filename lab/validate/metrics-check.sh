@@ -25,7 +25,7 @@ run() {
   local flags=()
   [ "$mode" = metrics ] && flags=(--metrics)
   local t0=$SECONDS
-  "$BIN/fikit-profile" "${flags[@]}" --name "$name" -q -o "$OUT/$name-$mode" -- "$@" >"$OUT/$name-$mode.log" 2>&1
+  "$BIN/fikit-profile" "${flags[@]}" --runs 0 --name "$name" -q -o "$OUT/$name-$mode" -- "$@" >"$OUT/$name-$mode.log" 2>&1
   local rc=$?
   echo "$name $mode: exit $rc, $((SECONDS - t0)) s; $(grep -h 'metrics for\|metrics pass' "$OUT/$name-$mode.log" | tr '\n' ' ')" | tee -a "$log"
 }

@@ -42,11 +42,11 @@ for job in "$@"; do
   job_command "$SET" "$job"
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   rm -f "$OUT/stop"
-  "$BIN/fikit-profile" --name victim -q -o "$OUT/$job" -- "${victim_cmd[@]}" --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
+  "$BIN/fikit-profile" --name victim --single-run -q -o "$OUT/$job" -- "${victim_cmd[@]}" --seconds 300 --stop-file "$OUT/stop" >"$OUT/victim-$job.log" 2>&1 &
   victim=$!
   sleep "$warm"
   t0=$SECONDS
-  "$BIN/fikit-profile" --name "$job" -q -o "$OUT/$job" -- "${cmd[@]}" >"$OUT/$job.log" 2>&1
+  "$BIN/fikit-profile" --name "$job" --single-run -q -o "$OUT/$job" -- "${cmd[@]}" >"$OUT/$job.log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || failed=1
   touch "$OUT/stop"

@@ -33,7 +33,7 @@ for job in "$@"; do
   job_command "$SET" "$job"
   [ ${#cmd[@]} -gt 0 ] || { echo "$job: not a job of $SET" | tee -a "$log"; failed=1; continue; }
   t0=$SECONDS
-  "$BIN/fikit-profile" --name "$job" -q -o "$OUT/alone" -- "${cmd[@]}" >"$OUT/alone-$job.log" 2>&1
+  "$BIN/fikit-profile" --name "$job" --single-run -q -o "$OUT/alone" -- "${cmd[@]}" >"$OUT/alone-$job.log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || failed=1
   echo "$job alone: exit $rc, $((SECONDS - t0)) s" | tee -a "$log"
@@ -43,7 +43,7 @@ for job in "$@"; do
   # The load's context and first kernels are up well within this.
   sleep 3
   t0=$SECONDS
-  "$BIN/fikit-profile" --name "$job" -q -o "$OUT/beside" -- "${cmd[@]}" >"$OUT/beside-$job.log" 2>&1
+  "$BIN/fikit-profile" --name "$job" --single-run -q -o "$OUT/beside" -- "${cmd[@]}" >"$OUT/beside-$job.log" 2>&1
   rc=$?
   [ "$rc" -eq 0 ] || failed=1
   touch "$OUT/stop"

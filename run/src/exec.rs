@@ -636,6 +636,8 @@ impl Launch<'_> {
                 s.priority.to_string(),
                 "-o".into(),
                 td.join(self.round).display().to_string(),
+                // The round's one run: no untraced runs after it.
+                "--single-run".into(),
                 "--".into(),
             ]);
         }

@@ -95,7 +95,9 @@ impl Prediction {
                 .collect::<Vec<_>>()
                 .join("; "),
         };
-        eprintln!("fikit-run: prediction: {untraced_line}");
+        if !sets.is_empty() {
+            eprintln!("fikit-run: prediction: {untraced_line}");
+        }
         let pressure_line = opts.pressure.as_ref().map(|p| {
             let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
             let line = p.line(&names);

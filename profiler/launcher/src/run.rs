@@ -99,7 +99,13 @@ pub fn profile(opts: &Options) -> Result<i32> {
         return Ok(code);
     };
     let code = untraced_runs(opts, &written)?;
-    if !opts.metrics || code != 0 {
+    if !opts.metrics {
+        return Ok(code);
+    }
+    if code != 0 || crate::signals::stop_requested() {
+        say(
+            "the metrics pass did not run: an untraced run failed or fikit-profile was asked to stop",
+        );
         return Ok(code);
     }
     metrics_pass(opts, &written)?;
@@ -119,7 +125,7 @@ fn untraced_runs_with(
     written: &[PathBuf],
     run_once: &mut dyn FnMut(usize) -> Result<crate::untraced::Outcome>,
 ) -> Result<i32> {
-    use crate::untraced::{Outcome, add_to_trace, regions_line, traced_region_ns};
+    use crate::untraced::{Outcome, add_to_trace, regions_line};
     if opts.runs == 0 {
         return Ok(0);
     }
@@ -133,8 +139,20 @@ fn untraced_runs_with(
     let mut runs = Vec::new();
     let mut stopped = None;
     for n in 1..=opts.runs {
+        if crate::signals::stop_requested() {
+            stopped = Some((
+                n,
+                130,
+                "not started: fikit-profile was asked to stop".to_string(),
+            ));
+            break;
+        }
         say(&format!("untraced run {n} of {}", opts.runs));
-        match run_once(n)? {
+        let outcome = run_once(n).unwrap_or_else(|e| {
+            say(&format!("untraced run {n}: {e:#}"));
+            Outcome::Failed(1)
+        });
+        match outcome {
             Outcome::Measured(r) => runs.push(r),
             Outcome::NoLaunches => {
                 stopped = Some((
@@ -150,15 +168,14 @@ fn untraced_runs_with(
             }
         }
     }
-    if !runs.is_empty() {
-        add_to_trace(trace, runs.clone())?;
+    let traced = if runs.is_empty() {
+        None
+    } else {
+        add_to_trace(trace, runs.clone())?
     }
-    let traced = fikit_trace::read_trace(trace)
-        .ok()
-        .and_then(|t| traced_region_ns(&t))
-        .map_or(String::new(), |r| {
-            format!(" (traced: {:.1} ms)", r as f64 / 1e6)
-        });
+    .map_or(String::new(), |r| {
+        format!(" (traced: {:.1} ms)", r as f64 / 1e6)
+    });
     if let Some((n, code, what)) = stopped {
         say(&format!(
             "untraced run {n} of {} {what}: no more runs; {} is whole, with {} untraced run{} before it",
@@ -616,6 +633,44 @@ mod untraced {
             .characterization
             .unwrap();
         assert_eq!(c.untraced_runs, vec![run(11), run(12), run(13)]);
+    }
+
+    #[test]
+    fn a_run_that_launched_nothing_stops_the_runs_with_exit_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("job-1.parquet");
+        fikit_trace::write_trace(&p, &fikit_trace::fixture::every_column("job")).unwrap();
+        let code = untraced_runs_with(&opts(3), std::slice::from_ref(&p), &mut |n| {
+            Ok(if n == 1 {
+                Outcome::Measured(run(12))
+            } else {
+                Outcome::NoLaunches
+            })
+        })
+        .unwrap();
+        assert_eq!(code, 0);
+        let c = fikit_trace::read_trace(&p)
+            .unwrap()
+            .meta
+            .characterization
+            .unwrap();
+        assert_eq!(c.untraced_runs, vec![run(12)]);
+        // A run that could not be made (an error) counts as failed: the runs before it are kept.
+        let code = untraced_runs_with(&opts(3), std::slice::from_ref(&p), &mut |n| {
+            if n == 1 {
+                Ok(Outcome::Measured(run(11)))
+            } else {
+                Err(anyhow::anyhow!("no control block"))
+            }
+        })
+        .unwrap();
+        assert_eq!(code, 1);
+        let c = fikit_trace::read_trace(&p)
+            .unwrap()
+            .meta
+            .characterization
+            .unwrap();
+        assert_eq!(c.untraced_runs, vec![run(11)]);
     }
 
     #[test]

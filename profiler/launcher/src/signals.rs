@@ -7,13 +7,16 @@
 //! it left running ([`crate::reaper`]), a forwarded signal is kept here and
 //! passed on to each of them by the waiting loop.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The child's pid, 0 while there is none, -1 once it has exited and
 /// nothing more is forwarded, [`DESCENDANTS`] while the descendants are waited for.
 static CHILD: AtomicI32 = AtomicI32::new(0);
 /// A signal that arrived before the child existed; sent to it once it does.
 static PENDING: AtomicI32 = AtomicI32::new(0);
+/// Whether any forwarded signal arrived: no further run of the command
+/// starts ([`stop_requested`]).
+static STOP: AtomicBool = AtomicBool::new(false);
 
 /// [`CHILD`] while the command's remaining descendants are waited for.
 const DESCENDANTS: i32 = -2;
@@ -22,6 +25,7 @@ const DESCENDANTS: i32 = -2;
 pub const FORWARDED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+    STOP.store(true, Ordering::SeqCst);
     let pid = CHILD.load(Ordering::SeqCst);
     if pid == 0 {
         PENDING.store(sig, Ordering::SeqCst);
@@ -124,4 +128,11 @@ pub fn take_pending() -> Option<libc::c_int> {
 /// on so the conversion can finish.
 pub fn stop() {
     CHILD.store(-1, Ordering::SeqCst);
+}
+
+/// Whether a forwarded signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) arrived
+/// since the handlers were installed: the user asked fikit-profile to stop,
+/// so no further run of the command (untraced runs, metrics pass) starts.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
 }

@@ -79,57 +79,79 @@ pub fn run_once(opts: &Options, n: usize) -> Result<Outcome> {
     {
         cmd.env(CUPTI_FOUND_ENV, c);
     }
-    block
-        .slot(0)
-        .state
-        .store(state::RUNNING, std::sync::atomic::Ordering::SeqCst);
+    let ordering = std::sync::atomic::Ordering::SeqCst;
+    block.slot(0).state.store(state::RUNNING, ordering);
+    // A signal kept from the previous run's descendants is not this run's.
+    let _ = crate::signals::take_pending();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return Ok(Outcome::Failed(
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    127
-                } else {
-                    126
-                },
-            ));
+            // Like a shell: 127 when the command is missing, 126 when it cannot run.
+            let code = if e.kind() == std::io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            };
+            return Ok(Outcome::Failed(code));
         }
     };
     crate::signals::forward_to(child.id());
     crate::signals::wait_exited(child.id());
     crate::signals::forward_to_descendants();
     let status = child.wait().context("waiting for the command")?;
+    // Processes it left running are waited for (fikit-profile is their
+    // subreaper), so that none still runs beside the next run.
+    crate::reaper::wait_for_descendants(opts.descendant_grace, &|m: &str| {
+        eprintln!("fikit-profile: untraced run {n}: {m}")
+    });
     crate::signals::stop();
-    block
-        .slot(0)
-        .state
-        .store(state::EXITED, std::sync::atomic::Ordering::SeqCst);
+    block.slot(0).state.store(state::EXITED, ordering);
     let code = exit_code(status);
     if code != 0 {
         return Ok(Outcome::Failed(code));
     }
-    let m = block.measured(0);
-    Ok(match m.region_ns() {
+    if crate::signals::stop_requested() {
+        // It may have caught the signal and exited 0 early: not a whole run.
+        return Ok(Outcome::Failed(130));
+    }
+    Ok(outcome(&block.measured(0)))
+}
+
+/// A run that exited 0, from what its gate measured: its figures, as the
+/// trace's reader accepts them (iterations positive and within the region:
+/// a stamp racing the last synchronization's is left out).
+fn outcome(m: &fikit_gate::block::Measured) -> Outcome {
+    match m.region_ns() {
         Some(region_ns) if region_ns > 0 && m.launches > 0 => Outcome::Measured(UntracedRun {
             region_ns,
             launches: m.launches,
-            iterations_ns: m.iterations_ns.into_iter().filter(|&d| d > 0).collect(),
+            iterations_ns: m
+                .iterations_ns
+                .iter()
+                .copied()
+                .filter(|&d| d > 0 && d <= region_ns)
+                .collect(),
         }),
         _ => Outcome::NoLaunches,
-    })
+    }
 }
 
 /// Adds `runs` (on the trace's own GPU) to the trace at `path` as its
-/// characterization, written in place (atomically).
-pub fn add_to_trace(path: &Path, runs: Vec<UntracedRun>) -> Result<()> {
+/// characterization, written in place (atomically), after the reader's own
+/// check; returns the traced run's region ([`traced_region_ns`]).
+pub fn add_to_trace(path: &Path, runs: Vec<UntracedRun>) -> Result<Option<i64>> {
     let mut trace = fikit_trace::read_trace(path)
         .with_context(|| format!("reading {} to add its untraced runs", path.display()))?;
-    trace.meta.characterization = Some(Characterization {
+    let c = Characterization {
         gpu_name: trace.meta.device.name.clone(),
         untraced_runs: runs,
-    });
+    };
+    c.check(&trace.meta.device.name)
+        .map_err(|e| anyhow::anyhow!("the untraced runs' figures: {e}"))?;
+    trace.meta.characterization = Some(c);
     fikit_trace::write_trace(path, &trace)
-        .with_context(|| format!("writing {} with its untraced runs", path.display()))
+        .with_context(|| format!("writing {} with its untraced runs", path.display()))?;
+    Ok(traced_region_ns(&trace))
 }
 
 /// The traced run's region as the gate would measure it, from the trace:
@@ -167,6 +189,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_without_launches_or_region_is_no_measurement() {
+        use fikit_gate::block::Measured;
+        assert!(matches!(outcome(&Measured::default()), Outcome::NoLaunches));
+        let m = Measured {
+            first_launch_ns: Some(100),
+            end_ns: Some(1_100),
+            // A stamp past the region (a racing synchronization) and a
+            // zero span are left out.
+            iterations_ns: vec![300, 0, 2_000, 400],
+            launches: 7,
+        };
+        let Outcome::Measured(r) = outcome(&m) else {
+            panic!("a measured run")
+        };
+        assert_eq!(
+            (r.region_ns, r.launches, r.iterations_ns),
+            (1_000, 7, vec![300, 400])
+        );
+        let none = Measured { launches: 0, ..m };
+        assert!(matches!(outcome(&none), Outcome::NoLaunches));
+    }
+
+    #[test]
     fn regions_are_reported_as_median_and_range() {
         let run = |ms: i64| UntracedRun {
             region_ns: ms * 1_000_000,
@@ -189,6 +234,17 @@ mod tests {
         fikit_trace::write_trace(&p, &trace).unwrap();
         let runs = fikit_trace::fixture::characterization("x").untraced_runs;
         add_to_trace(&p, runs.clone()).unwrap();
+        // Figures the reader would refuse are not written: the trace stays as it was.
+        let bad = vec![UntracedRun {
+            region_ns: 10,
+            launches: 0,
+            iterations_ns: Vec::new(),
+        }];
+        let e = add_to_trace(&p, bad).unwrap_err();
+        assert!(
+            format!("{e:#}").contains("untraced_runs[0].launches"),
+            "{e:#}"
+        );
         let back = fikit_trace::read_trace(&p).unwrap();
         let c = back.meta.characterization.clone().unwrap();
         assert_eq!(

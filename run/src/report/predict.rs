@@ -114,7 +114,7 @@ pub fn predict(
 }
 
 /// The gate leaves out a job's spans up to its second stamped
-/// synchronization after its first kernel launch ([`crate::exec::iterations`]):
+/// synchronization after its first kernel launch ([`fikit_gate::block::iterations`]):
 /// of the simulator's iterations (the first ends at the first blocking wait
 /// after a kernel), the first two. `raw` are a job's simulated iterations
 /// from its start.

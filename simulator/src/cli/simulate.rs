@@ -172,7 +172,16 @@ pub fn host_speed(
     model: &GpuModel,
     as_profiled: bool,
 ) -> String {
-    crate::sim::host::set_untraced_host(jobs, model, as_profiled).0
+    with_hint(crate::sim::host::set_untraced_host(jobs, model, as_profiled).0)
+}
+
+/// The host line with how to simulate the host as traced instead.
+fn with_hint(line: String) -> String {
+    if line.starts_with("host: as run untraced") {
+        format!("{line}; --as-profiled: as traced")
+    } else {
+        line
+    }
 }
 
 /// The trace files behind a source (a scenario's are the files it names).
@@ -241,6 +250,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
     let (host_line, corners) =
         crate::sim::host::set_untraced_host(&mut scenario.jobs, &model, o.as_profiled);
+    let host_line = with_hint(host_line);
     let pairwise = matches!(o.source, Source::Traces(_))
         && o.jobs.is_empty()
         && !o.together

@@ -9,8 +9,10 @@
 //! kernel launch to the later of its last launch and its last blocking
 //! synchronization, measured as `fikit-run` measures a job alone.
 //!
-//! The simulator scales the profile's host time (every host delay and the
-//! tail, [`Job::with_host_speed`]) by the factor that makes the profile,
+//! The simulator scales the profile's host time from the first kernel's
+//! launch on (every host delay after it and the tail,
+//! [`Job::with_region_host_speed`]; the set-up before it, outside the
+//! region, stays as traced) by the factor that makes the profile,
 //! replayed alone, take the untraced runs' median region from its first
 //! kernel to its end. The region's GPU time does not scale, so the factor is
 //! found by fixed-point steps on the host part, kept within
@@ -33,7 +35,7 @@ const STEPS: usize = 8;
 const CLOSE: f64 = 1e-4;
 
 /// The host's speed untraced, as factors on the profile's host time
-/// ([`Job::with_host_speed`]): below 1, the host runs faster untraced.
+/// ([`Job::with_region_host_speed`]): below 1, the host runs faster untraced.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct HostSpeed {
     /// The factor that matches the untraced runs' median region.
@@ -62,7 +64,8 @@ pub fn first_kernel_ns(job: &Job) -> i64 {
 pub fn region_factor(job: &Job, region_ns: f64, model: &GpuModel, from: f64) -> Option<f64> {
     let pre = first_kernel_ns(job);
     let region_with = |f: f64| -> Option<f64> {
-        let alone = run_isolated(std::slice::from_ref(&job.with_host_speed(f)), model).ok()?;
+        let alone =
+            run_isolated(std::slice::from_ref(&job.with_region_host_speed(f)), model).ok()?;
         Some((alone[0].jobs[0].jct_ns() - pre) as f64)
     };
     let (lo, hi) = FACTOR_LIMITS;
@@ -115,7 +118,7 @@ pub fn untraced(job: &Job, model: &GpuModel) -> Option<HostSpeed> {
 pub fn on_untraced_host(jobs: &[Job], model: &GpuModel) -> (Vec<Job>, Vec<Option<HostSpeed>>) {
     jobs.par_iter()
         .map(|j| match untraced(j, model) {
-            Some(h) => (j.with_host_speed(h.factor), Some(h)),
+            Some(h) => (j.with_region_host_speed(h.factor), Some(h)),
             None => (j.clone(), None),
         })
         .unzip()
@@ -152,16 +155,16 @@ pub fn set_untraced_host(
         );
     }
     let (on_host, speeds) = on_untraced_host(jobs, model);
-    let each: Vec<String> = on_host
+    let each: Vec<String> = jobs
         .iter()
         .zip(&speeds)
-        .map(|(j, h)| describe(&j.name, h.as_ref()))
+        .map(|(j, h)| describe(j, h.as_ref()))
         .collect();
     let at = |pick: fn(&HostSpeed) -> f64| -> Vec<Job> {
         jobs.iter()
             .zip(&speeds)
             .map(|(j, h)| match h {
-                Some(h) => j.with_host_speed(pick(h)),
+                Some(h) => j.with_region_host_speed(pick(h)),
                 None => j.clone(),
             })
             .collect()
@@ -173,27 +176,39 @@ pub fn set_untraced_host(
     *jobs = on_host;
     (
         format!(
-            "host: as run untraced, the profile's host time times (--as-profiled: as traced): {}",
+            "host: as run untraced, the profile's host time times: {}",
             each.join(", ")
         ),
         Some(corners),
     )
 }
 
-/// One job's part of the line that names the host speeds: `NAME 0.81x
-/// [0.78-0.84] of its profile's host time, 3 untraced runs`, or why it is
-/// simulated as profiled.
-pub fn describe(name: &str, speed: Option<&HostSpeed>) -> String {
+/// One job's part of the line that names the host speeds (`job`'s
+/// [`untraced`] speed, `speed`): `NAME 0.81x [0.78-0.84] (3 untraced
+/// runs)`, marked where the factor stopped at one of [`FACTOR_LIMITS`], or
+/// why it is simulated as traced.
+pub fn describe(job: &Job, speed: Option<&HostSpeed>) -> String {
+    let name = &job.name;
     match speed {
         Some(h) => format!(
-            "{name} {:.2}x [{:.2}-{:.2}] ({} untraced run{})",
+            "{name} {:.2}x [{:.2}-{:.2}] ({} untraced run{}{})",
             h.factor,
             h.low,
             h.high,
             h.runs,
-            if h.runs == 1 { "" } else { "s" }
+            if h.runs == 1 { "" } else { "s" },
+            if h.factor <= FACTOR_LIMITS.0 || h.factor >= FACTOR_LIMITS.1 {
+                "; at the factor's limit: the untraced runs do not look like this profile"
+            } else {
+                ""
+            }
         ),
-        None => format!("{name} as profiled (its trace has no untraced runs)"),
+        None if job.untraced_regions_ns.is_empty() => {
+            format!("{name} as traced (its trace has no untraced runs)")
+        }
+        None => format!(
+            "{name} as traced (its profile could not be replayed alone to match its untraced runs)"
+        ),
     }
 }
 
@@ -238,7 +253,7 @@ mod tests {
         assert!((h.high - 1.0).abs() < 1e-3, "{h:?}");
         assert_eq!(h.runs, 3);
         assert_eq!(
-            describe("serial", Some(&h)),
+            describe(&job, Some(&h)),
             "serial 0.75x [0.50-1.00] (3 untraced runs)"
         );
         // Replayed alone at that factor, it takes the median region.
@@ -253,9 +268,42 @@ mod tests {
         let (jobs, speeds) = on_untraced_host(std::slice::from_ref(&job), &model);
         assert_eq!((jobs[0].steps.len(), speeds[0]), (job.steps.len(), None));
         assert_eq!(
-            describe("serial", None),
-            "serial as profiled (its trace has no untraced runs)"
+            describe(&job, None),
+            "serial as traced (its trace has no untraced runs)"
         );
+    }
+
+    #[test]
+    fn the_set_up_before_the_first_kernel_stays_as_traced() {
+        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
+        let model = GpuModel {
+            context_switch_ns: 0,
+            ..GpuModel::default()
+        };
+        // A synchronization at 0 (the set-up), then 10 000 ns of host
+        // before the first of 10 kernels as in `serial`: the region from the
+        // first kernel is 28 000 ns, its host part 18 000 ns.
+        let mut t = empty("setup", 0);
+        t.syncs.push(stream_sync(7, 100, 0, 500));
+        for i in 0..10u32 {
+            let base = 10_500 + i64::from(i) * 3_000;
+            t.kernels
+                .push(launched_at_start("k", i * 2 + 1, base, base + 1_000));
+            t.syncs.push(stream_sync(7, i * 2 + 2, base, base + 1_000));
+        }
+        let mut job = Job::from_trace(&t);
+        let pre = first_kernel_ns(&job);
+        assert!(pre >= 10_000, "{pre}");
+        job.untraced_regions_ns = Arc::from(vec![23_500]);
+        let h = untraced(&job, &model).unwrap();
+        assert!((h.factor - 0.75).abs() < 1e-3, "{h:?}");
+        // At that factor the first kernel starts where it did, and the
+        // region is the untraced one.
+        let fast = job.with_region_host_speed(h.factor);
+        let alone = run_isolated(std::slice::from_ref(&fast), &model).unwrap();
+        assert_eq!(first_kernel_ns(&fast), pre);
+        let region = alone[0].jobs[0].jct_ns() - pre;
+        assert!((region - 23_500).abs() <= 10, "{region}");
     }
 
     #[test]
@@ -264,7 +312,11 @@ mod tests {
         let mut job = serial(4);
         // Far shorter than the GPU time alone: no host speed reaches it.
         job.untraced_regions_ns = Arc::from(vec![10]);
-        assert_eq!(untraced(&job, &model).unwrap().factor, FACTOR_LIMITS.0);
+        let h = untraced(&job, &model).unwrap();
+        assert_eq!(h.factor, FACTOR_LIMITS.0);
+        assert!(describe(&job, Some(&h)).ends_with(
+            "; at the factor's limit: the untraced runs do not look like this profile)"
+        ));
         job.untraced_regions_ns = Arc::from(vec![1_000_000_000]);
         assert_eq!(untraced(&job, &model).unwrap().factor, FACTOR_LIMITS.1);
     }

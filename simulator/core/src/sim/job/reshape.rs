@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{HostStep, Job, NO_OP};
+use super::{GpuOp, HostStep, Job, NO_OP};
 
 impl Job {
     /// The job with FIKIT's gap predictions made by kernel key instead of by
@@ -34,11 +34,30 @@ impl Job {
     /// another speed than the job's runs ([`Job::setup_iterations`] aside,
     /// a launch-bound job's iterations are its host delays).
     pub fn with_host_speed(&self, factor: f64) -> Job {
+        self.with_host_speed_from(0, factor)
+    }
+
+    /// [`Job::with_host_speed`] from its first kernel's launch on: the host
+    /// delays up to that launch as recorded (they come before the region
+    /// its untraced runs measure, [`crate::sim::host`]), so the first kernel
+    /// starts where the profile has it.
+    pub fn with_region_host_speed(&self, factor: f64) -> Job {
+        let first = self.steps.iter().position(|s| {
+            matches!(*s, HostStep::Issue { op, .. }
+                if self.ops.get(op as usize).is_some_and(GpuOp::is_kernel))
+        });
+        self.with_host_speed_from(first.map_or(self.steps.len(), |i| i + 1), factor)
+    }
+
+    /// Every host delay of the steps from `from` on, and the tail, scaled by `factor`.
+    fn with_host_speed_from(&self, from: usize, factor: f64) -> Job {
         let scale = |d: i64| (d as f64 * factor).round() as i64;
         let steps: Vec<HostStep> = self
             .steps
             .iter()
-            .map(|s| match *s {
+            .enumerate()
+            .map(|(i, s)| match *s {
+                _ if i < from => *s,
                 HostStep::Issue { delay_ns, op } => HostStep::Issue {
                     delay_ns: scale(delay_ns),
                     op,
