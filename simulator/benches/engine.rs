@@ -1,20 +1,22 @@
 //! Simulated kernel events per second of the discrete-event engine, one core.
 //!
-//! Two co-located jobs run under each policy (`simulate::run_policy`):
-//! - `shipped_traces`: the first two `*.parquet` under `traces/` at the
-//!   workspace root, in path order (one trace is paired with itself; with none,
-//!   the synthetic pair stands in);
-//! - `synthetic_100k`: two synthetic jobs of 100 000 kernels each
-//!   (`FIKIT_BENCH_KERNELS` overrides the count), built with `fikit_trace::fixture`.
-//!
-//! - `mps_h200_model`: both pairs under MPS with the shipped H200 model
-//!   (`corun_slowdown` above 0: the slowdown's bookkeeping runs).
+//! 2, 4 and 8 co-located jobs on one GPU run under each policy
+//! (`simulate::run_policy`), on the shipped H200 model (MPS block by block
+//! with its concurrent-kernel slowdown above 0, so the slowdown's
+//! bookkeeping runs):
+//! - `shipped_h200`: the first 2, 4 or 8 `traces/h200/*.parquet` at the
+//!   workspace root, in path order (synthetic jobs stand in when it holds
+//!   too few);
+//! - `synthetic_200k`: 200 000 synthetic kernels split evenly over the jobs
+//!   (`FIKIT_BENCH_KERNELS` overrides the total), built with
+//!   `fikit_trace::fixture`.
 //!
 //! The counter is the events the engine processed (`RunResult::events`), so divan prints items/s.
 //!
 //! `cargo bench -p fikit-sim --bench engine`; the target is at least
-//! 10 million events per second.
+//! 10 million events per second for every policy at every job count.
 
+use std::fmt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -27,90 +29,87 @@ use fikit_sim::sim::simulate::run_policy;
 use fikit_sim::sim::sweep::{self, SweepOptions};
 use fikit_trace::{Kernel, Trace, fixture};
 
+/// Jobs per GPU the benches run.
+const JOBS: [usize; 3] = [2, 4, 8];
+
 fn main() {
-    for w in [shipped(), synthetic_pair()] {
-        eprintln!(
-            "{}: {} + {} kernels",
-            w.source,
-            w.jobs[0].kernel_count(),
-            w.jobs[1].kernel_count()
-        );
+    for n in JOBS {
+        for w in [shipped(n), synthetic_jobs(n)] {
+            let kernels: Vec<String> = w
+                .jobs
+                .iter()
+                .map(|j| j.kernel_count().to_string())
+                .collect();
+            eprintln!("{}: {} kernels", w.source, kernels.join(" + "));
+        }
     }
     divan::main();
 }
 
+/// Jobs sharing one GPU.
 struct Workload {
     source: String,
     jobs: Vec<Job>,
-    model: GpuModel,
 }
 
-impl Workload {
-    fn new(source: String, mut jobs: Vec<Job>) -> Workload {
-        if jobs[1].priority == jobs[0].priority {
-            jobs[1].priority = jobs[0].priority.saturating_add(1);
-        }
-        Workload {
-            source,
-            jobs,
-            model: GpuModel::default(),
-        }
-    }
-}
-
-/// The shipped pair; the synthetic one when `traces/` holds none.
-fn shipped() -> &'static Workload {
-    static W: OnceLock<Workload> = OnceLock::new();
-    W.get_or_init(|| match shipped_jobs() {
-        Some((source, jobs)) => Workload::new(source, jobs),
+/// The first `n` shipped H200 traces; synthetic jobs when `traces/h200/` holds fewer.
+fn shipped(n: usize) -> &'static Workload {
+    static W: [OnceLock<Workload>; JOBS.len()] = [const { OnceLock::new() }; JOBS.len()];
+    W[slot(n)].get_or_init(|| match shipped_jobs(n) {
+        Some(w) => w,
         None => {
-            let w = synthetic_pair();
-            Workload::new(format!("no shipped traces; {}", w.source), w.jobs.clone())
+            let w = synthetic_jobs(n);
+            Workload {
+                source: format!("too few shipped traces; {}", w.source),
+                jobs: w.jobs.clone(),
+            }
         }
     })
 }
 
-/// Two synthetic jobs of `FIKIT_BENCH_KERNELS` (default 100 000) kernels each.
-fn synthetic_pair() -> &'static Workload {
-    static W: OnceLock<Workload> = OnceLock::new();
-    W.get_or_init(|| {
-        let n = std::env::var("FIKIT_BENCH_KERNELS")
+/// `n` synthetic jobs sharing `FIKIT_BENCH_KERNELS` (default 200 000) kernels evenly.
+fn synthetic_jobs(n: usize) -> &'static Workload {
+    static W: [OnceLock<Workload>; JOBS.len()] = [const { OnceLock::new() }; JOBS.len()];
+    W[slot(n)].get_or_init(|| {
+        let total = std::env::var("FIKIT_BENCH_KERNELS")
             .ok()
             .and_then(|v| v.parse().ok())
-            .unwrap_or(100_000);
-        Workload::new(
-            format!("synthetic, {n} kernels per job"),
-            vec![
-                Job::from_trace(&synthetic("infer", 0, n, 1)),
-                Job::from_trace(&synthetic("train", 5, n, 2)),
-            ],
-        )
+            .unwrap_or(200_000usize);
+        let per_job = (total / n).max(1);
+        Workload {
+            source: format!("{n} synthetic jobs"),
+            jobs: (0..n)
+                .map(|i| {
+                    let name = format!("job{i}");
+                    Job::from_trace(&synthetic(&name, i as u8, per_job, i as u64 + 1))
+                })
+                .collect(),
+        }
     })
 }
 
-/// The first two shipped traces (one paired with itself), if any.
-fn shipped_jobs() -> Option<(String, Vec<Job>)> {
-    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../traces"));
+/// The index of `n` in [`JOBS`].
+fn slot(n: usize) -> usize {
+    JOBS.iter()
+        .position(|&j| j == n)
+        .expect("a job count of JOBS")
+}
+
+/// The first `n` traces of `traces/h200/`, if it holds that many.
+fn shipped_jobs(n: usize) -> Option<Workload> {
+    let dir = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/h200"));
     let files = fikit_trace::discover(&[dir]).ok()?;
     let mut jobs = Vec::new();
-    let mut names = Vec::new();
-    for f in files.iter().take(2) {
+    for f in files.iter().take(n) {
         match fikit_trace::read_trace(f) {
-            Ok(t) => {
-                jobs.push(Job::from_trace(&t));
-                names.push(f.display().to_string());
-            }
+            Ok(t) => jobs.push(Job::from_trace(&t)),
             Err(e) => eprintln!("skipping {}: {e}", f.display()),
         }
     }
-    match jobs.len() {
-        0 => None,
-        1 => {
-            jobs.push(jobs[0].clone());
-            Some((format!("{} (twice)", names[0]), jobs))
-        }
-        _ => Some((names.join(" + "), jobs)),
-    }
+    (jobs.len() == n).then(|| Workload {
+        source: format!("the first {n} of traces/h200/"),
+        jobs,
+    })
 }
 
 /// A deterministic pseudo-random sequence (xorshift64*).
@@ -166,11 +165,45 @@ fn synthetic(name: &str, priority: u8, n: usize, seed: u64) -> Trace {
     t
 }
 
-const POLICIES: [PolicyKind; 5] = PolicyKind::ALL;
+/// The shipped H200 model (its MPS concurrent-kernel slowdown is above 0).
+fn h200() -> &'static GpuModel {
+    static M: OnceLock<GpuModel> = OnceLock::new();
+    M.get_or_init(|| {
+        let (_, m) = GpuModel::shipped_for("NVIDIA H200").expect("the shipped H200 model");
+        assert!(
+            m.corun_slowdown > 0.0,
+            "the H200 model has a concurrent-kernel slowdown"
+        );
+        m
+    })
+}
 
-/// Runs both jobs of `w` under `kind` on `model`, counting the engine's events.
-fn bench_pair(bencher: Bencher, w: &Workload, kind: PolicyKind, model: &GpuModel) {
-    let arrivals = [0, 0];
+/// One bench case: a policy and how many jobs share the GPU.
+#[derive(Clone, Copy)]
+struct Case {
+    kind: PolicyKind,
+    jobs: usize,
+}
+
+impl fmt::Display for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} x{}", self.kind.as_str(), self.jobs)
+    }
+}
+
+/// Every policy at every job count of [`JOBS`].
+fn cases() -> impl Iterator<Item = Case> {
+    JOBS.into_iter().flat_map(|jobs| {
+        PolicyKind::ALL
+            .into_iter()
+            .map(move |kind| Case { kind, jobs })
+    })
+}
+
+/// Runs the jobs of `w` together under `kind` on the H200 model, counting the engine's events.
+fn bench_jobs(bencher: Bencher, w: &Workload, kind: PolicyKind) {
+    let model = h200();
+    let arrivals = vec![0; w.jobs.len()];
     let events = run_policy(&w.jobs, &arrivals, kind, model, false)
         .expect("runs")
         .events;
@@ -179,32 +212,16 @@ fn bench_pair(bencher: Bencher, w: &Workload, kind: PolicyKind, model: &GpuModel
     });
 }
 
-/// The first two shipped traces under each policy.
-#[divan::bench(args = POLICIES, sample_count = 20)]
-fn shipped_traces(bencher: Bencher, kind: PolicyKind) {
-    let w = shipped();
-    bench_pair(bencher, w, kind, &w.model);
+/// The first 2, 4 or 8 shipped H200 traces under each policy.
+#[divan::bench(args = cases(), sample_count = 10)]
+fn shipped_h200(bencher: Bencher, case: Case) {
+    bench_jobs(bencher, shipped(case.jobs), case.kind);
 }
 
-/// Two synthetic 100k-kernel jobs under each policy.
-#[divan::bench(args = POLICIES, sample_count = 10)]
-fn synthetic_100k(bencher: Bencher, kind: PolicyKind) {
-    let w = synthetic_pair();
-    bench_pair(bencher, w, kind, &w.model);
-}
-
-/// MPS with the shipped H200 model: block by block with its
-/// concurrent-kernel slowdown, the path the default model (`corun_slowdown`
-/// 0) skips.
-#[divan::bench(args = ["shipped", "synthetic"], sample_count = 20)]
-fn mps_h200_model(bencher: Bencher, pair: &str) {
-    let w = if pair == "shipped" {
-        shipped()
-    } else {
-        synthetic_pair()
-    };
-    let (_, model) = GpuModel::shipped_for("NVIDIA H200").expect("the shipped H200 model");
-    bench_pair(bencher, w, PolicyKind::Mps, &model);
+/// 2, 4 or 8 synthetic jobs sharing 200 000 kernels under each policy.
+#[divan::bench(args = cases(), sample_count = 10)]
+fn synthetic_200k(bencher: Bencher, case: Case) {
+    bench_jobs(bencher, synthetic_jobs(case.jobs), case.kind);
 }
 
 /// Every shipped trace, loaded once (the synthetic pair when none ship).
@@ -221,7 +238,7 @@ fn all_shipped() -> &'static Vec<Job> {
         if jobs.len() >= 2 {
             jobs
         } else {
-            synthetic_pair().jobs.clone()
+            synthetic_jobs(2).jobs.clone()
         }
     })
 }
