@@ -44,23 +44,15 @@
 //!
 //! Alone, a kernel runs its `W` waves back to back, their lengths the integer
 //! split of `D`: exactly its recorded duration.
+//!
+//! The pool keeps its waves' ends itself, each with the engine's FIFO
+//! sequence number of its event ([`SlotPool::place`]), and the engine takes
+//! the earliest ([`SlotPool::next_wave`], [`SlotPool::retire_next`]) beside
+//! its own queue: a wave whose end moves takes a new number, as a new event
+//! would, and leaves nothing stale behind (the engine counts the event it
+//! replaces: [`SlotPool::superseded`]).
 
 use crate::sim::job::Occupancy;
-
-/// A wave the pool placed: the engine schedules its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Placed {
-    /// Job index.
-    pub job: usize,
-    /// Op index in the job.
-    pub op: usize,
-    /// The wave's identity (for [`SlotPool::wave_done`]).
-    pub wave: u32,
-    /// When its blocks retire, ns.
-    pub end_ns: i64,
-    /// True for the kernel's first wave (its first block started).
-    pub first: bool,
-}
 
 /// One kernel on the GPU.
 #[derive(Debug, Clone)]
@@ -86,22 +78,42 @@ struct Active {
     resident: u64,
     /// Waves placed so far.
     placed_waves: u64,
+    /// The slowdown of its waves in flight, each since its `since`: `1 + c
+    /// o` (the share `o` is the same for all of a kernel's waves, so they
+    /// all run at the kernel's rate; a wave just placed starts at 1).
+    factor: f64,
     /// Waves in flight.
     in_flight: Vec<Wave>,
+    /// Its wave that retires first (index in `in_flight`; [`NONE`]: none).
+    next: usize,
 }
 
 /// A wave in flight: its blocks run at `1 / factor` of full speed.
 #[derive(Debug, Clone, Copy)]
 struct Wave {
-    /// Its identity (a new one each time its end moves, so the event of
-    /// the earlier end is stale).
-    id: u32,
     blocks: u64,
     /// Work left at `since`, ns at full speed.
     left: f64,
-    /// Its slowdown since `since`: `1 + c o`.
-    factor: f64,
     since: i64,
+    /// When its blocks retire, ns.
+    end: i64,
+    /// Its end event's sequence number (see [`SlotPool::place`]);
+    /// [`NO_EVENT`] while it has none.
+    seq: u64,
+}
+
+/// [`Wave::seq`] of a wave without an event: placed in the current
+/// [`SlotPool::place`], or due past the run's limit.
+const NO_EVENT: u64 = u64::MAX;
+
+/// No index ([`Active::next`]).
+const NONE: usize = usize::MAX;
+
+impl Wave {
+    /// Its event, `(end, seq)`: the earliest retires first.
+    fn key(&self) -> (i64, u64) {
+        (self.end, self.seq)
+    }
 }
 
 impl Active {
@@ -138,6 +150,35 @@ impl Active {
             (d as f64 / w as f64).round() as i64
         }
     }
+
+    /// The key of its wave that retires first.
+    fn next_key(&self) -> Option<(i64, u64)> {
+        (self.next != NONE).then(|| self.in_flight[self.next].key())
+    }
+
+    /// Finds its wave that retires first.
+    fn find_next(&mut self) {
+        self.next = NONE;
+        let mut best = (i64::MAX, u64::MAX);
+        for (i, w) in self.in_flight.iter().enumerate() {
+            if w.key() < best {
+                best = w.key();
+                self.next = i;
+            }
+        }
+    }
+}
+
+/// The sequence numbers [`SlotPool::place`] gives the wave ends it sets:
+/// the engine's counter of events and its record of the first event due
+/// past the run's limit (see [`SlotPool::place`]).
+pub struct Tickets<'a> {
+    /// The next event's sequence number.
+    pub seq: &'a mut u64,
+    /// The first event due past the limit: (when it was scheduled, when due).
+    pub too_long: &'a mut Option<(i64, i64)>,
+    /// The limit, ns.
+    pub limit: i64,
 }
 
 /// The kernels sharing the SMs and their waves in flight.
@@ -151,7 +192,17 @@ pub struct SlotPool {
     /// their blocks still to place would hold (scratch of
     /// [`SlotPool::place`]; see [`Active::pressing`]).
     pressing: Vec<f64>,
-    next_wave: u32,
+    /// Waves placed in the current [`SlotPool::place`], as (kernel, wave)
+    /// indices (scratch).
+    fresh: Vec<(usize, usize)>,
+    /// Emptied `in_flight` vectors of kernels that left, for reuse.
+    spare: Vec<Vec<Wave>>,
+    /// The kernel whose wave retires next, while `next_known`.
+    next: Option<usize>,
+    next_known: bool,
+    /// Events replaced by a moved end, and the latest time among them.
+    superseded: u64,
+    superseded_until: i64,
     /// A kernel arrived or a wave retired since the last [`SlotPool::place`]:
     /// only then can anything new be placed.
     changed: bool,
@@ -164,7 +215,12 @@ impl SlotPool {
             kernels: Vec::new(),
             held: vec![0.0; jobs],
             pressing: vec![0.0; jobs],
-            next_wave: 0,
+            fresh: Vec::new(),
+            spare: Vec::new(),
+            next: None,
+            next_known: true,
+            superseded: 0,
+            superseded_until: i64::MIN,
             changed: false,
         }
     }
@@ -185,9 +241,14 @@ impl SlotPool {
     ) {
         if job >= self.held.len() {
             self.held.resize(job + 1, 0.0);
+            self.pressing.resize(job + 1, 0.0);
         }
         self.changed = true;
         let at = self.kernels.partition_point(|k| k.order <= order);
+        if at < self.kernels.len() {
+            // Kernels move: the next wave's kernel index with them.
+            self.next_known = false;
+        }
         self.kernels.insert(
             at,
             Active {
@@ -203,7 +264,9 @@ impl SlotPool {
                 to_place: occupancy.blocks,
                 resident: 0,
                 placed_waves: 0,
-                in_flight: Vec::new(),
+                factor: 1.0,
+                in_flight: self.spare.pop().unwrap_or_default(),
+                next: NONE,
             },
         );
     }
@@ -213,18 +276,66 @@ impl SlotPool {
         self.kernels.is_empty()
     }
 
-    /// Places what fits now, kernels in the order they reached the GPU;
-    /// appends each wave placed to `out`. `corun_slowdown`: the `c` of the
-    /// waves' slowdown. The share `o` a kernel feels is at most 1.
-    pub fn place(&mut self, now: i64, corun_slowdown: f64, out: &mut Vec<Placed>) {
+    /// Places what fits now, kernels in the order they reached the GPU,
+    /// and appends `(job, op)` of each kernel whose first blocks it placed
+    /// to `first`. `corun_slowdown`: the `c` of the waves' slowdown. The
+    /// share `o` a kernel feels is at most 1.
+    ///
+    /// Each wave end it sets is an event of the engine's, numbered from
+    /// `tickets` in the order the engine would have queued them: the waves
+    /// placed, in order, then the waves whose end moved, kernel by kernel.
+    /// An end past `tickets.limit` gets no number (the run stops: the first
+    /// such is recorded). A moved end replaces the wave's earlier event,
+    /// which counts as one stale event ([`SlotPool::superseded`]).
+    pub fn place(
+        &mut self,
+        now: i64,
+        corun_slowdown: f64,
+        tickets: Tickets<'_>,
+        first: &mut Vec<(usize, usize)>,
+    ) {
         if !std::mem::take(&mut self.changed) {
             return;
         }
+        self.fresh.clear();
+        self.place_waves(now, first);
+        // The waves placed take the first numbers, those moved the next.
+        let base = *tickets.seq;
+        let mut seq = base + self.fresh.len() as u64;
+        let mut late = None;
+        if corun_slowdown > 0.0 {
+            self.slow_waves(now, corun_slowdown, &mut seq, &mut late, tickets.limit);
+        }
+        for (n, &(k, w)) in self.fresh.iter().enumerate() {
+            let kernel = &mut self.kernels[k];
+            let wave = &mut kernel.in_flight[w];
+            if wave.end > tickets.limit {
+                tickets.too_long.get_or_insert((now, wave.end));
+                wave.end = i64::MAX;
+            } else {
+                wave.seq = base + n as u64;
+                let key = wave.key();
+                if kernel.next_key().is_none_or(|next| key < next) {
+                    kernel.next = w;
+                }
+            }
+        }
+        if let Some(late) = late {
+            tickets.too_long.get_or_insert(late);
+        }
+        *tickets.seq = seq;
+        if seq != base {
+            self.next_known = false;
+        }
+    }
+
+    /// [`SlotPool::place`]: the blocks that fit now, each kernel's new wave
+    /// at full speed.
+    fn place_waves(&mut self, now: i64, first: &mut Vec<(usize, usize)>) {
         let SlotPool {
             kernels,
             held,
-            pressing,
-            next_wave,
+            fresh,
             ..
         } = self;
         held.iter_mut().for_each(|h| *h = 0.0);
@@ -235,7 +346,7 @@ impl SlotPool {
         // The job of the first kernel with blocks left to place: later
         // kernels of other jobs place nothing (in-order dispatch).
         let mut waiting: Option<usize> = None;
-        for k in kernels.iter_mut() {
+        for (i, k) in kernels.iter_mut().enumerate() {
             if k.to_place == 0 || waiting.is_some_and(|w| w != k.job) {
                 continue;
             }
@@ -262,87 +373,141 @@ impl SlotPool {
             let added = n as f64 / k.per_sm as f64;
             held[k.job] += added;
             total += added;
-            let wave = *next_wave;
-            *next_wave = next_wave.wrapping_add(1);
+            if k.placed_waves == 1 {
+                first.push((k.job, k.op));
+            }
             // Full speed for now: its slowdown is set below, from the
             // room every kernel holds once this round's blocks are placed.
+            fresh.push((i, k.in_flight.len()));
             k.in_flight.push(Wave {
-                id: wave,
                 blocks: n,
                 left: base.max(0) as f64,
-                factor: 1.0,
                 since: now,
-            });
-            out.push(Placed {
-                job: k.job,
-                op: k.op,
-                wave,
-                end_ns: now.saturating_add(base.max(0)),
-                first: k.placed_waves == 1,
+                end: now.saturating_add(base.max(0)),
+                seq: NO_EVENT,
             });
         }
-        // Every wave in flight runs `1 + c o` times slower while other jobs'
-        // started kernels press on a share `o` of the SMs: that share
-        // changes only when blocks are placed or retire (here), so each
-        // wave's end is moved to what its work left takes at the new rate.
-        if corun_slowdown <= 0.0 {
-            return;
-        }
+    }
+
+    /// [`SlotPool::place`]: every wave in flight runs `1 + c o` times
+    /// slower while other jobs' started kernels press on a share `o` of the
+    /// SMs: that share changes only when blocks are placed or retire (here),
+    /// so each wave's end is moved to what its work left takes at the new
+    /// rate, numbered from `seq`; `late`: the first end past `limit`.
+    fn slow_waves(
+        &mut self,
+        now: i64,
+        corun_slowdown: f64,
+        seq: &mut u64,
+        late: &mut Option<(i64, i64)>,
+        limit: i64,
+    ) {
+        let SlotPool {
+            kernels,
+            pressing,
+            fresh,
+            superseded,
+            superseded_until,
+            ..
+        } = self;
         pressing.iter_mut().for_each(|p| *p = 0.0);
         for k in kernels.iter() {
             pressing[k.job] += k.pressing() * k.weight;
         }
         let pressed: f64 = pressing.iter().sum();
-        for k in kernels.iter_mut() {
+        let mut fresh = fresh.iter().peekable();
+        for (i, k) in kernels.iter_mut().enumerate() {
             // At most the whole device.
             let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, 1.0);
             let factor = crate::sim::gpu::corun_factor(corun_slowdown, o);
-            for w in k.in_flight.iter_mut() {
-                if w.factor == factor {
-                    continue;
-                }
-                let done = (now - w.since) as f64 / w.factor;
+            // Its wave placed now, if any: the last, at full speed so far.
+            let placed = fresh.next_if(|&&(f, _)| f == i).map(|&(_, w)| w);
+            if let Some(w) = placed
+                && factor != 1.0
+            {
+                let w = &mut k.in_flight[w];
+                w.end = now.saturating_add((w.left * factor).round() as i64);
+            }
+            let old = std::mem::replace(&mut k.factor, factor);
+            let scheduled = placed.unwrap_or(k.in_flight.len());
+            if old == factor || scheduled == 0 {
+                continue;
+            }
+            // Its scheduled waves move: each event is replaced by one at the new end.
+            k.next = NONE;
+            let mut best = (i64::MAX, u64::MAX);
+            for (j, w) in k.in_flight[..scheduled].iter_mut().enumerate() {
+                let done = (now - w.since) as f64 / old;
                 w.left = (w.left - done).max(0.0);
-                w.factor = factor;
                 w.since = now;
                 let end = now.saturating_add((w.left * factor).round() as i64);
-                if let Some(p) = out.iter_mut().find(|p| p.wave == w.id) {
-                    // Placed in this round: its end is not scheduled yet.
-                    p.end_ns = end;
-                } else {
-                    // Scheduled: a new identity makes that event stale.
-                    w.id = *next_wave;
-                    *next_wave = next_wave.wrapping_add(1);
-                    out.push(Placed {
-                        job: k.job,
-                        op: k.op,
-                        wave: w.id,
-                        end_ns: end,
-                        first: false,
-                    });
+                if w.seq != NO_EVENT {
+                    *superseded += 1;
+                    *superseded_until = (*superseded_until).max(w.end);
+                }
+                w.end = end;
+                if end > limit {
+                    late.get_or_insert((now, end));
+                    w.end = i64::MAX;
+                    w.seq = NO_EVENT;
+                    continue;
+                }
+                w.seq = *seq;
+                *seq += 1;
+                if w.key() < best {
+                    best = w.key();
+                    k.next = j;
                 }
             }
         }
     }
 
-    /// Wave `wave` of kernel `op` of job `job` retired. `None` when the pool
-    /// has no such wave (a stale event); else whether the kernel is done (no
-    /// block left to place or running), in which case it leaves the pool.
-    pub fn wave_done(&mut self, job: usize, op: usize, wave: u32) -> Option<bool> {
-        let i = self
-            .kernels
-            .iter()
-            .position(|k| k.job == job && k.op == op)?;
-        let k = &mut self.kernels[i];
-        let w = k.in_flight.iter().position(|w| w.id == wave)?;
-        let n = k.in_flight.swap_remove(w).blocks;
-        k.resident -= n;
-        let done = k.to_place == 0 && k.in_flight.is_empty();
-        self.changed = true;
-        if done {
-            self.kernels.remove(i);
+    /// The earliest wave end, `(time, sequence number)`; `None` when no
+    /// wave is in flight.
+    pub fn next_wave(&mut self) -> Option<(i64, u64)> {
+        if !self.next_known {
+            self.next = None;
+            let mut best = (i64::MAX, u64::MAX);
+            for (i, k) in self.kernels.iter().enumerate() {
+                if let Some(key) = k.next_key()
+                    && key < best
+                {
+                    best = key;
+                    self.next = Some(i);
+                }
+            }
+            self.next_known = true;
         }
-        Some(done)
+        self.next.and_then(|i| self.kernels[i].next_key())
+    }
+
+    /// The wave [`SlotPool::next_wave`] gave retires: its kernel's `(job,
+    /// op)`, and whether the kernel is done (no block left to place or
+    /// running), in which case it leaves the pool.
+    pub fn retire_next(&mut self) -> (usize, usize, bool) {
+        let _ = self.next_wave();
+        let i = self.next.take().expect("a wave in flight");
+        self.next_known = false;
+        self.changed = true;
+        let k = &mut self.kernels[i];
+        let n = k.in_flight.swap_remove(k.next).blocks;
+        k.resident -= n;
+        k.find_next();
+        let (job, op) = (k.job, k.op);
+        let done = k.to_place == 0 && k.in_flight.is_empty();
+        if done {
+            let mut k = self.kernels.remove(i);
+            k.in_flight.clear();
+            self.spare.push(k.in_flight);
+        }
+        (job, op, done)
+    }
+
+    /// Wave-end events replaced by a later one since the pool was made
+    /// (each an event the engine would have dropped as stale when it came
+    /// due), and the latest time among them (`i64::MIN`: none).
+    pub fn superseded(&self) -> (u64, i64) {
+        (self.superseded, self.superseded_until)
     }
 }
 
@@ -364,8 +529,8 @@ mod tests {
         c: f64,
     ) -> Vec<(i64, i64)> {
         let mut pool = SlotPool::new(4);
-        let mut out = Vec::new();
-        let mut ends: Vec<Placed> = Vec::new();
+        let mut first = Vec::new();
+        let (mut seq, mut too_long) = (0u64, None);
         let mut result = vec![(i64::MIN, i64::MIN); kernels.len()];
         let mut admitted = 0;
         let mut now = 0;
@@ -375,25 +540,27 @@ mod tests {
                 pool.admit(job, admitted, &occ, d, now, weights[admitted]);
                 admitted += 1;
             }
-            out.clear();
-            pool.place(now, c, &mut out);
-            for p in &out {
-                if p.first {
-                    result[p.op].0 = now;
-                }
+            first.clear();
+            let tickets = Tickets {
+                seq: &mut seq,
+                too_long: &mut too_long,
+                limit: i64::MAX,
+            };
+            pool.place(now, c, tickets, &mut first);
+            for &(_, op) in &first {
+                result[op].0 = now;
             }
-            ends.extend(out.iter().copied());
             // The next event: a wave's end or an admission.
-            let next_end = ends.iter().map(|p| p.end_ns).min();
+            let next_end = pool.next_wave().map(|(t, _)| t);
             let next_admit = kernels.get(admitted).map(|k| k.3);
             let Some(t) = [next_end, next_admit].into_iter().flatten().min() else {
                 break;
             };
             now = t;
-            while let Some(i) = ends.iter().position(|p| p.end_ns == now) {
-                let p = ends.remove(i);
-                if pool.wave_done(p.job, p.op, p.wave) == Some(true) {
-                    result[p.op].1 = now;
+            while pool.next_wave().is_some_and(|(t, _)| t == now) {
+                let (_, op, done) = pool.retire_next();
+                if done {
+                    result[op].1 = now;
                 }
             }
         }

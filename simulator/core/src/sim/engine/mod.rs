@@ -13,7 +13,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use crate::sim::gpu::{MpsOrder, SmSharing};
 use crate::sim::job::Job;
-use crate::sim::slots::{Placed, SlotPool};
+use crate::sim::slots::SlotPool;
 
 /// The latest simulated time a run may reach, ns: 2^62, 146 years. Every
 /// time the engine computes saturates instead of overflowing, and a run that
@@ -226,8 +226,6 @@ enum Event {
     Host(usize),
     Eligible(usize, usize),
     Done(usize, usize, u32),
-    /// A wave of a kernel's blocks retired (block-by-block SM sharing).
-    Wave(usize, usize, u32),
     Wake,
 }
 
@@ -352,10 +350,11 @@ pub struct Engine<'a> {
     opts: RunOptions,
     /// How kernels of different jobs share the SMs (the policy's).
     sharing: Option<SmShare>,
-    /// Kernels on the GPU under block-by-block sharing.
+    /// Kernels on the GPU under block-by-block sharing, with their waves'
+    /// ends: events beside `queue` (the next event is the earlier of the two).
     slots: SlotPool,
-    /// Waves placed (scratch of `place_blocks`).
-    placed: Vec<Placed>,
+    /// Kernels whose first blocks were placed (scratch of `place_blocks`).
+    first: Vec<(usize, usize)>,
     /// Per-job SM share of running kernels (scratch of `update_rates`).
     shares: Vec<f64>,
     /// Set when something was due past [`MAX_SIM_NS`]: (now, when).

@@ -70,8 +70,7 @@ impl Engine<'_> {
                     let live = o.version == v && o.status == Status::Running;
                     live && !(j == owner && self.state[j].running.contains(&op))
                 }
-                // Rounds are skipped only when kernels do not share SMs: no waves.
-                Event::Host(_) | Event::Eligible(..) | Event::Wave(..) => true,
+                Event::Host(_) | Event::Eligible(..) => true,
             };
             if external {
                 horizon = horizon.min(*t);

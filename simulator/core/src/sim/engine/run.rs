@@ -76,7 +76,7 @@ impl<'a> Engine<'a> {
             opts,
             sharing: None,
             slots: SlotPool::new(jobs.len()),
-            placed: Vec::new(),
+            first: Vec::new(),
             shares: Vec::new(),
             too_long: None,
         }
@@ -101,6 +101,36 @@ impl<'a> Engine<'a> {
         self.seq += 1;
     }
 
+    /// The time of the next event, from the queue or the SM slots' wave ends.
+    fn next_time(&mut self) -> Option<i64> {
+        let queued = self.queue.peek().map(|Reverse((t, _, _))| *t);
+        match (queued, self.slots.next_wave()) {
+            (Some(q), Some((w, _))) => Some(q.min(w)),
+            (q, w) => q.or(w.map(|(t, _)| t)),
+        }
+    }
+
+    /// Takes the next event (time, then sequence number) and makes its time
+    /// `now`: `Some(Some(event))` from the queue, `Some(None)` for the wave
+    /// end the SM slots hold next, `None` when nothing is left.
+    fn pop_next(&mut self) -> Option<Option<Event>> {
+        let queued = self.queue.peek().map(|Reverse((t, s, _))| (*t, *s));
+        let wave = self.slots.next_wave();
+        match (queued, wave) {
+            (None, None) => None,
+            (q, Some(w)) if q.is_none_or(|q| w < q) => {
+                self.now = w.0;
+                Some(None)
+            }
+            _ => {
+                let Reverse((t, _, slot)) = self.queue.pop()?;
+                self.free_slots.push(slot);
+                self.now = t;
+                Some(Some(self.events[slot]))
+            }
+        }
+    }
+
     /// Runs to the end under `policy`. Fails only when the policy leaves
     /// eligible work unscheduled with nothing left to happen (a policy bug).
     pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
@@ -112,7 +142,7 @@ impl<'a> Engine<'a> {
         let mut cmds = Commands::default();
         // Whether anything happened in this instant yet.
         let mut changed = false;
-        while let Some(Reverse((t, _, slot))) = self.queue.pop() {
+        while let Some(event) = self.pop_next() {
             if let Some((at_ns, due_ns)) = self.too_long {
                 return Err(RunError::TooLong {
                     policy: policy.name(),
@@ -120,51 +150,11 @@ impl<'a> Engine<'a> {
                     due_ns,
                 });
             }
-            let event = self.events[slot];
-            self.free_slots.push(slot);
-            self.now = t;
+            let t = self.now;
             self.processed += 1;
-            match event {
-                Event::Host(j) => {
-                    self.host_step(j);
-                    changed = true;
-                }
-                Event::Eligible(j, op) => {
-                    self.make_eligible(j, op);
-                    changed = true;
-                }
-                Event::Wave(j, op, wave) => {
-                    // The wave's blocks free their room; the kernel ends with its last.
-                    if let Some(done) = self.slots.wave_done(j, op, wave) {
-                        if done {
-                            self.complete(j, op);
-                        }
-                        changed = true;
-                    }
-                }
-                Event::Done(j, op, version) => {
-                    // A stale completion (rescheduled or paused since) changes nothing.
-                    if self.state[j].ops[op].version == version
-                        && self.state[j].ops[op].status == Status::Running
-                    {
-                        self.complete(j, op);
-                        changed = true;
-                    }
-                }
-                Event::Wake => {
-                    // A wake-up the policy no longer waits for changes nothing.
-                    if self.wake_pending == Some(t) {
-                        self.wake_pending = None;
-                        changed = true;
-                    }
-                }
-            }
+            changed |= self.handle(event);
             // Same-time events first: the policy sees one consistent instant.
-            if self
-                .queue
-                .peek()
-                .is_some_and(|Reverse((nt, _, _))| *nt == t)
-            {
+            if self.next_time() == Some(t) {
                 continue;
             }
             // An instant of stale events only is no decision point: the
@@ -174,43 +164,99 @@ impl<'a> Engine<'a> {
             if !std::mem::take(&mut changed) {
                 continue;
             }
-            // Ask the policy; after it paused work, ask again so it can use the freed device.
-            for _ in 0..MAX_DECISIONS_PER_INSTANT {
-                cmds.start.clear();
-                cmds.pause.clear();
-                cmds.wake_at = None;
-                policy.decide(self.now, self.jobs, &self.state, &mut cmds);
-                let changed = !cmds.start.is_empty() || !cmds.pause.is_empty();
-                for &(j, op) in &cmds.pause {
-                    self.pause(j, op);
+            self.decide(policy, &mut cmds);
+        }
+        self.finish(policy)
+    }
+
+    /// Handles one event (`None`: the wave end the SM slots hold next);
+    /// false when it changed nothing (a stale one).
+    fn handle(&mut self, event: Option<Event>) -> bool {
+        match event {
+            None => {
+                // A wave's blocks free their room; the kernel ends with its last.
+                let (j, op, done) = self.slots.retire_next();
+                if done {
+                    self.complete(j, op);
                 }
-                for &(j, op) in &cmds.start {
-                    self.start(j, op);
-                }
-                if changed && self.fluid() {
-                    self.update_rates();
-                }
-                if let Some(w) = cmds.wake_at
-                    && w > self.now
-                    && self.wake_pending.is_none_or(|p| w < p)
-                {
-                    self.wake_pending = Some(w);
-                    self.schedule(w, Event::Wake);
-                }
-                if cmds.pause.is_empty() {
-                    break;
-                }
+                true
             }
-            if self.blocks() {
-                self.place_blocks();
+            Some(Event::Host(j)) => {
+                self.host_step(j);
+                true
             }
-            if let Some(r) = policy.rotation(self.now, &self.state) {
-                let by = self.skip_rounds(&r);
-                if by > 0 {
-                    policy.skip(by);
+            Some(Event::Eligible(j, op)) => {
+                self.make_eligible(j, op);
+                true
+            }
+            Some(Event::Done(j, op, version)) => {
+                // A stale completion (rescheduled or paused since) changes nothing.
+                let o = &self.state[j].ops[op];
+                let live = o.version == version && o.status == Status::Running;
+                if live {
+                    self.complete(j, op);
                 }
+                live
+            }
+            Some(Event::Wake) => {
+                // A wake-up the policy no longer waits for changes nothing.
+                let live = self.wake_pending == Some(self.now);
+                if live {
+                    self.wake_pending = None;
+                }
+                live
             }
         }
+    }
+
+    /// The end of an instant in which something happened: asks the policy,
+    /// carries out its commands, places blocks, skips time-slice rounds.
+    fn decide(&mut self, policy: &mut dyn Policy, cmds: &mut Commands) {
+        // Ask the policy; after it paused work, ask again so it can use the freed device.
+        for _ in 0..MAX_DECISIONS_PER_INSTANT {
+            cmds.start.clear();
+            cmds.pause.clear();
+            cmds.wake_at = None;
+            policy.decide(self.now, self.jobs, &self.state, cmds);
+            let changed = !cmds.start.is_empty() || !cmds.pause.is_empty();
+            for &(j, op) in &cmds.pause {
+                self.pause(j, op);
+            }
+            for &(j, op) in &cmds.start {
+                self.start(j, op);
+            }
+            if changed && self.fluid() {
+                self.update_rates();
+            }
+            if let Some(w) = cmds.wake_at
+                && w > self.now
+                && self.wake_pending.is_none_or(|p| w < p)
+            {
+                self.wake_pending = Some(w);
+                self.schedule(w, Event::Wake);
+            }
+            if cmds.pause.is_empty() {
+                break;
+            }
+        }
+        if self.blocks() {
+            self.place_blocks();
+        }
+        if let Some(r) = policy.rotation(self.now, &self.state) {
+            let by = self.skip_rounds(&r);
+            if by > 0 {
+                policy.skip(by);
+            }
+        }
+    }
+
+    /// The run's result once no event is left.
+    fn finish(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
+        // Replaced wave ends count as the stale events they stand for, and
+        // the run ends at the latest of those too.
+        let (superseded, until) = self.slots.superseded();
+        self.processed += superseded;
+        self.now = self.now.max(until);
         if let Some((at_ns, due_ns)) = self.too_long {
             return Err(RunError::TooLong {
                 policy: policy.name(),

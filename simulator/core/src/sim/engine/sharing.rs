@@ -3,7 +3,9 @@
 
 use crate::sim::gpu::SmSharing;
 
-use super::{Engine, Event};
+use crate::sim::slots::Tickets;
+
+use super::{Engine, Event, MAX_SIM_NS};
 
 impl Engine<'_> {
     /// How kernels share the SMs: block by block.
@@ -25,20 +27,30 @@ impl Engine<'_> {
         self.sharing.as_ref().map_or(0.0, |s| s.corun_slowdown)
     }
 
-    /// Block-by-block sharing: places the blocks that fit now and schedules
-    /// their waves' ends; a kernel's first block is its start on timelines.
+    /// Block-by-block sharing: places the blocks that fit now; the SM
+    /// slots keep their waves' ends, events numbered in this run's order
+    /// ([`Tickets`]); a kernel's first block is its start on timelines.
     pub(super) fn place_blocks(&mut self) {
         let c = self.corun_slowdown();
-        let mut placed = std::mem::take(&mut self.placed);
-        placed.clear();
-        self.slots.place(self.now, c, &mut placed);
-        for p in &placed {
-            if p.first {
-                self.state[p.job].ops[p.op].resumed_at = self.now;
-            }
-            self.schedule(p.end_ns, Event::Wave(p.job, p.op, p.wave));
+        let now = self.now;
+        let Engine {
+            slots,
+            first,
+            seq,
+            too_long,
+            state,
+            ..
+        } = self;
+        first.clear();
+        let tickets = Tickets {
+            seq,
+            too_long,
+            limit: MAX_SIM_NS,
+        };
+        slots.place(now, c, tickets, first);
+        for &(j, op) in first.iter() {
+            state[j].ops[op].resumed_at = now;
         }
-        self.placed = placed;
     }
 
     /// MPS: when the jobs' SM demand exceeds the device, every running kernel
