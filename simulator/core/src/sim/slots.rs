@@ -109,6 +109,21 @@ const NO_EVENT: u64 = u64::MAX;
 /// No index ([`Active::next`]).
 const NONE: usize = usize::MAX;
 
+/// `x.round() as i64` for the wave arithmetic, without a call to `round`:
+/// for `0 <= x < 2^52` the integer part `t` and the fraction `x - t` are
+/// exact, so rounding half away from zero is `t`, plus 1 when the fraction
+/// is at least one half; anything else (negative, huge, NaN) takes
+/// `f64::round` itself. The same value as `x.round() as i64` for every `x`.
+#[inline]
+fn round_ns(x: f64) -> i64 {
+    if (0.0..4_503_599_627_370_496.0).contains(&x) {
+        let t = x as i64;
+        t + i64::from(x - t as f64 >= 0.5)
+    } else {
+        x.round() as i64
+    }
+}
+
 impl Wave {
     /// Its event, `(end, seq)`: the earliest retires first.
     fn key(&self) -> (i64, u64) {
@@ -200,6 +215,11 @@ pub struct SlotPool {
     /// The kernel whose wave retires next, while `next_known`.
     next: Option<usize>,
     next_known: bool,
+    /// No kernel from this index on has a wave in flight (a bound, not
+    /// always the least one): [`SlotPool::next_wave`] looks no further.
+    /// Kernels take room in order, so those with waves are mostly the
+    /// first few, while many later ones wait.
+    active_end: usize,
     /// Events replaced by a moved end, and the latest time among them.
     superseded: u64,
     superseded_until: i64,
@@ -219,6 +239,7 @@ impl SlotPool {
             spare: Vec::new(),
             next: None,
             next_known: true,
+            active_end: 0,
             superseded: 0,
             superseded_until: i64::MIN,
             changed: false,
@@ -245,6 +266,9 @@ impl SlotPool {
         }
         self.changed = true;
         let at = self.kernels.partition_point(|k| k.order <= order);
+        if at < self.active_end {
+            self.active_end += 1;
+        }
         if at < self.kernels.len() {
             // Kernels move: the next wave's kernel index with them.
             self.next_known = false;
@@ -336,10 +360,13 @@ impl SlotPool {
             kernels,
             held,
             fresh,
+            active_end,
             ..
         } = self;
         held.iter_mut().for_each(|h| *h = 0.0);
-        for k in kernels.iter() {
+        // A kernel with no block resident holds 0.0: adding it changes
+        // no sum, so the sums are those of every kernel.
+        for k in kernels.iter().filter(|k| k.resident > 0) {
             held[k.job] += k.held();
         }
         let mut total: f64 = held.iter().sum();
@@ -355,7 +382,8 @@ impl SlotPool {
             // Blocks that fit in `room` SMs; the tolerance keeps a whole
             // device's worth of blocks from losing one to rounding.
             let fit = if room > 0.0 {
-                (room * k.per_sm as f64 + 1e-6).floor() as u64
+                // Truncation is `floor` here: the value is positive.
+                (room * k.per_sm as f64 + 1e-6) as u64
             } else {
                 0
             };
@@ -379,6 +407,7 @@ impl SlotPool {
             // Full speed for now: its slowdown is set below, from the
             // room every kernel holds once this round's blocks are placed.
             fresh.push((i, k.in_flight.len()));
+            *active_end = (*active_end).max(i + 1);
             k.in_flight.push(Wave {
                 blocks: n,
                 left: base.max(0) as f64,
@@ -411,12 +440,23 @@ impl SlotPool {
             ..
         } = self;
         pressing.iter_mut().for_each(|p| *p = 0.0);
-        for k in kernels.iter() {
+        // A kernel with no block resident presses on 0.0 SMs: with a
+        // finite weight it adds 0.0, which changes no sum.
+        for k in kernels
+            .iter()
+            .filter(|k| k.resident > 0 || !k.weight.is_finite())
+        {
             pressing[k.job] += k.pressing() * k.weight;
         }
         let pressed: f64 = pressing.iter().sum();
         let mut fresh = fresh.iter().peekable();
         for (i, k) in kernels.iter_mut().enumerate() {
+            // A kernel with no wave in flight (none placed now either) has
+            // nothing to move, and its factor is set again before it is
+            // read: when its next wave is placed.
+            if k.in_flight.is_empty() {
+                continue;
+            }
             // At most the whole device.
             let o = ((pressed - pressing[k.job]).max(0.0) / k.sms).clamp(0.0, 1.0);
             let factor = crate::sim::gpu::corun_factor(corun_slowdown, o);
@@ -426,7 +466,7 @@ impl SlotPool {
                 && factor != 1.0
             {
                 let w = &mut k.in_flight[w];
-                w.end = now.saturating_add((w.left * factor).round() as i64);
+                w.end = now.saturating_add(round_ns(w.left * factor));
             }
             let old = std::mem::replace(&mut k.factor, factor);
             let scheduled = placed.unwrap_or(k.in_flight.len());
@@ -436,11 +476,16 @@ impl SlotPool {
             // Its scheduled waves move: each event is replaced by one at the new end.
             k.next = NONE;
             let mut best = (i64::MAX, u64::MAX);
+            // Waves placed at one instant share the work done since: one
+            // division for each instant, not each wave.
+            let mut done_since = (i64::MIN, 0.0);
             for (j, w) in k.in_flight[..scheduled].iter_mut().enumerate() {
-                let done = (now - w.since) as f64 / old;
-                w.left = (w.left - done).max(0.0);
+                if done_since.0 != w.since {
+                    done_since = (w.since, (now - w.since) as f64 / old);
+                }
+                w.left = (w.left - done_since.1).max(0.0);
                 w.since = now;
-                let end = now.saturating_add((w.left * factor).round() as i64);
+                let end = now.saturating_add(round_ns(w.left * factor));
                 if w.seq != NO_EVENT {
                     *superseded += 1;
                     *superseded_until = (*superseded_until).max(w.end);
@@ -468,7 +513,11 @@ impl SlotPool {
         if !self.next_known {
             self.next = None;
             let mut best = (i64::MAX, u64::MAX);
-            for (i, k) in self.kernels.iter().enumerate() {
+            let mut end = 0;
+            for (i, k) in self.kernels[..self.active_end].iter().enumerate() {
+                if !k.in_flight.is_empty() {
+                    end = i + 1;
+                }
                 if let Some(key) = k.next_key()
                     && key < best
                 {
@@ -476,6 +525,7 @@ impl SlotPool {
                     self.next = Some(i);
                 }
             }
+            self.active_end = end;
             self.next_known = true;
         }
         self.next.and_then(|i| self.kernels[i].next_key())
@@ -497,6 +547,9 @@ impl SlotPool {
         let done = k.to_place == 0 && k.in_flight.is_empty();
         if done {
             let mut k = self.kernels.remove(i);
+            if i < self.active_end {
+                self.active_end -= 1;
+            }
             k.in_flight.clear();
             self.spare.push(k.in_flight);
         }
