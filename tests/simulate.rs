@@ -492,3 +492,60 @@ fn a_job_with_untraced_runs_is_simulated_at_its_untraced_host_speed() {
         "{traced}"
     );
 }
+
+#[test]
+fn the_first_screen_gives_each_slowdown_its_range_over_the_untraced_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    // A second throughput job, so that the traces get the pairwise screen,
+    // and the serving job with untraced runs of 150 to 170 µs.
+    write_trace(
+        &dir.path().join("training2.parquet"),
+        &fixture::training("training2", 9, 6),
+    )
+    .unwrap();
+    let mut serving = fixture::serving("serving", 0, 3);
+    let gpu = serving.meta.device.name.clone();
+    let mut c = fixture::characterization(&gpu);
+    for (r, region_ns) in c.untraced_runs.iter_mut().zip([150_000, 170_000]) {
+        r.region_ns = region_ns;
+        r.iterations_ns.clear();
+    }
+    serving.meta.characterization = Some(c);
+    write_trace(&dir.path().join("serving.parquet"), &serving).unwrap();
+    let table = stdout_of(dir.path(), &["--model", "default", "."]);
+    let rows: Vec<&str> = table
+        .lines()
+        .filter(|l| l.contains('┆') && l.contains("serving"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    for r in &rows {
+        // Every policy's cell: point [least-greatest], the point inside.
+        let cells: Vec<&str> = r.split('┆').map(str::trim).collect();
+        for cell in &cells[2..6] {
+            let (point, range) = cell.split_once(" [").unwrap_or_else(|| panic!("{r}"));
+            let (lo, hi) = range.trim_end_matches(']').split_once('-').unwrap();
+            let num = |s: &str| -> f64 { s.trim_end_matches('x').parse().unwrap() };
+            assert!(num(lo) <= num(point) && num(point) <= num(hi), "{r}");
+        }
+    }
+    assert!(
+        table.contains("[a-b]: over the hosts' untraced runs"),
+        "{table}"
+    );
+    // The rows as JSON carry it too; without untraced runs there is none.
+    let json = stdout_of(dir.path(), &["--model", "default", "--format", "json", "."]);
+    assert!(json.contains("\"high_slowdown_range\""), "{json}");
+    let json = stdout_of(
+        dir.path(),
+        &[
+            "--model",
+            "default",
+            "--format",
+            "json",
+            "--as-profiled",
+            ".",
+        ],
+    );
+    assert!(!json.contains("high_slowdown_range"), "{json}");
+}

@@ -268,7 +268,15 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
             )));
         }
         progress.finish();
-        return run_pairwise(&o, &scenario, &pairs, model, &model_line, &host_line);
+        return run_pairwise(
+            &o,
+            &scenario,
+            &pairs,
+            model,
+            &model_line,
+            &host_line,
+            corners.as_ref(),
+        );
     }
     let opts = SimOptions {
         policies: o.policies.clone(),
@@ -332,15 +340,27 @@ fn run_pairwise(
     model: GpuModel,
     model_line: &str,
     host_line: &str,
+    corners: Option<&crate::sim::host::Corners>,
 ) -> Result<(), Failure> {
     let opts = SweepOptions {
         policies: o.policies.clone(),
         model,
         progress: std::io::stderr().is_terminal(),
     };
-    let rows = sweep::pairs_of(&scenario.jobs, pairs, &opts)
+    let mut rows = sweep::pairs_of(&scenario.jobs, pairs, &opts)
         .context("simulating")
         .map_err(other)?;
+    if let Some(c) = corners {
+        // The same pairs with every host at the fastest, then the slowest,
+        // of its untraced runs: each row's range.
+        let ends = [&c.low, &c.high].map(|jobs| {
+            sweep::pairs_of(jobs, pairs, &opts)
+                .context("simulating")
+                .map_err(other)
+        });
+        let [low, high] = ends;
+        sweep::with_host_range(&mut rows, &low?, &high?);
+    }
     let high = scenario.jobs[pairs[0].0].priority;
     match o.format {
         Format::Table => print(&format!(

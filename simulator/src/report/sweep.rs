@@ -129,20 +129,27 @@ pub fn pairwise_table(rows: &[PairRow]) -> String {
                 .find(|r| r.high == high && r.low == low && r.policy == p)
         };
         let mut line = vec![Cell::new(high), Cell::new(low)];
-        line.extend(
-            policies
-                .iter()
-                .map(|&p| right(of(p).map_or("-".into(), |r| format!("{:.2}x", r.high_slowdown)))),
-        );
+        line.extend(policies.iter().map(|&p| {
+            right(of(p).map_or("-".into(), |r| match r.high_slowdown_range {
+                Some([lo, hi]) => format!("{:.2}x [{lo:.2}-{hi:.2}]", r.high_slowdown),
+                None => format!("{:.2}x", r.high_slowdown),
+            }))
+        }));
         if let Some(f) = of(PolicyKind::Fikit) {
             line.push(right(format!("{:.2}x faster", f.high_vs_timeslice)));
             line.push(right(format!("{:.2}x", f.low_slowdown)));
         }
         t.add_row(line);
     }
+    let ranged = rows.iter().any(|r| r.high_slowdown_range.is_some());
     format!(
-        "{t}\nslowdown = JCT beside the partner / JCT alone (1.00x: unaffected); \
-         FIKIT vs timeslice = the latency-critical job's JCT under timeslice / under fikit\n"
+        "{t}\nslowdown = JCT beside the partner / JCT alone (1.00x: unaffected){}; \
+         FIKIT vs timeslice = the latency-critical job's JCT under timeslice / under fikit\n",
+        if ranged {
+            "; [a-b]: over the hosts' untraced runs (each host at its fastest, then its slowest)"
+        } else {
+            ""
+        }
     )
 }
 

@@ -30,6 +30,26 @@ pub struct PairRow {
     pub low_slowdown: f64,
     /// High-priority p99 iteration latency, ns.
     pub high_p99_ns: i64,
+    /// The least and the greatest high-priority slowdown over the hosts'
+    /// untraced range ([`with_host_range`]); `None` without one (and in a
+    /// fleet's rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high_slowdown_range: Option<[f64; 2]>,
+}
+
+/// Sets each row's range from the same pairs with every host at the
+/// fastest (`low`) and the slowest (`high`) of its untraced runs: the least
+/// and the greatest high-priority slowdown of the three. The rows must be
+/// of the same pairs and policies, in the same order.
+pub fn with_host_range(rows: &mut [PairRow], low: &[PairRow], high: &[PairRow]) {
+    for ((r, l), h) in rows.iter_mut().zip(low).zip(high) {
+        debug_assert!(r.high == l.high && r.low == h.low && r.policy == l.policy);
+        let s = [r.high_slowdown, l.high_slowdown, h.high_slowdown];
+        r.high_slowdown_range = Some([
+            s.iter().copied().fold(f64::INFINITY, f64::min),
+            s.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ]);
+    }
 }
 
 /// One group of jobs on one GPU: `group[0]` at priority 0, the others at 9,
@@ -84,6 +104,7 @@ pub fn group_rows(
                     .reduce(f64::max)
                     .expect("a group has another job"),
                 high_p99_ns: of(0).p99_ns,
+                high_slowdown_range: None,
             }
         })
         .collect())

@@ -195,6 +195,7 @@ pub fn read_rows(path: &Path) -> Result<(Vec<SweepRow>, RowsMeta), FleetError> {
                 high_slowdown: hs[i],
                 low_slowdown: ls[i],
                 high_p99_ns: p99[i],
+                high_slowdown_range: None,
             },
         });
     }
