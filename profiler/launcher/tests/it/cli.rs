@@ -15,11 +15,57 @@ use predicates::prelude::*;
 const BIN: &str = env!("CARGO_BIN_EXE_fikit-profile");
 
 fn profile(out: &Path) -> Command {
+    let mut c = profile_with_runs(out);
+    // The commands here play the collector (they copy spools): no untraced
+    // runs after them, which need the real one (see the next helper).
+    c.args(["--runs", "0"]);
+    c
+}
+
+/// [`profile`] with fikit-profile's default untraced runs.
+fn profile_with_runs(out: &Path) -> Command {
     let mut c = Command::new(BIN);
     c.arg("-o").arg(out);
     // Keep the machine's CUDA toolkit (if any) out of the way.
     c.env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test");
     c
+}
+
+#[test]
+fn an_untraced_run_that_cannot_start_keeps_the_trace_and_says_so() {
+    // The command plays the collector for the traced run; the untraced runs
+    // need the real one, which is missing here.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    common::write_spool(&src.join("fikit-4242.spool"), &common::records(true));
+    let out = dir.path().join("traces");
+    let copy = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
+    let run = profile_with_runs(&out)
+        .env("FIKIT_COLLECTOR", dir.path().join("missing.so"))
+        .args(["--name", "job", "--", "sh", "-c", &copy])
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(
+        err.lines().next().unwrap().starts_with(
+            "fikit-profile: runs the command 4 times: once traced (the trace), then 3 times untraced"
+        ),
+        "{err}"
+    );
+    let trace = out.join("job-4242.parquet");
+    assert!(
+        err.contains(&format!(
+            "untraced run 1 of 3 exited 1: no more runs; {} is whole, with 0 untraced runs before it",
+            trace.display()
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("untraced run 2 of 3"), "{err}");
+    // The trace is whole, without a characterization.
+    let t = fikit_trace::read_trace(&trace).unwrap();
+    assert!(!t.kernels.is_empty());
+    assert_eq!(t.meta.characterization, None);
 }
 
 #[test]
@@ -233,6 +279,8 @@ fn help_documents_every_option() {
         "--keep-spools",
         "--quiet",
         "--metrics",
+        "--runs",
+        "--single-run",
         "--wait-descendants",
         "COMMAND",
         "128+signal",
