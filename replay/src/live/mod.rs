@@ -245,6 +245,9 @@ pub fn live_report(
                 priority: job.priority,
                 isolated_jct_ns: iso[i],
                 jct_ns: jct(r),
+                // Live replay measures a job from its start.
+                isolated_region_ns: iso[i],
+                region_ns: jct(r),
                 slowdown: ratio(jct(r), iso[i]),
                 vs_timeslice: ratio(base[i], jct(r)),
                 iterations: measured.len(),
@@ -529,6 +532,8 @@ mod tests {
             priority: 0,
             isolated_jct_ns: 1,
             jct_ns: jct,
+            isolated_region_ns: 1,
+            region_ns: jct,
             slowdown: 1.0,
             vs_timeslice: 1.0,
             iterations: 0,

@@ -6,7 +6,7 @@ use fikit_sim_core::sim::gpu::GpuModel;
 use fikit_sim_core::sim::host::first_kernel_ns;
 use fikit_sim_core::sim::job::Job;
 use fikit_sim_core::sim::simulate::{
-    SimOptions, percentiles, run_isolated, simulate_with_isolated,
+    SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated,
 };
 
 use super::{mean_ratio, ms};
@@ -67,18 +67,8 @@ pub fn predict(
                 .collect(),
         );
     }
-    let pre: Vec<i64> = shared.iter().map(first_kernel_ns).collect();
     // Each job arrives so that its first kernel comes at its offset.
-    let base = pre
-        .iter()
-        .zip(first_launch_at)
-        .map(|(p, at)| p - at)
-        .max()?;
-    let arrivals: Vec<i64> = pre
-        .iter()
-        .zip(first_launch_at)
-        .map(|(p, at)| base + at - p)
-        .collect();
+    let arrivals = line_up(shared, first_launch_at);
     let report = simulate_with_isolated(
         shared,
         &arrivals,
@@ -95,18 +85,19 @@ pub fn predict(
             .jobs
             .iter()
             .zip(shared)
-            .zip(alone_its.iter().zip(pre.iter().zip(&pre_alone)))
-            .map(|((r, j), (alone, (p, pa)))| {
+            .zip(&alone_its)
+            .map(|((r, j), alone)| {
                 // The report's iterations are the simulator's measured ones
                 // (its set-up left out): counted as the gate counts.
                 let its = as_gated_measured(j, &r.iterations_ns);
                 let (p50, p99) = percentiles(its);
                 Predicted {
-                    slowdown: (r.jct_ns - p) as f64 / (r.isolated_jct_ns - pa).max(1) as f64,
+                    // fikit-sim's one measure: region over region alone.
+                    slowdown: r.slowdown,
                     p50_ms: ms(p50),
                     p99_ms: ms(p99),
                     per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
-                    region_ms: ms(r.jct_ns - p),
+                    region_ms: ms(r.region_ns),
                 }
             })
             .collect(),

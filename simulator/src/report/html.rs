@@ -310,7 +310,7 @@ pub fn read_svg_figures(paths: &[std::path::PathBuf]) -> Result<Vec<Figure>, Htm
 /// The caption of a plot of [`crate::report::plots`], by its file stem.
 fn plot_caption(stem: &str) -> String {
     if stem.ends_with("-jct") {
-        "JCT of every job under every policy, normalized to its isolated JCT (1.0 = as fast as alone).".into()
+        "Every job's region (first kernel launch to its end) under every policy over its region alone (1.0 = as fast as alone).".into()
     } else if stem.ends_with("-latency-cdf") {
         "CDF of the high-priority job's iteration latencies under each policy (setup iteration left out).".into()
     } else if stem.ends_with("-timeline") {
@@ -460,8 +460,8 @@ fn results_section(report: &Report) -> Section {
             "policy",
             "job",
             "prio",
-            "isolated JCT",
-            "JCT",
+            "alone",
+            "shared",
             "slowdown",
             "vs timeslice",
             "iters",
@@ -479,8 +479,8 @@ fn results_section(report: &Report) -> Section {
                     r.policy.as_str().to_string(),
                     r.job.clone(),
                     r.priority.to_string(),
-                    human_ns(r.isolated_jct_ns),
-                    human_ns(r.jct_ns),
+                    human_ns(r.isolated_region_ns),
+                    human_ns(r.region_ns),
                     format!("{:.3}x", r.slowdown),
                     format!("{:.3}x", r.vs_timeslice),
                     r.iterations.to_string(),
@@ -525,9 +525,11 @@ fn results_section(report: &Report) -> Section {
         heading: "Results".into(),
         blocks: vec![
             Block::Paragraph(
-                "slowdown = JCT / isolated JCT; vs timeslice = JCT under timeslice / JCT under the \
-                 policy (the high-priority job's speedup over default sharing; below 1 = slower). \
-                 p50/p99: iteration latency, nearest rank."
+                "alone, shared: the job's region, from its first kernel launch to its end (its \
+                 set-up before it left out, as fikit-run measures); slowdown = shared / alone; vs \
+                 timeslice = shared under timeslice / shared under the policy (the high-priority \
+                 job's speedup over default sharing; below 1 = slower). p50/p99: iteration \
+                 latency, nearest rank."
                     .into(),
             ),
             Block::Table(per_job),

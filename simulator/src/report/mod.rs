@@ -52,8 +52,8 @@ fn table(report: &Report) -> String {
         "policy",
         "job",
         "prio",
-        "isolated JCT",
-        "JCT",
+        "alone",
+        "shared",
         "slowdown",
         "vs timeslice",
         "iters",
@@ -65,8 +65,8 @@ fn table(report: &Report) -> String {
             Cell::new(r.policy.as_str()),
             Cell::new(&r.job),
             right(r.priority.to_string()),
-            right(human_ns(r.isolated_jct_ns)),
-            right(human_ns(r.jct_ns)),
+            right(human_ns(r.isolated_region_ns)),
+            right(human_ns(r.region_ns)),
             right(match r.slowdown_range {
                 Some([lo, hi]) => format!("{:.3}x [{lo:.3}-{hi:.3}]", r.slowdown),
                 None => format!("{:.3}x", r.slowdown),
@@ -104,7 +104,8 @@ fn table(report: &Report) -> String {
         ]);
     }
     format!(
-        "GPU model: {}\n{t}\nslowdown = JCT / isolated JCT; vs timeslice = JCT under timeslice / JCT under the policy \
+        "GPU model: {}\n{t}\nalone, shared: the job's region, from its first kernel launch to its end (its set-up before it left out, \
+         as fikit-run measures); slowdown = shared / alone; vs timeslice = shared under timeslice / shared under the policy \
          (the high-priority job's speedup over default sharing; below 1 = slower){}\n\n{p}\n",
         report.model,
         if report.jobs.iter().any(|r| r.slowdown_range.is_some()) {
@@ -123,6 +124,8 @@ fn csv(report: &Report) -> String {
         "priority",
         "isolated_jct_ns",
         "jct_ns",
+        "isolated_region_ns",
+        "region_ns",
         "slowdown",
         "vs_timeslice",
         "iterations",
@@ -151,6 +154,8 @@ fn csv(report: &Report) -> String {
                 r.priority.to_string(),
                 r.isolated_jct_ns.to_string(),
                 r.jct_ns.to_string(),
+                r.isolated_region_ns.to_string(),
+                r.region_ns.to_string(),
                 format!("{:.6}", r.slowdown),
                 format!("{:.6}", r.vs_timeslice),
                 r.iterations.to_string(),

@@ -1,7 +1,8 @@
 //! Plots of a [`Report`], each written as PNG and SVG with plotters:
 //!
-//! - `<stem>-jct`: grouped bars of every job's JCT under every policy,
-//!   normalized to its isolated JCT (the `slowdown` of [`JobRow`]), with a
+//! - `<stem>-jct`: grouped bars of every job's region (first kernel launch
+//!   to its end) under every policy over its region alone (the `slowdown`
+//!   of [`JobRow`]), with a
 //!   dashed line at 1.0;
 //! - `<stem>-latency-cdf`: the CDF of the high-priority job's iteration
 //!   latencies (lowest `priority` number; ties: the first job) per policy;
@@ -103,7 +104,7 @@ pub fn write_plots(
 
     let mut written = Vec::new();
     let jct = JctFigure {
-        title: format!("JCT normalized to isolated ({stem})"),
+        title: format!("Slowdown: region under the policy / alone ({stem})"),
         jobs: labels.clone(),
         bars: table
             .rows
@@ -295,7 +296,7 @@ fn category_label(labels: &[String], v: f64) -> String {
 struct JctFigure {
     title: String,
     jobs: Vec<String>,
-    /// Per policy, per job: JCT / isolated JCT.
+    /// Per policy, per job: region / region alone.
     bars: Vec<(PolicyKind, Vec<f64>)>,
 }
 
@@ -333,7 +334,7 @@ impl Figure for JctFigure {
             .x_labels(n)
             .x_label_formatter(&x_fmt)
             .y_label_formatter(&y_fmt)
-            .y_desc("JCT / isolated JCT")
+            .y_desc("region / region alone")
             .label_style((FONT, 14))
             .axis_desc_style((FONT, 15))
             .draw()

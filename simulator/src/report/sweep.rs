@@ -96,8 +96,8 @@ pub fn render(rows: &[PairRow], format: Format) -> String {
 
 /// The first screen of `fikit-sim` on traces: one line per latency-critical
 /// job and partner, the latency-critical job's slowdown under each policy
-/// but exclusive (JCT beside the partner / JCT alone), what FIKIT gains over
-/// time slicing (its JCT under timeslice / under fikit), and the partner's
+/// but exclusive (its region beside the partner / alone), what FIKIT gains
+/// over time slicing (its region under timeslice / under fikit), and the partner's
 /// slowdown under FIKIT. Rows as [`crate::sim::sweep::pairs_of`] gives them.
 pub fn pairwise_table(rows: &[PairRow]) -> String {
     let mut policies: Vec<PolicyKind> = rows
@@ -143,8 +143,8 @@ pub fn pairwise_table(rows: &[PairRow]) -> String {
     }
     let ranged = rows.iter().any(|r| r.high_slowdown_range.is_some());
     format!(
-        "{t}\nslowdown = JCT beside the partner / JCT alone (1.00x: unaffected){}; \
-         FIKIT vs timeslice = the latency-critical job's JCT under timeslice / under fikit\n",
+        "{t}\nslowdown = its region beside the partner / alone, from its first kernel launch to its end \
+         (1.00x: unaffected){}; FIKIT vs timeslice = its region under timeslice / under fikit\n",
         if ranged {
             "; [a-b]: over the hosts' untraced runs (each host at its fastest, then its slowest)"
         } else {

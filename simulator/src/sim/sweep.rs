@@ -20,13 +20,13 @@ pub struct PairRow {
     pub low: String,
     /// Policy.
     pub policy: PolicyKind,
-    /// High-priority JCT under timeslice / under the policy.
+    /// High-priority region under timeslice / under the policy.
     pub high_vs_timeslice: f64,
-    /// Low-priority JCT under timeslice / under the policy (the lowest of several).
+    /// Low-priority region under timeslice / under the policy (the lowest of several).
     pub low_vs_timeslice: f64,
-    /// High-priority JCT / isolated.
+    /// High-priority region / region alone (the slowdown of [`crate::sim::simulate::JobRow`]).
     pub high_slowdown: f64,
-    /// Low-priority JCT / isolated (the highest of several).
+    /// Low-priority region / region alone (the highest of several).
     pub low_slowdown: f64,
     /// High-priority p99 iteration latency, ns.
     pub high_p99_ns: i64,
@@ -69,7 +69,9 @@ pub fn group_rows(
             job
         })
         .collect();
-    let report = simulate_with_isolated(&jobs, &vec![0; jobs.len()], sim, isolated)?;
+    // Together: first kernel launches lined up, as fikit-run lines them up.
+    let arrivals = crate::sim::simulate::line_up(&jobs, &vec![0; jobs.len()]);
+    let report = simulate_with_isolated(&jobs, &arrivals, sim, isolated)?;
     let low = jobs[1..]
         .iter()
         .map(|j| j.name.as_str())

@@ -98,7 +98,9 @@ pub enum ScenarioError {
 }
 
 impl Scenario {
-    /// One job per trace, as recorded: priorities from the traces, all arriving at 0.
+    /// One job per trace, as recorded: priorities from the traces, arriving
+    /// so that their first kernel launches line up
+    /// ([`crate::sim::simulate::line_up`]).
     pub fn from_traces(files: &[PathBuf]) -> Result<Scenario, ScenarioError> {
         Scenario::from_traces_with(files, false)
     }
@@ -130,7 +132,9 @@ impl Scenario {
         dedup_names(&mut jobs);
         Ok(Scenario {
             name: "traces".to_string(),
-            arrivals: vec![0; jobs.len()],
+            // Together: their first kernel launches lined up, as fikit-run
+            // lines real jobs up.
+            arrivals: crate::sim::simulate::line_up(&jobs, &vec![0; jobs.len()]),
             jobs,
         })
     }

@@ -8,6 +8,7 @@ use fikit_trace::gaps::nearest_rank;
 use crate::policy::PolicyKind;
 use crate::sim::engine::{Engine, JobOutcome, RunError, RunOptions, RunResult, Segment};
 use crate::sim::gpu::GpuModel;
+use crate::sim::host::first_kernel_ns;
 use crate::sim::job::Job;
 
 /// What to simulate.
@@ -30,14 +31,21 @@ pub struct JobRow {
     pub job: String,
     /// Priority, 0 highest.
     pub priority: u8,
-    /// JCT alone on the GPU, ns.
+    /// JCT alone on the GPU (from the job's arrival), ns.
     pub isolated_jct_ns: i64,
     /// JCT under the policy, ns.
     pub jct_ns: i64,
-    /// `jct / isolated_jct`.
+    /// Its region alone: from its first kernel's launch to its end, ns
+    /// (its set-up before that left out, as `fikit-run` measures a job).
+    pub isolated_region_ns: i64,
+    /// Its region under the policy, ns.
+    pub region_ns: i64,
+    /// `region / isolated_region`: the one measure of slowdown `fikit-sim`
+    /// and `fikit-run` share.
     pub slowdown: f64,
-    /// `JCT under timeslice / JCT under this policy`: FIKIT's headline speedup
-    /// for the high-priority job, and the low-priority ratio for the others.
+    /// `region under timeslice / region under this policy`: FIKIT's
+    /// headline speedup for the high-priority job, and the low-priority
+    /// ratio for the others.
     pub vs_timeslice: f64,
     /// Iterations measured (spans between the host's blocking
     /// synchronizations that hold a kernel; a trace's first, its setup, left out).
@@ -197,6 +205,10 @@ fn simulate_with_isolated_progress(
 ) -> Result<Report, RunError> {
     phase("replaying under timeslice (the baseline)".into());
     let iso_jct: Vec<i64> = isolated.iter().map(|r| r.jobs[0].jct_ns()).collect();
+    // Each job's region starts at its first kernel's launch: the host
+    // before it (set-up) runs as recorded under every policy.
+    let pre: Vec<i64> = jobs.iter().map(first_kernel_ns).collect();
+    let iso_region: Vec<i64> = iso_jct.iter().zip(&pre).map(|(j, p)| j - p).collect();
     let baseline = run_policy(jobs, arrivals, PolicyKind::Timeslice, &opts.model, false)?;
 
     let mut report = Report {
@@ -248,14 +260,17 @@ fn simulate_with_isolated_progress(
         for (i, (job, o)) in jobs.iter().zip(outcomes).enumerate() {
             let measured = measured_iterations(job, &o.iterations_ns);
             let (p50, p99) = percentiles(measured);
+            let region = o.jct_ns() - pre[i];
             report.jobs.push(JobRow {
                 policy: kind,
                 job: job.name.clone(),
                 priority: job.priority,
                 isolated_jct_ns: iso_jct[i],
                 jct_ns: o.jct_ns(),
-                slowdown: ratio(o.jct_ns(), iso_jct[i]),
-                vs_timeslice: ratio(baseline.jobs[i].jct_ns(), o.jct_ns()),
+                isolated_region_ns: iso_region[i],
+                region_ns: region,
+                slowdown: ratio(region, iso_region[i]),
+                vs_timeslice: ratio(baseline.jobs[i].jct_ns() - pre[i], region),
                 iterations: measured.len(),
                 p50_ns: p50,
                 p99_ns: p99,
@@ -297,6 +312,23 @@ pub fn with_host_range(report: &mut Report, low: &Report, high: &Report) {
     }
 }
 
+/// Arrivals that put each job's first kernel launch `first_launch_at[i]`
+/// after the earliest (0 for all: together), as `fikit-run` lines real jobs
+/// up at their first launch; the earliest arrival is 0.
+pub fn line_up(jobs: &[Job], first_launch_at: &[i64]) -> Vec<i64> {
+    let pre: Vec<i64> = jobs.iter().map(first_kernel_ns).collect();
+    let base = pre
+        .iter()
+        .zip(first_launch_at)
+        .map(|(p, at)| p - at)
+        .max()
+        .unwrap_or(0);
+    pre.iter()
+        .zip(first_launch_at)
+        .map(|(p, at)| base + at - p)
+        .collect()
+}
+
 fn ratio(a: i64, b: i64) -> f64 {
     if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
@@ -312,6 +344,8 @@ mod tests {
             priority: 0,
             isolated_jct_ns: 1,
             jct_ns: 1,
+            isolated_region_ns: 1,
+            region_ns: 1,
             slowdown,
             vs_timeslice: 1.0,
             iterations: 0,
