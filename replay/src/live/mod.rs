@@ -234,6 +234,7 @@ pub fn live_report(
         jobs: Vec::new(),
         policies: Vec::new(),
         segments: Vec::new(),
+        from_arrival: true,
     };
     for (kind, results) in runs {
         for (i, (job, r)) in scenario.jobs.iter().zip(results).enumerate() {
@@ -387,7 +388,19 @@ pub fn compare(scenario: &Scenario, sim: &Report, live: &[LiveJct]) -> Vec<Valid
             },
             recorded_span_ns: span,
             live_vs_timeslice: l.vs_timeslice,
-            sim_vs_timeslice: s.vs_timeslice,
+            // From JCTs, as live replay measures (the report's own
+            // vs_timeslice is of regions, from the first kernel launch).
+            sim_vs_timeslice: sim
+                .jobs
+                .iter()
+                .find(|t| t.policy == PolicyKind::Timeslice && t.job == l.job)
+                .map_or(s.vs_timeslice, |t| {
+                    if s.jct_ns == 0 {
+                        1.0
+                    } else {
+                        t.jct_ns as f64 / s.jct_ns as f64
+                    }
+                }),
         });
     }
     out
@@ -548,6 +561,7 @@ mod tests {
             jobs,
             policies: vec![],
             segments: vec![],
+            from_arrival: false,
         };
         let sim = rep(vec![
             row(PolicyKind::Fikit, "a", 110),

@@ -123,7 +123,7 @@ pub struct Row {
     /// The simulated per-iteration median lies inside the real range.
     #[serde(default)]
     pub per_iteration_within: Option<bool>,
-    /// fikit-sim's slowdown for the same profiles, started when the jobs started.
+    /// fikit-sim's slowdown for the same profiles, lined up at their first kernel launch.
     pub sim_slowdown: Option<Spread>,
     /// [`Row::sim_slowdown`]'s figures, one per counted repetition that was
     /// predicted (empty as [`Row::slowdowns`] is).

@@ -30,7 +30,7 @@ const EXIT_BAD_INPUT: u8 = 2;
     subcommand_negates_reqs = true,
     about = "Replay GPU job traces under GPU-sharing policies (FIKIT, time slicing, MPS, preemption)",
     long_about = "Replay GPU job traces under GPU-sharing policies (FIKIT, time slicing, MPS, \
-                  preemption) and compare job completion times, latency and utilization.\n\n\
+                  preemption) and compare each job's slowdown (first kernel launch to end, shared against alone), latency and utilization.\n\n\
                   With trace files or folders (searched recursively for *.parquet) that hold \
                   latency-critical jobs (the best priority among them) and throughput jobs \
                   (any worse one), each latency-critical job is simulated beside each \

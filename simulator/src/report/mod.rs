@@ -103,9 +103,14 @@ fn table(report: &Report) -> String {
             }),
         ]);
     }
+    let measure = if report.from_arrival {
+        "alone, shared: the job's time from its arrival to its end (JCT)"
+    } else {
+        "alone, shared: the job's region, from its first kernel launch to its end (its set-up before it left out, \
+         as fikit-run measures)"
+    };
     format!(
-        "GPU model: {}\n{t}\nalone, shared: the job's region, from its first kernel launch to its end (its set-up before it left out, \
-         as fikit-run measures); slowdown = shared / alone; vs timeslice = shared under timeslice / shared under the policy \
+        "GPU model: {}\n{t}\n{measure}; slowdown = shared / alone; vs timeslice = shared under timeslice / shared under the policy \
          (the high-priority job's speedup over default sharing; below 1 = slower){}\n\n{p}\n",
         report.model,
         if report.jobs.iter().any(|r| r.slowdown_range.is_some()) {

@@ -377,7 +377,7 @@ impl Figure for JctFigure {
                 BLACK.stroke_width(2),
             ))
             .map_err(err)?
-            .label("isolated = 1.0")
+            .label("alone = 1.0")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 14, y)], BLACK.stroke_width(2)));
         chart
             .configure_series_labels()

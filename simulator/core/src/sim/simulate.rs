@@ -106,6 +106,10 @@ pub struct Report {
     /// Kernel run segments per policy, when recorded.
     #[serde(skip)]
     pub segments: Vec<PolicySegments>,
+    /// The rows' regions are JCTs from each job's arrival (live replay
+    /// measures so), not from its first kernel launch.
+    #[serde(skip)]
+    pub from_arrival: bool,
 }
 
 /// Runs `jobs` together under one policy (job `i` arriving at `arrivals[i]`).
@@ -216,6 +220,7 @@ fn simulate_with_isolated_progress(
         jobs: Vec::new(),
         policies: Vec::new(),
         segments: Vec::new(),
+        from_arrival: false,
     };
     for &kind in &opts.policies {
         let mut fresh: Option<RunResult> = None;
@@ -316,6 +321,7 @@ pub fn with_host_range(report: &mut Report, low: &Report, high: &Report) {
 /// after the earliest (0 for all: together), as `fikit-run` lines real jobs
 /// up at their first launch; the earliest arrival is 0.
 pub fn line_up(jobs: &[Job], first_launch_at: &[i64]) -> Vec<i64> {
+    assert_eq!(jobs.len(), first_launch_at.len(), "one offset per job");
     let pre: Vec<i64> = jobs.iter().map(first_kernel_ns).collect();
     let base = pre
         .iter()
@@ -363,6 +369,7 @@ mod tests {
             jobs: rows,
             policies: Vec::new(),
             segments: Vec::new(),
+            from_arrival: false,
         }
     }
 
