@@ -8,7 +8,9 @@
 #
 # BIN_DIR holds fikit-profile, fikit-run, libfikit_collector.so and
 # libfikit_shim.so. POLICIES (environment): fikit-run's (default
-# exclusive,timeslice,mps,fikit); REPS: its repetitions (default 3).
+# exclusive,timeslice,mps,fikit); REPS: its repetitions (default 3); INFER
+# and TRAIN: workload.py's arguments for the two jobs (default resnet50
+# batch 1 eval, resnet50 batch 32 train).
 # Writes OUT_DIR/untraced.log (everything printed), the two traces,
 # table.txt and run.json.xz.
 set -uo pipefail
@@ -19,8 +21,8 @@ WORK=$(mktemp -d)
 exec > >(tee "$OUT/untraced.log") 2>&1
 export FIKIT_COLLECTOR="$BIN/libfikit_collector.so"
 W=scripts/workloads/workload.py
-INFER="python3 $W --model resnet50 --batch 1 --mode eval --iters 300 --warmup 10"
-TRAIN="python3 $W --model resnet50 --batch 32 --mode train --iters 120 --warmup 3"
+INFER="python3 $W ${INFER:---model resnet50 --batch 1 --mode eval --iters 300 --warmup 10}"
+TRAIN="python3 $W ${TRAIN:---model resnet50 --batch 32 --mode train --iters 120 --warmup 3}"
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 t0=$SECONDS
 "$BIN/fikit-profile" --name infer --priority 0 -q -o "$WORK/traces" -- $INFER
