@@ -236,20 +236,32 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    /// A job of `n` iterations: a kernel of 1000 ns launched as it starts,
-    /// waited for by a stream synchronization, then 2000 ns of host before
-    /// the next launch: its region from its first kernel is 10 x 1000 + 9 x
-    /// 2000 = 28 000 ns for 10, its host part 18 000 ns.
-    fn serial(n: u32) -> Job {
+    /// A job of 10 iterations: a kernel of `kernel_ns` launched as it
+    /// starts, waited for by a stream synchronization, then `host_ns` of
+    /// host before the next launch; with `setup_ns`, a synchronization at 0
+    /// and that much host before the first launch. Its region from its first
+    /// kernel is 10 `kernel_ns` + 9 `host_ns`.
+    fn iterations(kernel_ns: i64, host_ns: i64, setup_ns: i64) -> Job {
         use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
         let mut t = empty("serial", 0);
-        for i in 0..n {
-            let base = i64::from(i) * 3_000;
+        if setup_ns > 0 {
+            t.syncs.push(stream_sync(7, 100, 0, 500));
+        }
+        let first = if setup_ns > 0 { 500 + setup_ns } else { 0 };
+        for i in 0..10u32 {
+            let base = first + i64::from(i) * (kernel_ns + host_ns);
             t.kernels
-                .push(launched_at_start("k", i * 2 + 1, base, base + 1_000));
-            t.syncs.push(stream_sync(7, i * 2 + 2, base, base + 1_000));
+                .push(launched_at_start("k", i * 2 + 1, base, base + kernel_ns));
+            t.syncs
+                .push(stream_sync(7, i * 2 + 2, base, base + kernel_ns));
         }
         Job::from_trace(&t)
+    }
+
+    /// 10 kernels of 1000 ns, 2000 ns of host before each but the first:
+    /// region 28 000 ns, its host part 18 000 ns.
+    fn serial() -> Job {
+        iterations(1_000, 2_000, 0)
     }
 
     #[test]
@@ -262,7 +274,7 @@ mod tests {
         // kernel 10 x 1000 + 9 x 2000 = 28 000 ns. Untraced runs of 19 000,
         // 23 500 and 28 000 ns: the median needs 9 x 2000 f = 13 500, f =
         // 0.75; the runs 0.5, 0.75 and 1.
-        let mut job = serial(10);
+        let mut job = serial();
         let alone = run_isolated(std::slice::from_ref(&job), &model).unwrap();
         assert_eq!(alone[0].jobs[0].jct_ns() - first_kernel_ns(&job), 28_000);
         job.untraced_regions_ns = Arc::from(vec![23_500, 19_000, 28_000]);
@@ -294,7 +306,6 @@ mod tests {
 
     #[test]
     fn the_set_up_before_the_first_kernel_stays_as_traced() {
-        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
         let model = GpuModel {
             context_switch_ns: 0,
             ..GpuModel::default()
@@ -302,15 +313,7 @@ mod tests {
         // A synchronization at 0 (the set-up), then 10 000 ns of host
         // before the first of 10 kernels as in `serial`: the region from the
         // first kernel is 28 000 ns, its host part 18 000 ns.
-        let mut t = empty("setup", 0);
-        t.syncs.push(stream_sync(7, 100, 0, 500));
-        for i in 0..10u32 {
-            let base = 10_500 + i64::from(i) * 3_000;
-            t.kernels
-                .push(launched_at_start("k", i * 2 + 1, base, base + 1_000));
-            t.syncs.push(stream_sync(7, i * 2 + 2, base, base + 1_000));
-        }
-        let mut job = Job::from_trace(&t);
+        let mut job = iterations(1_000, 2_000, 10_000);
         let pre = first_kernel_ns(&job);
         assert!(pre >= 10_000, "{pre}");
         job.untraced_regions_ns = Arc::from(vec![23_500]);
@@ -327,7 +330,6 @@ mod tests {
 
     #[test]
     fn a_host_that_is_a_small_part_of_the_region_is_still_matched() {
-        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
         let model = GpuModel {
             context_switch_ns: 0,
             ..GpuModel::default()
@@ -337,14 +339,7 @@ mod tests {
         // ns. Proportional steps move 1.8% a step here (eight of them end
         // near 0.93); the secant stops within the region's tolerance (10 ns
         // of host here, 0.6% of the factor).
-        let mut t = empty("gpu-bound", 0);
-        for i in 0..10u32 {
-            let base = i64::from(i) * 10_200;
-            t.kernels
-                .push(launched_at_start("k", i * 2 + 1, base, base + 10_000));
-            t.syncs.push(stream_sync(7, i * 2 + 2, base, base + 10_000));
-        }
-        let mut job = Job::from_trace(&t);
+        let mut job = iterations(10_000, 200, 0);
         let alone = run_isolated(std::slice::from_ref(&job), &model).unwrap();
         assert_eq!(alone[0].jobs[0].jct_ns() - first_kernel_ns(&job), 101_800);
         let f = region_factor(&job, 100_900.0, &model, 1.0).unwrap();
@@ -363,7 +358,7 @@ mod tests {
     #[test]
     fn a_factor_stays_within_its_limits() {
         let model = GpuModel::default();
-        let mut job = serial(4);
+        let mut job = serial();
         // Far shorter than the GPU time alone: no host speed reaches it.
         job.untraced_regions_ns = Arc::from(vec![10]);
         let h = untraced(&job, &model).unwrap();
