@@ -41,10 +41,8 @@ pub fn predict(
     policy: PolicyKind,
     model: &GpuModel,
 ) -> Option<Vec<Predicted>> {
-    let alone_jobs = jobs;
-    let shared = jobs;
-    let pre_alone: Vec<i64> = alone_jobs.iter().map(first_kernel_ns).collect();
-    let alone = run_isolated(alone_jobs, model).ok()?;
+    let pre: Vec<i64> = jobs.iter().map(first_kernel_ns).collect();
+    let alone = run_isolated(jobs, model).ok()?;
     let alone_its: Vec<&[i64]> = alone
         .iter()
         .map(|r| as_gated(&r.jobs[0].iterations_ns))
@@ -53,7 +51,7 @@ pub fn predict(
         return Some(
             alone_its
                 .iter()
-                .zip(alone.iter().zip(&pre_alone))
+                .zip(alone.iter().zip(&pre))
                 .map(|(its, (a, p))| {
                     let (p50, p99) = percentiles(its);
                     Predicted {
@@ -68,9 +66,9 @@ pub fn predict(
         );
     }
     // Each job arrives so that its first kernel comes at its offset.
-    let arrivals = line_up(shared, first_launch_at);
+    let arrivals = line_up(jobs, first_launch_at);
     let report = simulate_with_isolated(
-        shared,
+        jobs,
         &arrivals,
         &SimOptions {
             policies: vec![policy],
@@ -84,7 +82,7 @@ pub fn predict(
         report
             .jobs
             .iter()
-            .zip(shared)
+            .zip(jobs)
             .zip(&alone_its)
             .map(|((r, j), alone)| {
                 // The report's iterations are the simulator's measured ones

@@ -75,8 +75,8 @@ pub fn region_factor(job: &Job, region_ns: f64, model: &GpuModel, from: f64) -> 
     };
     let (lo, hi) = FACTOR_LIMITS;
     let close = |r: f64| (r / region_ns - 1.0).abs() < CLOSE;
-    let (mut f0, mut r0) = (from.clamp(lo, hi), 0.0);
-    r0 += region_with(f0)?;
+    let mut f0 = from.clamp(lo, hi);
+    let mut r0 = region_with(f0)?;
     if close(r0) {
         return Some(f0);
     }
