@@ -7,9 +7,10 @@
 #
 # cargo zigbuild makes fikit-profile, fikit-run and the two libraries; maturin
 # then builds fikit-sim (bin bindings) and packs the wheel. maturin's cargo
-# runs under other settings, so it compiles the dependencies again: on this
-# project's 2-core machine the release wheel took about an hour (2026-11-27),
-# the unoptimized CI one 12 minutes with its test. The script checks
+# runs on fikit-sim alone; the two share their dependencies because
+# traces/Cargo.toml gives them one set of features. On this project's 2-core
+# machine the release wheel took about an hour (2026-11-27, before that
+# alignment). The script checks
 # that no artifact needs a glibc newer than 2.17 and that the wheel holds
 # everything, then prints its size.
 #
@@ -52,6 +53,11 @@ maturin_profile=(--profile "$PROFILE")
 [ "$PROFILE" = release ] && maturin_profile=(--release)
 (cd python && maturin build "${maturin_profile[@]}" --zig --compatibility manylinux2014 \
   --target "$TRIPLE" --out "../$OUT")
+
+# Both builds should share Polars (traces/Cargo.toml aligns the features that
+# only one of them enables); a second copy costs CI minutes.
+copies=$(find "$BUILT/deps" -name 'libpolars_core-*.rlib' | wc -l)
+[ "$copies" -le 1 ] || echo "build.sh: warning: $copies builds of polars-core in $BUILT/deps (the two builds select different features; in a clean target this costs minutes: align them in traces/Cargo.toml)" >&2
 
 echo "== glibc versions needed"
 for f in "${SCRIPTS[@]}" fikit-sim; do
