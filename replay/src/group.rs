@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use crate::ReplayError;
 use crate::control::{Control, state};
 use crate::plan::{LivePolicy, Plan, WorkerResult};
+pub use fikit_device::mps::MpsDaemon;
 use fikit_gate::block::ControlFile;
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ReplayError + '_ {
@@ -32,64 +33,6 @@ pub struct LiveOptions {
     /// When set, every worker writes its job's per-kernel timeline here
     /// (`crate::worker::TIMELINE_ENV`; read with `fikit_replay::timeline`).
     pub timeline_dir: Option<PathBuf>,
-}
-
-/// The MPS control daemon, started with private pipe and log folders and
-/// stopped on drop.
-pub struct MpsDaemon {
-    env: Vec<(String, PathBuf)>,
-}
-
-impl MpsDaemon {
-    /// Starts a daemon whose pipe and log folders are under `dir`.
-    pub fn start(dir: &Path) -> Result<MpsDaemon, ReplayError> {
-        let pipe = dir.join("mps-pipe");
-        let log = dir.join("mps-log");
-        for d in [&pipe, &log] {
-            std::fs::create_dir_all(d).map_err(io(d))?;
-        }
-        let env = vec![
-            ("CUDA_MPS_PIPE_DIRECTORY".to_string(), pipe),
-            ("CUDA_MPS_LOG_DIRECTORY".to_string(), log),
-        ];
-        let out = Command::new("nvidia-cuda-mps-control")
-            .arg("-d")
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .output()
-            .map_err(|e| ReplayError::Mps(format!("nvidia-cuda-mps-control: {e}")))?;
-        if !out.status.success() {
-            return Err(ReplayError::Mps(format!(
-                "nvidia-cuda-mps-control -d: {} {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(MpsDaemon { env })
-    }
-
-    /// The environment a client needs to reach this daemon.
-    pub fn env(&self) -> &[(String, PathBuf)] {
-        &self.env
-    }
-}
-
-impl Drop for MpsDaemon {
-    fn drop(&mut self) {
-        use std::io::Write;
-        if let Ok(mut c) = Command::new("nvidia-cuda-mps-control")
-            .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-        {
-            if let Some(mut i) = c.stdin.take() {
-                let _ = i.write_all(b"quit\n");
-            }
-            let _ = c.wait();
-            // The server exits shortly after the daemon; give it a moment.
-            std::thread::sleep(std::time::Duration::from_millis(500));
-        }
-    }
 }
 
 /// Runs `plans` together (one worker process each) and returns each job's
@@ -135,7 +78,7 @@ pub fn run_group(
             .stdout(Stdio::null())
             .stderr(err);
         if let Some(m) = &mps {
-            cmd.envs(m.env.iter().map(|(k, v)| (k, v)));
+            cmd.envs(m.env().iter().map(|(k, v)| (k, v)));
         }
         if let Some(d) = &opts.timeline_dir {
             cmd.env(crate::worker::TIMELINE_ENV, d);

@@ -25,7 +25,8 @@
 pub mod calibrate;
 pub mod control;
 pub mod gate;
-pub mod gpu;
+/// The GPU wrappers and kernels (the `fikit-device` crate's).
+pub use fikit_device::gpu;
 pub mod group;
 pub mod live;
 pub mod plan;
@@ -35,25 +36,10 @@ pub mod worker;
 /// Errors of live replay.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    /// A CUDA driver call failed.
-    #[error("CUDA driver: {call} failed: {message}")]
-    Driver {
-        /// The call.
-        call: &'static str,
-        /// The driver's error.
-        message: String,
-    },
-    /// The CUDA driver or NVRTC library could not be loaded.
-    #[error("cannot load {library}: {message}")]
-    Library {
-        /// Which library.
-        library: &'static str,
-        /// Why.
-        message: String,
-    },
-    /// NVRTC could not compile the synthetic kernel.
-    #[error("NVRTC: {0}")]
-    Nvrtc(String),
+    /// The GPU side failed: a driver call, loading libcuda or NVRTC,
+    /// compiling the kernels, or starting MPS.
+    #[error(transparent)]
+    Device(#[from] fikit_device::DeviceError),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -78,11 +64,6 @@ pub enum ReplayError {
         /// What happened (its exit status and the end of its stderr).
         message: String,
     },
-    /// MPS could not be started.
-    #[error(
-        "cannot run under MPS: {0} (start it yourself with `nvidia-cuda-mps-control -d`, or leave mps out)"
-    )]
-    Mps(String),
     /// The run did not start or finish in time.
     #[error("{0}")]
     Timeout(String),

@@ -37,17 +37,7 @@ impl LivePolicy {
     }
 }
 
-/// A copy's direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CopyDir {
-    /// Host to device.
-    HtoD,
-    /// Device to host.
-    DtoH,
-    /// Device to device (and anything else).
-    DtoD,
-}
+pub use fikit_device::gpu::CopyDir;
 
 /// What a GPU operation is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -266,7 +266,7 @@ fn wait_events(gpu: &Gpu, plan: &Plan) -> Result<Vec<Option<Event>>, ReplayError
         .iter()
         .map(|&w| {
             if w {
-                gpu.event(false).map(Some)
+                Ok(Some(gpu.event(false)?))
             } else {
                 Ok(None)
             }
@@ -450,7 +450,7 @@ fn replay_steps(
                     if let Some(e) = shared.events[op]
                         && let Err(e) = shared.gpu.wait(e)
                     {
-                        r.result = Err(e);
+                        r.result = Err(e.into());
                         break;
                     }
                 }

@@ -140,7 +140,7 @@ pub fn run_load(o: LoadOptions) -> Result<(), Failure> {
     let end = fikit_replay::now_ns() + o.run_ns;
     let stop = || fikit_replay::now_ns() >= end || o.stop_file.as_ref().is_some_and(|f| f.exists());
     let report = if o.victim {
-        let runs = fikit_replay::calibrate::hold_victim(&gpu, o.compute, o.victim_passes, &stop)
+        let runs = fikit_device::victim::hold_victim(&gpu, o.compute, o.victim_passes, &stop)
             .context("running the victim")
             .map_err(other)?;
         eprintln!(

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::ReplayError;
 use crate::gpu::{DeviceBuffer, Event, Gpu, LoadMode, Stream};
+pub use fikit_device::victim::CORUN_THREADS;
+use fikit_device::victim::{CHASE_PASSES, COMPUTE_PASSES, VICTIM_BYTES};
 
 /// What a concurrent-kernel probe's kernels do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,17 +89,7 @@ pub fn probe_bytes(
     }
 }
 
-/// Next indices of a pointer chase over `links` 64-bit words: each link
-/// jumps `CHASE_STRIDE` words on (modulo `links`), so consecutive loads of
-/// one thread fall in different DRAM pages and never in the same cache line.
-pub fn chase_links(links: usize) -> Vec<u64> {
-    (0..links as u64)
-        .map(|i| (i + CHASE_STRIDE) % links as u64)
-        .collect()
-}
-
-/// How far one link of the pointer chase jumps, words (about 8 MB).
-const CHASE_STRIDE: u64 = 1_000_003;
+pub use fikit_device::victim::chase_links;
 
 /// A victim kernel's time beside a load kernel of another stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -185,23 +177,14 @@ pub fn split_spans(
     (inside, after)
 }
 
-/// Threads per block of the concurrent-kernel probes.
-pub const CORUN_THREADS: u32 = 256;
 /// How long each load kernel runs, ns.
 const CORUN_LOAD_NS: u64 = 40_000_000;
 /// Load kernels per load share.
 const CORUN_ROUNDS: usize = 5;
 /// Victim runs alone.
 const CORUN_ALONE: usize = 30;
-/// The memory victim's buffer (larger than the L2 cache of current GPUs,
-/// 50-60 MB on H100/H200, so it streams from DRAM), bytes.
-pub(super) const VICTIM_BYTES: usize = 128 << 20;
 /// The memory load's buffer, bytes.
 pub(super) const LOAD_BYTES: usize = 1 << 30;
-/// Passes of the compute victim (1,024 dependent FMAs per thread each).
-pub(super) const COMPUTE_PASSES: u32 = 200;
-/// Passes of the latency victim (64 dependent links per thread each).
-pub(super) const CHASE_PASSES: u32 = 12;
 /// Passes of a streaming load timed alone for its traffic (each moves its
 /// 1 GiB buffer in and out: about a millisecond at a quarter of the SMs).
 const STREAM_TIMING_PASSES: u32 = 8;
@@ -397,13 +380,14 @@ impl<'g> Probe<'g> {
                 spin_ns,
                 None,
                 stamp.at(0),
-            ),
+            )?,
             Some((v, l)) => {
                 let mode = if victim { v } else { l };
                 self.gpu
-                    .launch_load(s, blocks, self.threads, mode, buf, passes, run_ns, stamp)
+                    .launch_load(s, blocks, self.threads, mode, buf, passes, run_ns, stamp)?
             }
         }
+        Ok(())
     }
 
     /// One victim run, stamped at `stamp`.

@@ -147,7 +147,8 @@ fn launch_dispatch_wide(
 
 /// Launches the probe's one-block kernel on `s`, stamping at `stamp`.
 fn launch_dispatch_block(gpu: &Gpu, s: Stream, stamp: u64) -> Result<(), ReplayError> {
-    gpu.launch_spin(s, [1, 1, 1], [CORUN_THREADS, 1, 1], 0, 10_000, None, stamp)
+    gpu.launch_spin(s, [1, 1, 1], [CORUN_THREADS, 1, 1], 0, 10_000, None, stamp)?;
+    Ok(())
 }
 
 /// Time between the rounds of the dispatch-order probe across two

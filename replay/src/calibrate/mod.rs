@@ -201,49 +201,6 @@ pub fn hold_load(
     })
 }
 
-/// Runs one of calibrate's victims (`compute`: the dependent FMAs of
-/// [`LoadKind::Compute`]; else the latency-bound pointer chase of
-/// [`LoadKind::Latency`]; a quarter as many blocks as SMs, [`CORUN_THREADS`]
-/// threads each) back to back, each run waited for, until `stop` returns
-/// true (checked after each run); returns how many ran. `passes`: the
-/// victim's passes per run (`None`: calibrate's, about 0.45 ms a run on
-/// Hopper; fewer make runs short enough to lie inside a batch-1 job's
-/// kernels). Under `fikit-profile`
-/// beside another process's job, its runs' stretch is how hard that job's
-/// kernels press on a latency-bound neighbour (`fikit-lab load --victim`,
-/// the pressure pass).
-pub fn hold_victim(
-    gpu: &Gpu,
-    compute: bool,
-    passes: Option<u32>,
-    stop: &dyn Fn() -> bool,
-) -> Result<u64, ReplayError> {
-    let threads = CORUN_THREADS;
-    let blocks = (gpu.sm_count / 4).max(1);
-    let (mode, default_passes, bytes) = if compute {
-        (LoadMode::Compute, COMPUTE_PASSES, 4096)
-    } else {
-        (LoadMode::Chase, CHASE_PASSES, VICTIM_BYTES)
-    };
-    let passes = passes.unwrap_or(default_passes).max(1);
-    let buf = gpu.alloc(bytes)?;
-    if !compute {
-        gpu.write_u64(buf, &chase_links(VICTIM_BYTES / 8))?;
-    }
-    let stamp = gpu.alloc(32)?;
-    gpu.write_u64(stamp, &[u64::MAX, 0, u64::MAX, 0])?;
-    let s = gpu.stream(false)?;
-    let done = gpu.event(false)?;
-    let mut runs = 0u64;
-    while !stop() {
-        gpu.launch_load(s, blocks, threads, mode, buf, passes, 0, stamp)?;
-        gpu.record(done, s)?;
-        gpu.wait(done)?;
-        runs += 1;
-    }
-    Ok(runs)
-}
-
 /// Every `period_ns` for `run_ns`, launches one short kernel (`kernel_ns`,
 /// one block) and waits for it; returns each one's host-measured latency
 /// (launch to completion), ns: what a sparse, latency-bound job sees while
@@ -274,8 +231,8 @@ pub fn sparse(
 mod corun;
 mod dispatch;
 
+use corun::LOAD_BYTES;
 pub use corun::*;
-use corun::{CHASE_PASSES, COMPUTE_PASSES, LOAD_BYTES, VICTIM_BYTES};
 pub use dispatch::*;
 
 #[cfg(test)]

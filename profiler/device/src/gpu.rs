@@ -1,17 +1,17 @@
-//! The GPU side of live replay, on cudarc's `result` and `sys` layers (the
-//! thin, safe-where-possible wrappers of the CUDA driver API and NVRTC; the
-//! `safe` layer's per-launch event tracking would add host time to every
-//! launch). All `unsafe` of the replay is in this module.
+//! The GPU, on cudarc's `result` and `sys` layers (the thin,
+//! safe-where-possible wrappers of the CUDA driver API and NVRTC; the `safe`
+//! layer's per-launch event tracking would add host time to every launch).
+//! All `unsafe` of the GPU side is in this module.
 //!
 //! cudarc loads libcuda and libnvrtc on first use and panics when it cannot;
-//! [`Gpu::open`] catches that and returns [`ReplayError::Library`].
+//! [`Gpu::open`] catches that and returns [`DeviceError::Library`].
 
 use std::ffi::{CString, c_uint, c_void};
 use std::panic::AssertUnwindSafe;
 
 use cudarc::driver::{result, sys};
 
-use crate::ReplayError;
+use crate::DeviceError;
 
 /// The CUDA source of the synthetic kernel and the calibration probe.
 pub const KERNEL_SOURCE: &str = include_str!("spin.cu");
@@ -21,14 +21,14 @@ pub const KERNEL_SOURCE: &str = include_str!("spin.cu");
 /// that runs is never away from the timer this long.
 pub const PREEMPT_JUMP_NS: u64 = 20_000;
 
-fn driver(call: &'static str) -> impl FnOnce(result::DriverError) -> ReplayError {
-    move |e| ReplayError::Driver {
+fn driver(call: &'static str) -> impl FnOnce(result::DriverError) -> DeviceError {
+    move |e| DeviceError::Driver {
         call,
         message: format!("{e:?}"),
     }
 }
 
-fn check(call: &'static str, r: sys::CUresult) -> Result<(), ReplayError> {
+fn check(call: &'static str, r: sys::CUresult) -> Result<(), DeviceError> {
     r.result().map_err(driver(call))
 }
 
@@ -36,8 +36,8 @@ fn check(call: &'static str, r: sys::CUresult) -> Result<(), ReplayError> {
 /// the panic message kept off stderr: the error says it).
 fn loading<T>(
     library: &'static str,
-    f: impl FnOnce() -> Result<T, ReplayError>,
-) -> Result<T, ReplayError> {
+    f: impl FnOnce() -> Result<T, DeviceError>,
+) -> Result<T, DeviceError> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let r = std::panic::catch_unwind(AssertUnwindSafe(f));
@@ -55,7 +55,7 @@ fn loading<T>(
             }
             None => message,
         };
-        Err(ReplayError::Library { library, message })
+        Err(DeviceError::Library { library, message })
     })
 }
 
@@ -80,6 +80,18 @@ pub struct Stream(sys::CUstream);
 /// An event (completion marker) of the context.
 #[derive(Debug, Clone, Copy)]
 pub struct Event(sys::CUevent);
+
+/// A copy's direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyDir {
+    /// Host to device.
+    HtoD,
+    /// Device to host.
+    DtoH,
+    /// Device to device (and anything else).
+    DtoD,
+}
 
 /// What the calibration load kernel (`fikit_load`) does, its `mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,7 +148,7 @@ pub struct PinnedBuffer {
 impl Gpu {
     /// Opens device `ordinal` (its primary context, current on this thread),
     /// compiles the synthetic kernel with NVRTC and loads it.
-    pub fn open(ordinal: i32) -> Result<Gpu, ReplayError> {
+    pub fn open(ordinal: i32) -> Result<Gpu, DeviceError> {
         let (ctx, name, cc) = loading("libcuda", || {
             result::init().map_err(driver("cuInit"))?;
             let dev = result::device::get(ordinal).map_err(driver("cuDeviceGet"))?;
@@ -148,7 +160,7 @@ impl Gpu {
                 ctx
             };
             let name = result::device::get_name(dev).map_err(driver("cuDeviceGetName"))?;
-            let attr = |a| -> Result<i32, ReplayError> {
+            let attr = |a| -> Result<i32, DeviceError> {
                 // SAFETY: a valid device and attribute.
                 unsafe { result::device::get_attribute(dev, a) }
                     .map_err(driver("cuDeviceGetAttribute"))
@@ -163,7 +175,7 @@ impl Gpu {
         })?;
         let (major, sms, optin) = cc;
         if major < 7 {
-            return Err(ReplayError::Driver {
+            return Err(DeviceError::Driver {
                 call: "cuDeviceGetAttribute",
                 message: format!(
                     "{name}: compute capability {major}.x; live replay needs 7.5 or newer"
@@ -178,9 +190,9 @@ impl Gpu {
                     ..Default::default()
                 },
             )
-            .map_err(|e| ReplayError::Nvrtc(format!("{e:?}")))
+            .map_err(|e| DeviceError::Nvrtc(format!("{e:?}")))
         })?;
-        let src = CString::new(ptx.to_src()).map_err(|e| ReplayError::Nvrtc(e.to_string()))?;
+        let src = CString::new(ptx.to_src()).map_err(|e| DeviceError::Nvrtc(e.to_string()))?;
         // SAFETY: a NUL-terminated PTX image; the context is current.
         let module = unsafe { result::module::load_data(src.as_ptr().cast()) }
             .map_err(driver("cuModuleLoadData"))?;
@@ -215,14 +227,14 @@ impl Gpu {
     }
 
     /// Makes the context current on the calling thread.
-    pub fn make_current(&self) -> Result<(), ReplayError> {
+    pub fn make_current(&self) -> Result<(), DeviceError> {
         // SAFETY: the primary context retained at open, never released.
         unsafe { result::ctx::set_current(self.ctx) }.map_err(driver("cuCtxSetCurrent"))
     }
 
     /// A non-blocking stream; `high_priority` gives it the device's greatest
     /// stream priority, otherwise the least.
-    pub fn stream(&self, high_priority: bool) -> Result<Stream, ReplayError> {
+    pub fn stream(&self, high_priority: bool) -> Result<Stream, DeviceError> {
         let (least, greatest) =
             result::stream::get_priority_range().map_err(driver("cuCtxGetStreamPriorityRange"))?;
         let p = if high_priority { greatest } else { least };
@@ -232,7 +244,7 @@ impl Gpu {
     }
 
     /// An event without timing (the cheapest to record and wait for).
-    pub fn event(&self, timing: bool) -> Result<Event, ReplayError> {
+    pub fn event(&self, timing: bool) -> Result<Event, DeviceError> {
         let flags = if timing {
             sys::CUevent_flags::CU_EVENT_DEFAULT
         } else {
@@ -244,30 +256,30 @@ impl Gpu {
     }
 
     /// Records `e` on `s`.
-    pub fn record(&self, e: Event, s: Stream) -> Result<(), ReplayError> {
+    pub fn record(&self, e: Event, s: Stream) -> Result<(), DeviceError> {
         // SAFETY: both handles come from this context.
         unsafe { result::event::record(e.0, s.0) }.map_err(driver("cuEventRecord"))
     }
 
     /// Blocks until `e` has completed.
-    pub fn wait(&self, e: Event) -> Result<(), ReplayError> {
+    pub fn wait(&self, e: Event) -> Result<(), DeviceError> {
         // SAFETY: an event of this context.
         unsafe { result::event::synchronize(e.0) }.map_err(driver("cuEventSynchronize"))
     }
 
     /// Milliseconds between two completed timing events.
-    pub fn elapsed_ms(&self, a: Event, b: Event) -> Result<f32, ReplayError> {
+    pub fn elapsed_ms(&self, a: Event, b: Event) -> Result<f32, DeviceError> {
         // SAFETY: two timing events of this context, both completed.
         unsafe { result::event::elapsed(a.0, b.0) }.map_err(driver("cuEventElapsedTime"))
     }
 
     /// Blocks until all work of the context is done.
-    pub fn synchronize(&self) -> Result<(), ReplayError> {
+    pub fn synchronize(&self) -> Result<(), DeviceError> {
         result::ctx::synchronize().map_err(driver("cuCtxSynchronize"))
     }
 
     /// `bytes` of device memory, zeroed.
-    pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, ReplayError> {
+    pub fn alloc(&self, bytes: usize) -> Result<DeviceBuffer, DeviceError> {
         let bytes = bytes.max(8);
         // SAFETY: a plain allocation in the current context.
         let ptr = unsafe { result::malloc_sync(bytes) }.map_err(driver("cuMemAlloc"))?;
@@ -277,7 +289,7 @@ impl Gpu {
     }
 
     /// `bytes` of page-locked host memory.
-    pub fn alloc_pinned(&self, bytes: usize) -> Result<PinnedBuffer, ReplayError> {
+    pub fn alloc_pinned(&self, bytes: usize) -> Result<PinnedBuffer, DeviceError> {
         let bytes = bytes.max(8);
         // SAFETY: a plain allocation in the current context.
         let ptr = unsafe { result::malloc_host(bytes, 0) }.map_err(driver("cuMemHostAlloc"))?;
@@ -290,7 +302,7 @@ impl Gpu {
     /// # Safety
     /// `ptr..ptr + bytes` must be a live mapping that stays mapped for the
     /// rest of the process (kernels write to it).
-    pub unsafe fn map_host(&self, ptr: *mut c_void, bytes: usize) -> Result<u64, ReplayError> {
+    pub unsafe fn map_host(&self, ptr: *mut c_void, bytes: usize) -> Result<u64, DeviceError> {
         let flags = sys::CU_MEMHOSTREGISTER_PORTABLE | sys::CU_MEMHOSTREGISTER_DEVICEMAP;
         // SAFETY: the caller guarantees the mapping.
         check("cuMemHostRegister", unsafe {
@@ -306,7 +318,7 @@ impl Gpu {
 
     /// Blocks of the synthetic kernel that fit on one SM with `threads` per
     /// block and `shared` bytes of dynamic shared memory.
-    pub fn blocks_per_sm(&self, threads: u32, shared: u32) -> Result<u32, ReplayError> {
+    pub fn blocks_per_sm(&self, threads: u32, shared: u32) -> Result<u32, DeviceError> {
         // SAFETY: a valid function of the loaded module.
         unsafe {
             result::occupancy::max_active_block_per_multiprocessor(
@@ -321,7 +333,7 @@ impl Gpu {
 
     /// Blocks of the calibration load kernel ([`Gpu::launch_load`]) that fit
     /// on one SM with `threads` per block.
-    pub fn load_blocks_per_sm(&self, threads: u32) -> Result<u32, ReplayError> {
+    pub fn load_blocks_per_sm(&self, threads: u32) -> Result<u32, DeviceError> {
         // SAFETY: a valid function of the loaded module.
         unsafe {
             result::occupancy::max_active_block_per_multiprocessor(self.load, threads as i32, 0)
@@ -349,7 +361,7 @@ impl Gpu {
         per_block_ns: u64,
         done: Option<(u64, u64, u64)>,
         stamp: u64,
-    ) -> Result<(), ReplayError> {
+    ) -> Result<(), DeviceError> {
         let mut a_ns = per_block_ns;
         let mut a_jump = PREEMPT_JUMP_NS;
         let (mut a_counter, mut a_done, mut a_pos) = done.unwrap_or((0, 0, 0));
@@ -391,7 +403,7 @@ impl Gpu {
         jump_ns: u64,
         out: DeviceBuffer,
         max_jumps: u32,
-    ) -> Result<(), ReplayError> {
+    ) -> Result<(), DeviceError> {
         assert!(
             out.bytes >= (3 + 2 * max_jumps as usize) * 8,
             "probe buffer too small"
@@ -416,7 +428,7 @@ impl Gpu {
     /// shared memory the SM can hold (0: the most L1; 100: the most shared
     /// memory), or -1 for the driver's default. A hint the driver follows
     /// where the kernel's own needs allow.
-    pub fn set_load_carveout(&self, percent: i32) -> Result<(), ReplayError> {
+    pub fn set_load_carveout(&self, percent: i32) -> Result<(), DeviceError> {
         assert!(
             (-1..=100).contains(&percent),
             "carveout {percent}: -1 or 0..=100"
@@ -451,7 +463,7 @@ impl Gpu {
         passes: u32,
         run_ns: u64,
         stamp: DeviceBuffer,
-    ) -> Result<(), ReplayError> {
+    ) -> Result<(), DeviceError> {
         assert!(stamp.bytes >= 32, "stamp buffer too small");
         assert!(buf.bytes >= 8, "load buffer too small");
         let mut a_mode = mode as u32;
@@ -490,13 +502,12 @@ impl Gpu {
     pub fn copy(
         &self,
         s: Stream,
-        dir: crate::plan::CopyDir,
+        dir: CopyDir,
         bytes: usize,
         host: &PinnedBuffer,
         dev: DeviceBuffer,
         dev2: DeviceBuffer,
-    ) -> Result<(), ReplayError> {
-        use crate::plan::CopyDir;
+    ) -> Result<(), DeviceError> {
         let n = bytes.min(host.bytes).min(dev.bytes).min(dev2.bytes).max(1);
         // SAFETY: every buffer is at least `n` bytes and owned by this process;
         // the pinned buffer outlives the copy (it lives as long as the process).
@@ -511,27 +522,27 @@ impl Gpu {
     }
 
     /// Sets `bytes` of `dev` on `s`.
-    pub fn memset(&self, s: Stream, bytes: usize, dev: DeviceBuffer) -> Result<(), ReplayError> {
+    pub fn memset(&self, s: Stream, bytes: usize, dev: DeviceBuffer) -> Result<(), DeviceError> {
         let n = bytes.min(dev.bytes).max(1);
         // SAFETY: `dev` holds at least `n` bytes.
         unsafe { result::memset_d8_async(dev.ptr, 0, n, s.0) }.map_err(driver("cuMemsetD8Async"))
     }
 
     /// Sets every byte of `dev` to `value` (synchronously).
-    pub fn fill(&self, dev: DeviceBuffer, value: u8) -> Result<(), ReplayError> {
+    pub fn fill(&self, dev: DeviceBuffer, value: u8) -> Result<(), DeviceError> {
         // SAFETY: `dev` holds `dev.bytes` bytes of this process.
         unsafe { result::memset_d8_sync(dev.ptr, value, dev.bytes) }.map_err(driver("cuMemsetD8"))
     }
 
     /// Copies `words` from the host into `dev` (synchronously).
-    pub fn write_u64(&self, dev: DeviceBuffer, words: &[u64]) -> Result<(), ReplayError> {
+    pub fn write_u64(&self, dev: DeviceBuffer, words: &[u64]) -> Result<(), DeviceError> {
         let n = words.len().min(dev.bytes / 8);
         // SAFETY: `dev` holds at least `n` words.
         unsafe { result::memcpy_htod_sync(dev.ptr, &words[..n]) }.map_err(driver("cuMemcpyHtoD"))
     }
 
     /// Copies device memory to a host vector (synchronously).
-    pub fn read_u64(&self, dev: DeviceBuffer, words: usize) -> Result<Vec<u64>, ReplayError> {
+    pub fn read_u64(&self, dev: DeviceBuffer, words: usize) -> Result<Vec<u64>, DeviceError> {
         let mut out = vec![0u64; words.min(dev.bytes / 8)];
         // SAFETY: `out` holds at most `dev.bytes` bytes.
         unsafe { result::memcpy_dtoh_sync(&mut out, dev.ptr) }.map_err(driver("cuMemcpyDtoH"))?;
