@@ -5,12 +5,13 @@
 # `fikit` Python module. manylinux2014 x86-64: everything is linked by zig
 # against glibc 2.17, so the wheel installs on any Linux of the last decade.
 #
-# cargo zigbuild makes fikit-profile, fikit-run and the two libraries; maturin
-# then builds fikit-sim (bin bindings) and packs the wheel. maturin's cargo
-# runs on fikit-sim alone; the two share their dependencies because
-# traces/Cargo.toml gives them one set of features. On this project's 2-core
-# machine the release wheel took about an hour (2026-11-27, before that
-# alignment). The script checks
+# cargo zigbuild makes the two libraries (no Polars: a minute); maturin then
+# builds the three commands in one cargo build (the fikit-wheel package,
+# python/Cargo.toml: one Polars) and packs the wheel. Built apart, maturin's
+# zig linker wrapper differs from cargo-zigbuild's, and cargo compiles every
+# dependency again for each. On this project's 2-core machine the release
+# wheel took about an hour (2026-11-27, the commands then built twice). The
+# script checks
 # that no artifact needs a glibc newer than 2.17 and that the wheel holds
 # everything, then prints its size.
 #
@@ -32,16 +33,17 @@ GLIBC=2.17
 BUILT=target/$TRIPLE/$PROFILE
 STAGE=target/wheel/fikit.data
 OUT=target/wheels
-SCRIPTS=(fikit-profile fikit-run libfikit_collector.so libfikit_shim.so)
+LIBS=(libfikit_collector.so libfikit_shim.so)
+COMMANDS=(fikit-profile fikit-sim fikit-run)
 
 echo "== cargo zigbuild ($PROFILE, glibc $GLIBC)"
 cargo zigbuild --locked --profile "$PROFILE" --target "$TRIPLE.$GLIBC" \
-  -p fikit-profile -p fikit-run -p fikit-collector -p fikit-shim
+  -p fikit-collector -p fikit-shim
 
 echo "== staging $STAGE"
 rm -rf "$STAGE"
 mkdir -p "$STAGE/scripts"
-for f in "${SCRIPTS[@]}"; do cp "$BUILT/$f" "$STAGE/scripts/"; done
+for f in "${LIBS[@]}"; do cp "$BUILT/$f" "$STAGE/scripts/"; done
 for gpu in h200 h100; do
   mkdir -p "$STAGE/data/share/fikit/traces/$gpu"
   cp traces/"$gpu"/*.parquet "$STAGE/data/share/fikit/traces/$gpu/"
@@ -54,13 +56,8 @@ maturin_profile=(--profile "$PROFILE")
 (cd python && maturin build "${maturin_profile[@]}" --zig --compatibility manylinux2014 \
   --target "$TRIPLE" --out "../$OUT")
 
-# Both builds should share Polars (traces/Cargo.toml aligns the features that
-# only one of them enables); a second copy costs CI minutes.
-copies=$(find "$BUILT/deps" -name 'libpolars_core-*.rlib' | wc -l)
-[ "$copies" -le 1 ] || echo "build.sh: warning: $copies builds of polars-core in $BUILT/deps (the two builds select different features; in a clean target this costs minutes: align them in traces/Cargo.toml)" >&2
-
 echo "== glibc versions needed"
-for f in "${SCRIPTS[@]}" fikit-sim; do
+for f in "${LIBS[@]}" "${COMMANDS[@]}"; do
   need=$(objdump -T "$BUILT/$f" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
   echo "$f: glibc $need"
   if [ "$(printf '%s\n%s\n' "$need" "$GLIBC" | sort -V | tail -1)" != "$GLIBC" ]; then
@@ -70,7 +67,7 @@ for f in "${SCRIPTS[@]}" fikit-sim; do
 done
 
 wheel=$(ls "$OUT"/fikit-*.whl)
-python3 - "$wheel" "${SCRIPTS[@]}" fikit-sim <<'PY'
+python3 - "$wheel" "${LIBS[@]}" "${COMMANDS[@]}" <<'PY'
 import sys, zipfile
 wheel, want = sys.argv[1], sys.argv[2:]
 names = zipfile.ZipFile(wheel).namelist()

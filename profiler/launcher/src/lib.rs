@@ -7,6 +7,7 @@
 //! `FIKIT_API`, `FIKIT_CUPTI_PATH`, ...), named in [`fikit_protocol`]; it
 //! does not link the collector.
 
+pub mod cli;
 pub mod convert;
 pub mod options;
 pub mod reaper;

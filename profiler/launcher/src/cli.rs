@@ -1,0 +1,123 @@
+//! The command line of `fikit-profile` ([`main`]).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::options::{Options, default_job, parse_priority};
+use clap::Parser;
+
+/// Run a command under the fikit CUPTI collector and write one fikit trace
+/// (format v1, Parquet) per CUDA process it starts.
+///
+/// The collector is injected with CUDA_INJECTION64_PATH, so the program is
+/// neither modified nor relinked. fikit-profile exits with the command's
+/// status (128+signal when it was killed) and forwards SIGINT, SIGTERM, SIGHUP
+/// and SIGQUIT to it. Processes the command leaves running (daemons, workers
+/// that outlive it) are waited for, up to --wait-descendants seconds, and get
+/// the forwarded signals too. Traces are named DIR/<job>-<pid>.parquet; a summary of
+/// each is printed at the end.
+///
+/// Environment: FIKIT_COLLECTOR (the collector library; default
+/// libfikit_collector.so beside this program), FIKIT_CUPTI_PATH (libcupti or
+/// its folder), FIKIT_API (activity | callback | all | none | latency: how API
+/// calls are recorded, for experiments).
+#[derive(Debug, Parser)]
+#[command(name = "fikit-profile", version, about, long_about)]
+struct Cli {
+    /// Job name, used in the trace and its file name [default: the command's file name].
+    #[arg(long, short = 'n', value_name = "JOB")]
+    name: Option<String>,
+
+    /// Scheduling priority of the job: high (= 0), low (= 9) or 0 (highest) to 9 (lowest).
+    #[arg(long, short = 'p', value_name = "high|low|N", default_value = "low", value_parser = parse_priority)]
+    priority: u8,
+
+    /// Folder for the traces.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "traces")]
+    output: PathBuf,
+
+    /// Record every CUDA runtime and driver API call (slower: adds 40-90% to
+    /// launch-bound programs); by default only the calls that launch GPU work,
+    /// copy, set memory or synchronize are recorded.
+    #[arg(long)]
+    all_api: bool,
+
+    /// Keep the raw spool files (DIR/.fikit-spool-<pid>/) after conversion.
+    #[arg(long)]
+    keep_spools: bool,
+
+    /// Do not print the summary table.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+
+    /// Then run the command a second time, the metrics pass: CUPTI's range
+    /// profiler measures the first launch of each kernel key alone (DRAM
+    /// bytes read and written, SM issue rate), and the figures go into the
+    /// first run's traces as the optional metric_* columns (traces/README.md).
+    /// The pass's own timings are not kept (its measured launches run
+    /// serialized). Needs a GPU whose counters are free (no other profiler,
+    /// not under MPS).
+    #[arg(long)]
+    metrics: bool,
+
+    /// After the traced run, run the command N times more untraced (nothing
+    /// recorded; only the gate fikit-run measures jobs with, seeing the
+    /// launches through the launch shim): tracing slows a program's host,
+    /// and each run's time from its first kernel launch to its end goes into
+    /// the trace (traces/README.md, `fikit.characterization`), from which
+    /// fikit-sim sets the host's speed. Their spread is the range fikit-sim
+    /// gives. Only for a command of one CUDA process.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    runs: usize,
+
+    /// Run the command once, traced, and no more (for a command that must
+    /// not run twice): its trace has no untraced runs, and fikit-sim
+    /// simulates its host as traced.
+    #[arg(long, conflicts_with_all = ["runs", "metrics"])]
+    single_run: bool,
+
+    /// After the command exits, wait up to SECS seconds for the processes it
+    /// started that still run (their spools may still grow); the ones still
+    /// running then are named and their traces marked incomplete.
+    #[arg(long, value_name = "SECS", default_value_t = crate::reaper::DEFAULT_GRACE_SECS)]
+    wait_descendants: u64,
+
+    /// The command to run, after `--`.
+    #[arg(required = true, last = true, value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+impl From<Cli> for Options {
+    fn from(c: Cli) -> Self {
+        let job = c
+            .name
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| default_job(&c.command));
+        Options {
+            job,
+            priority: c.priority,
+            out_dir: c.output,
+            all_api: c.all_api,
+            keep_spools: c.keep_spools,
+            quiet: c.quiet,
+            metrics: c.metrics,
+            runs: if c.single_run { 0 } else { c.runs },
+            descendant_grace: std::time::Duration::from_secs(c.wait_descendants),
+            command: c.command,
+        }
+    }
+}
+
+/// `fikit-profile`'s `main`: parses the command line, profiles, and gives
+/// the exit code.
+pub fn main() -> ExitCode {
+    let opts: Options = Cli::parse().into();
+    match crate::run::profile(&opts) {
+        Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),
+        Err(e) => {
+            eprintln!("fikit-profile: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
