@@ -69,13 +69,21 @@ fn the_readmes_first_command_names_the_calibrated_model_and_answers_pairwise() {
         lines[1].starts_with("host: as traced: no trace has untraced runs"),
         "{stdout}"
     );
+    // Third: how each job's kernels press under MPS (no pressure pass in
+    // the shipped traces either).
+    assert!(
+        lines[2].starts_with(
+            "MPS pressure: every kernel as the model weighs it: no trace has a pressure pass"
+        ),
+        "{stdout}"
+    );
     // Then the pairwise answer: every latency-critical job beside every
     // throughput job of the suite (6 x 3), with each policy's slowdown.
     assert!(
-        lines[3].starts_with("Each latency-critical job"),
+        lines[4].starts_with("Each latency-critical job"),
         "{stdout}"
     );
-    let header = lines[5];
+    let header = lines[6];
     for col in [
         "latency-critical job",
         "beside",

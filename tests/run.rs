@@ -656,32 +656,6 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .stderr(predicates::str::contains("pair 1/2 hi-lo: complete in"))
         .stderr(predicates::str::contains("pair 2/2 later (out sample)"));
     assert!(out.join("later").join("run.json").is_file());
-    // It passes the measured pressure to fikit-run: the pair's table names it.
-    let pressure = d.path().join("pressure.json");
-    std::fs::write(&pressure, r#"{"jobs": {"hi": {"weight": 0.5}}}"#).unwrap();
-    let ruled = d.path().join("ruled");
-    cmd("fikit-lab")
-        .env("FIKIT_COLLECTOR", stand_in_collector())
-        .args(["validate", "--real"])
-        .arg(&set)
-        .args(["--pair", "hi-lo", "--pressure"])
-        .arg(&pressure)
-        .arg("--out")
-        .arg(&ruled)
-        .assert()
-        .code(0);
-    let table = std::fs::read_to_string(ruled.join("hi-lo").join("table.txt")).unwrap();
-    assert!(
-        table.contains("): hi 0.500, lo as the model weighs it"),
-        "{table}"
-    );
-    // Without --real they are refused.
-    cmd("fikit-lab")
-        .args(["validate", "s.json", "--pressure"])
-        .arg(&pressure)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("--real"));
     // Bad input: a pair of an unknown job; `set` with a scenario.
     write_set(serde_json::json!([{"name": "x", "jobs": ["hi", "nope"], "sample": "in"}]));
     cmd("fikit-run")
@@ -988,45 +962,57 @@ fn simulated_mps(table: &str, job: &str) -> f64 {
 
 #[test]
 fn measured_pressure_weighs_each_job_under_mps() {
+    // The profiles' pressure passes (their characterization) set each
+    // job's weight under MPS: b128's victim ran 1.01x slower beside it
+    // (light), or past any slowdown (full weight).
     let d = tempfile::tempdir().unwrap();
-    let (saved, jobs) = b1_beside_b128(d.path());
-    let report = |b128: f64, out: &str| -> String {
-        let pressure = d.path().join(format!("{out}.json"));
-        let weights =
-            serde_json::json!({"jobs": {"b1": {"weight": 0.2}, "b128": {"weight": b128}}});
-        std::fs::write(&pressure, weights.to_string()).unwrap();
+    let (saved, _) = b1_beside_b128(d.path());
+    let traces = fikit_e2e::root().join("traces/h200");
+    let with_pressure = |name: &str, slowdown: Option<f64>| -> std::path::PathBuf {
+        let mut t = fikit_trace::read_trace(&traces.join(name)).unwrap();
+        t.meta.characterization = Some(fikit_trace::Characterization {
+            gpu_name: t.meta.device.name.clone(),
+            untraced_runs: Vec::new(),
+            pressure: Some(fikit_trace::fixture::pressure_pass(slowdown)),
+        });
+        let out = d.path().join(format!("{slowdown:?}-{name}"));
+        fikit_trace::write_trace(&out, &t).unwrap();
+        out
+    };
+    let b1 = traces.join("resnet50-bs1-eval-659.parquet");
+    let report = |slowdown: Option<f64>, out: &str| -> String {
+        let b128 = with_pressure("resnet50-bs128-eval-1010.parquet", slowdown);
         let out = d.path().join(out);
         cmd("fikit-run")
             .arg("report")
             .arg(&saved)
-            .args(&jobs)
-            .args(["--policy", "exclusive,mps", "--pressure"])
-            .arg(&pressure)
-            .arg("-o")
+            .arg("--job")
+            .arg(format!("b1:0:{}=true", b1.display()))
+            .arg("--job")
+            .arg(format!("b128:9:{}=true", b128.display()))
+            .args(["--policy", "exclusive,mps", "-o"])
             .arg(&out)
             .assert()
             .code(0);
         std::fs::read_to_string(out.join("table.txt")).unwrap()
     };
-    let light = report(0.1, "light");
-    let full = report(1.0, "full");
-    // The line under the table names each job's weight.
-    assert!(light.contains("b1 0.200, b128 0.100"), "{light}");
-    assert!(full.contains("b1 0.200, b128 1.000"), "{full}");
-    // b128 pressing at full weight slows b1 more than at 0.1.
+    let light = report(Some(1.01), "light");
+    let full = report(None, "full");
+    // The line under the table names each job's weight, or why it has none.
+    for t in [&light, &full] {
+        assert!(
+            t.contains("MPS pressure, each job's weight: b1 as the model weighs it (no pressure pass), b128 "),
+            "{t}"
+        );
+    }
+    assert!(
+        full.contains("b128 1.00 (the victim past any slowdown beside it)"),
+        "{full}"
+    );
+    assert!(light.contains("(the victim 1.01x beside it)"), "{light}");
+    // b128 pressing at full weight slows b1 more than lightly.
     let (b1_light, b1_full) = (simulated_mps(&light, "b1"), simulated_mps(&full, "b1"));
     assert!(b1_full > b1_light, "b1 {b1_light} -> {b1_full}");
-    // A file that is not a pass is bad input.
-    std::fs::write(d.path().join("bad.json"), "{}").unwrap();
-    cmd("fikit-run")
-        .arg("report")
-        .arg(&saved)
-        .args(&jobs)
-        .args(["--policy", "exclusive,mps", "--pressure"])
-        .arg(d.path().join("bad.json"))
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("not fikit-lab pressure's JSON"));
 }
 
 #[test]

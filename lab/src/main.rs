@@ -48,7 +48,7 @@ enum Command {
     /// How hard each job's kernels press on a neighbour under MPS, from a
     /// pressure pass's traces (lab/validate/pressure.sh: the job beside a
     /// latency-bound victim), and the weight the MPS model gives the job
-    /// for it (what fikit-run --pressure reads). No GPU needed.
+    /// for it. No GPU needed. fikit-profile makes this pass itself.
     Pressure(pressure::PressureArgs),
     /// Run scenarios both simulated and live on the GPU; print the JCT
     /// error per job and policy.

@@ -135,14 +135,15 @@ pub fn run_pressure(o: PressureOptions) -> Result<(), Failure> {
         text.push_str(&format!(
             "{:<14} {:>10.1} {:>6} {:>10.2} {:>8} {:>15} {:>6.2} {:>7.3} {:>8}\n",
             name,
-            fit.victim_alone_ns / 1e3,
-            fit.runs_steady,
-            fit.overlapped,
-            fit.slowdown
+            fit.pass.victim_alone_ns / 1e3,
+            fit.pass.runs_steady,
+            fit.pass.overlapped,
+            fit.pass
+                .slowdown
                 .map_or("past".to_string(), |s| format!("{s:.2}x")),
-            match fit.whole_median {
-                Some(m) => format!("{m:.2}x ({})", fit.runs_whole),
-                None => format!("- ({})", fit.runs_whole),
+            match fit.pass.whole_median {
+                Some(m) => format!("{m:.2}x ({})", fit.pass.runs_whole),
+                None => format!("- ({})", fit.pass.runs_whole),
             },
             fit.share,
             weight,

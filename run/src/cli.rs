@@ -8,7 +8,6 @@ use anyhow::{Context, Result, anyhow};
 use clap::{Args, Parser, Subcommand};
 
 use crate::exec::ExecOptions;
-use crate::pressure::Pressure;
 use crate::profiles::model_for;
 use crate::rounds::{RunOptions, run};
 use crate::scenario::{JobSpec, RunPolicy, Scenario, ScenarioError};
@@ -114,12 +113,6 @@ pub struct PredictArgs {
     /// least this share overlapped by the others' (0 to 1).
     #[arg(long, default_value_t = 0.9)]
     pub min_overlap: f64,
-    /// Predict MPS with each job's measured pressure on its neighbours:
-    /// the weights of `fikit-lab pressure -o FILE` (a pressure pass's
-    /// figures, per job name) in place of the model's full weight; jobs the
-    /// file does not name keep it.
-    #[arg(long, value_name = "FILE")]
-    pub pressure: Option<PathBuf>,
 }
 
 /// `fikit-run scenario`.
@@ -390,11 +383,6 @@ impl GateArgs {
 }
 
 impl PredictArgs {
-    /// The measured pressure weights (`--pressure`), read and checked.
-    fn pressure(&self) -> Result<Option<Pressure>> {
-        self.pressure.as_deref().map(Pressure::load).transpose()
-    }
-
     /// The options of a run that predicts so: its exec options, no report.
     pub fn run_options(&self, scenario: Scenario, exec: ExecOptions) -> Result<RunOptions> {
         check_min_overlap(self.min_overlap)?;
@@ -404,7 +392,6 @@ impl PredictArgs {
             model: self.model.clone(),
             min_overlap: self.min_overlap,
             report: None,
-            pressure: self.pressure()?,
         })
     }
 }
@@ -506,7 +493,6 @@ impl PredictArgs {
             shim: None,
             round_timeout_s: 0,
             min_overlap: self.min_overlap,
-            pressure: self.pressure()?,
             trace: None,
         })
     }

@@ -17,8 +17,6 @@
 //! - [`rounds`]: a scenario's rounds, each predicted, and what they write;
 //! - [`saved`]: run.json, read back to rebuild a report or resume a pair;
 //! - [`report`]: medians, ranges, the co-run check and the prediction;
-//! - [`pressure`]: each job's measured MPS pressure (`--pressure`), given to
-//!   the prediction's jobs;
 //! - [`set`]: a validation set of pairs, and its summary of simulated
 //!   against real slowdowns in and out of sample;
 //! - [`set_run`]: running a set's pairs;
@@ -29,7 +27,6 @@
 pub mod ab;
 pub mod cli;
 pub mod exec;
-pub mod pressure;
 pub mod profiles;
 pub mod report;
 pub mod rounds;

@@ -12,11 +12,11 @@ use fikit_sim_core::sim::host::set_untraced_host;
 use fikit_sim_core::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
-use crate::pressure::Pressure;
 use crate::profiles::{Profiles, model_for, read_profiles};
 use crate::report::{Predicted, Row, predict, rows, table};
 use crate::saved::{AloneRuns, Output, RunOf, read_saved};
 use crate::scenario::{RunPolicy, Scenario};
+use fikit_sim_core::sim::pressure::set_measured_pressure;
 
 /// What to run, once the command line is read.
 #[derive(Debug, Clone)]
@@ -31,8 +31,6 @@ pub struct RunOptions {
     pub min_overlap: f64,
     /// Rebuild the report from this run.json instead of running.
     pub report: Option<PathBuf>,
-    /// Measured pressure weights by job name (`--pressure`), and the file.
-    pub pressure: Option<Pressure>,
 }
 
 /// The policies of repetition `rep`, in the scenario's order rotated by
@@ -60,8 +58,8 @@ struct Prediction {
     sets: Vec<Vec<Job>>,
     model: GpuModel,
     model_line: String,
-    /// The line under the table that names the measured pressure weights.
-    pressure_line: Option<String>,
+    /// The line that names each job's MPS pressure (fikit-sim's).
+    pressure_line: String,
     /// The line that names each job's host speed untraced (fikit-sim's).
     untraced_line: String,
     /// When each job's first kernel launch comes, from the scenario alone
@@ -74,19 +72,18 @@ impl Prediction {
         let s = &opts.scenario;
         let (model, model_line) = model_for(opts.model.as_deref(), &profiles.devices)?;
         // Each job's host at its untraced speed, as fikit-sim simulates it.
-        let mut untraced = Vec::new();
+        // Each job's kernels at their measured MPS pressure, as fikit-sim
+        // weighs them.
+        let (mut untraced, mut pressure) = (Vec::new(), Vec::new());
         let sets: Vec<Vec<Job>> = (0..profiles.sets())
             .map_while(|k| profiles.for_repetition(k))
             .map(|mut jobs| {
+                pressure.push(set_measured_pressure(&mut jobs, &model, false));
                 untraced.push(set_untraced_host(&mut jobs, &model, false).0);
                 jobs
             })
-            .map(|jobs| match &opts.pressure {
-                Some(p) => p.apply(jobs),
-                None => jobs,
-            })
             .collect();
-        let untraced_line = match untraced.as_slice() {
+        let per_set = |lines: &[String]| match lines {
             [one] => one.clone(),
             more => more
                 .iter()
@@ -95,15 +92,11 @@ impl Prediction {
                 .collect::<Vec<_>>()
                 .join("; "),
         };
+        let (untraced_line, pressure_line) = (per_set(&untraced), per_set(&pressure));
         if !sets.is_empty() {
             eprintln!("fikit-run: prediction: {untraced_line}");
+            eprintln!("fikit-run: prediction: {pressure_line}");
         }
-        let pressure_line = opts.pressure.as_ref().map(|p| {
-            let names: Vec<String> = s.jobs.iter().map(|j| j.name.clone()).collect();
-            let line = p.line(&names);
-            eprintln!("fikit-run: {line}");
-            line
-        });
         if sets.len() > 1 {
             eprintln!(
                 "fikit-run: prediction: {} profiles per job, repetition r predicted with profile r mod their count",
@@ -452,9 +445,10 @@ fn finish(
         .collect();
     let r = rows(&names, &s.policies, &rounds, &sims, opts.min_overlap);
     let untraced_line = format!("prediction {}", prediction.untraced_line);
-    let notes: Vec<&String> = std::iter::once(&untraced_line)
+    let pressure_line = format!("prediction {}", prediction.pressure_line);
+    let notes: Vec<&String> = [&untraced_line, &pressure_line]
+        .into_iter()
         .filter(|_| !prediction.sets.is_empty())
-        .chain(&prediction.pressure_line)
         .collect();
     let text = table_text(&r, &notes, &rounds);
     println!("{text}");

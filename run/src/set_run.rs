@@ -8,7 +8,6 @@ use anyhow::{Context, Result};
 
 use crate::cli::bad;
 use crate::exec::ExecOptions;
-use crate::pressure::Pressure;
 use crate::rounds::{RunOptions, run_with};
 use crate::saved::{AloneRuns, Earlier, earlier_run};
 use crate::scenario::Scenario;
@@ -43,8 +42,6 @@ pub struct SetOptions {
     pub round_timeout_s: u64,
     /// The least co-run share for a repetition to count.
     pub min_overlap: f64,
-    /// Measured pressure weights (`--pressure`).
-    pub pressure: Option<Pressure>,
     /// Record every job of every round with fikit-profile into
     /// `<trace>/<pair>/<policy>-<repetition>/` (`profiler` is then set).
     pub trace: Option<PathBuf>,
@@ -107,7 +104,6 @@ impl SetOptions {
             model: self.model.clone(),
             min_overlap: self.min_overlap,
             report,
-            pressure: self.pressure.clone(),
         }
     }
 }
@@ -351,7 +347,6 @@ mod set_profiles {
             shim: None,
             round_timeout_s: 1,
             min_overlap: 0.5,
-            pressure: None,
             trace: None,
         }
     }

@@ -283,5 +283,22 @@ pub fn characterization(gpu_name: &str) -> Characterization {
                 iterations_ns: vec![3_900],
             },
         ],
+        pressure: None,
+    }
+}
+
+/// A pressure pass's record: a victim of 450 us alone that ran `slowdown`
+/// times slower while the job's kernels overlapped it (`None`: past any
+/// slowdown).
+pub fn pressure_pass(slowdown: Option<f64>) -> crate::pressure::PressurePass {
+    crate::pressure::PressurePass {
+        victim_alone_ns: 450_000.0,
+        runs_alone: 40,
+        victim_shapes: 1,
+        runs_steady: 200,
+        overlapped: 0.6,
+        slowdown,
+        runs_whole: 0,
+        whole_median: None,
     }
 }

@@ -19,6 +19,7 @@ pub mod error;
 pub mod fixture;
 pub mod gaps;
 pub mod model;
+pub mod pressure;
 pub mod priority;
 pub mod read;
 pub mod repair;

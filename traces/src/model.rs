@@ -409,7 +409,7 @@ pub struct DeviceInfo {
 }
 
 /// Everything about a capture that is not an event.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metadata {
     /// Format version; [`FORMAT_VERSION`] for what this crate writes.
     pub format_version: u32,
@@ -456,7 +456,7 @@ pub struct Metadata {
 /// What `fikit-profile` measured of a job in runs beside its traced one
 /// (the metadata key `fikit.characterization`, JSON): what the simulator
 /// needs to predict the job as it runs when it is not traced.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Characterization {
     /// The GPU the runs ran on; a reader rejects a characterization whose
@@ -465,6 +465,10 @@ pub struct Characterization {
     /// The command's runs without CUPTI's recording, in the order they ran.
     #[serde(default)]
     pub untraced_runs: Vec<UntracedRun>,
+    /// How hard the job's kernels pressed on a latency-bound victim under
+    /// MPS (the pressure pass); `None` where it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pressure: Option<crate::pressure::PressurePass>,
 }
 
 /// One run of the command without CUPTI's recording: only the collector's
@@ -519,6 +523,9 @@ impl Characterization {
                 ));
             }
         }
+        if let Some(p) = &self.pressure {
+            p.check().map_err(|e| format!("pressure.{e}"))?;
+        }
         Ok(())
     }
 }
@@ -548,7 +555,7 @@ pub struct KernelMetrics {
 }
 
 /// A whole job: metadata and its events, each list in the order of its start times.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trace {
     /// Capture metadata.
     pub meta: Metadata,

@@ -32,10 +32,6 @@ pub struct ValidateArgs {
     /// comma-separate); the summary covers every pair run so far in OUT.
     #[arg(long = "pair", value_name = "PAIR", value_delimiter = ',')]
     pairs: Vec<String>,
-    /// With --real: weigh each job under MPS by its measured pressure, the
-    /// weights `fikit-lab pressure -o FILE` wrote (passed to fikit-run).
-    #[arg(long, value_name = "FILE")]
-    pressure: Option<PathBuf>,
     /// GPU model file for the simulation (e.g. one `fikit-lab calibrate` wrote).
     #[arg(long, value_name = "FILE")]
     model: Option<PathBuf>,
@@ -88,9 +84,6 @@ fn run_validate_real(a: &ValidateArgs, set: &Path) -> Result<(), Failure> {
     if let Some(m) = &a.model {
         c.arg("--model").arg(m);
     }
-    if let Some(p) = &a.pressure {
-        c.arg("--pressure").arg(p);
-    }
     let status = c
         .status()
         .with_context(|| format!("running {}", run.display()))
@@ -113,10 +106,7 @@ pub fn run_validate(a: ValidateArgs) -> Result<(), Failure> {
     // The options of real pairs, checked here: clap does not enforce
     // `requires = "real"` while an argument that conflicts with --real (the
     // scenarios, --live-from) is given, which is always the case here.
-    for (given, name) in [
-        (!a.pairs.is_empty(), "--pair"),
-        (a.pressure.is_some(), "--pressure"),
-    ] {
+    for (given, name) in [(!a.pairs.is_empty(), "--pair")] {
         if given {
             return Err(bad_input(anyhow::anyhow!(
                 "{name} applies to real pairs only: add --real SET_JSON"

@@ -71,10 +71,19 @@ struct Cli {
     #[arg(long, value_name = "N", default_value_t = 3)]
     runs: usize,
 
+    /// Skip the pressure pass. By default, after the untraced runs, the
+    /// command runs once more under a private MPS daemon beside a
+    /// latency-bound victim kernel, both recorded: how much its kernels slow
+    /// the victim goes into the trace, from which fikit-sim weighs them
+    /// under MPS (where MPS cannot be started the pass is skipped, with a
+    /// note). Only for a command of one CUDA process.
+    #[arg(long)]
+    no_pressure: bool,
+
     /// Run the command once, traced, and no more (for a command that must
-    /// not run twice): its trace has no untraced runs, and fikit-sim
-    /// simulates its host as traced.
-    #[arg(long, conflicts_with_all = ["runs", "metrics"])]
+    /// not run twice): its trace has no untraced runs and no pressure pass,
+    /// and fikit-sim simulates it as traced.
+    #[arg(long, conflicts_with_all = ["runs", "metrics", "no_pressure"])]
     single_run: bool,
 
     /// After the command exits, wait up to SECS seconds for the processes it
@@ -103,6 +112,7 @@ impl From<Cli> for Options {
             quiet: c.quiet,
             metrics: c.metrics,
             runs: if c.single_run { 0 } else { c.runs },
+            pressure: !(c.single_run || c.no_pressure),
             descendant_grace: std::time::Duration::from_secs(c.wait_descendants),
             command: c.command,
         }
@@ -112,6 +122,14 @@ impl From<Cli> for Options {
 /// `fikit-profile`'s `main`: parses the command line, profiles, and gives
 /// the exit code.
 pub fn main() -> ExitCode {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if args
+        .get(1)
+        .is_some_and(|a| a == crate::pressure::VICTIM_ARG)
+    {
+        let code = crate::pressure::victim_main(&args[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
     let opts: Options = Cli::parse().into();
     match crate::run::profile(&opts) {
         Ok(code) => ExitCode::from(u8::try_from(code.clamp(0, 255)).unwrap_or(1)),

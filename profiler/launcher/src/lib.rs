@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod convert;
 pub mod options;
+pub mod pressure;
 pub mod reaper;
 pub mod run;
 pub mod signals;

@@ -22,6 +22,8 @@ pub struct Options {
     pub metrics: bool,
     /// Untraced runs after the traced one (`--runs`; 0 with `--single-run`).
     pub runs: usize,
+    /// Make the pressure pass (off with `--no-pressure` or `--single-run`).
+    pub pressure: bool,
     /// How long to wait, after the command exits, for the processes it
     /// started that still run (see [`crate::reaper`]).
     pub descendant_grace: std::time::Duration,

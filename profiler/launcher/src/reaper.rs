@@ -117,6 +117,16 @@ fn reap_exited() -> bool {
 /// (see [`crate::signals::forward_to_descendants`]) are passed on to every
 /// child. Returns the children still running at the end.
 pub fn wait_for_descendants(grace: Duration, say: &dyn Fn(&str)) -> Vec<ProcStat> {
+    wait_for_descendants_but(grace, say, &[])
+}
+
+/// [`wait_for_descendants`], not counting the children `others` (started
+/// beside the command, not by it: the pressure pass's victim).
+pub fn wait_for_descendants_but(
+    grace: Duration,
+    say: &dyn Fn(&str),
+    others: &[u32],
+) -> Vec<ProcStat> {
     let me = std::process::id();
     let deadline = Instant::now() + grace;
     let mut announced = false;
@@ -124,7 +134,8 @@ pub fn wait_for_descendants(grace: Duration, say: &dyn Fn(&str)) -> Vec<ProcStat
         if !reap_exited() {
             return Vec::new();
         }
-        let kids = live_children(&all_processes(), me);
+        let mut kids = live_children(&all_processes(), me);
+        kids.retain(|k| !others.contains(&k.pid));
         if let Some(sig) = crate::signals::take_pending() {
             for k in &kids {
                 // SAFETY: `k` is our child (not reaped yet, so its pid is not reused).

@@ -63,12 +63,18 @@ pub fn plan_line(opts: &Options) -> String {
             times(opts.runs)
         ));
     }
+    if opts.pressure {
+        parts.push(
+            "then once beside a victim kernel under MPS (how hard its kernels press on a neighbour; --no-pressure to skip)"
+                .to_string(),
+        );
+    }
     if opts.metrics {
         parts.push("then once for the metrics pass (--metrics)".to_string());
     }
-    let total = 1 + opts.runs + usize::from(opts.metrics);
+    let total = 1 + opts.runs + usize::from(opts.pressure) + usize::from(opts.metrics);
     if total == 1 {
-        "runs the command once, traced (--single-run: fikit-sim will simulate its host as traced)"
+        "runs the command once, traced (--single-run: fikit-sim will simulate it as traced)"
             .to_string()
     } else {
         format!("runs the command {}: {}", times(total), parts.join(", "))
@@ -88,7 +94,7 @@ fn times(n: usize) -> String {
 /// untraced runs and the metrics pass; returns the exit code.
 pub fn profile(opts: &Options) -> Result<i32> {
     say(&plan_line(opts));
-    let (code, report) = run_command(opts, false)?;
+    let (code, report) = run_command(opts, false, &Beside::default())?;
     let written = report
         .filter(|r| code == 0 && !r.written.is_empty())
         .map(|r| r.written);
@@ -98,7 +104,16 @@ pub fn profile(opts: &Options) -> Result<i32> {
         }
         return Ok(code);
     };
-    let code = untraced_runs(opts, &written)?;
+    let mut code = untraced_runs(opts, &written)?;
+    if opts.pressure {
+        if code != 0 || crate::signals::stop_requested() {
+            say(
+                "the pressure pass did not run: an untraced run failed or fikit-profile was asked to stop",
+            );
+            return Ok(code);
+        }
+        code = pressure_pass(opts, &written)?;
+    }
     if !opts.metrics {
         return Ok(code);
     }
@@ -194,6 +209,60 @@ fn untraced_runs_with(
     Ok(0)
 }
 
+/// The pressure pass ([`crate::pressure`]), its figures added to the trace
+/// in `written`; returns the exit code. The trace stays whole whatever
+/// happens: a failing run leaves it as it was, and says so.
+fn pressure_pass(opts: &Options, written: &[PathBuf]) -> Result<i32> {
+    use crate::pressure::Outcome;
+    let [trace] = written else {
+        say(&format!(
+            "no pressure pass: the command ran {} CUDA processes, and the pass measures one; fikit-sim weighs their kernels under MPS as its model does",
+            written.len()
+        ));
+        return Ok(0);
+    };
+    say(
+        "pressure pass: the command once more, under a private MPS daemon beside a latency-bound victim kernel",
+    );
+    let dir = opts
+        .out_dir
+        .join(format!(".fikit-pressure-{}", std::process::id()));
+    let outcome = crate::pressure::run(opts, &dir);
+    if !opts.keep_spools {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    match outcome? {
+        Outcome::Measured(p) => {
+            crate::untraced::add_pressure(trace, p.clone())?;
+            let slowdown = p
+                .slowdown
+                .map_or("past any slowdown (it waited for room)".to_string(), |s| {
+                    format!("{s:.2}x slower")
+                });
+            say(&format!(
+                "pressure pass: the victim ran {slowdown} while the job's kernels ran ({} runs beside them, {:.0} us alone); added to {}",
+                p.runs_steady,
+                p.victim_alone_ns / 1e3,
+                trace.display()
+            ));
+            Ok(0)
+        }
+        Outcome::Skipped(why) => {
+            say(&format!(
+                "pressure pass: no figure ({why}); fikit-sim weighs this job's kernels under MPS as its model does"
+            ));
+            Ok(0)
+        }
+        Outcome::Failed(code) => {
+            say(&format!(
+                "pressure pass: the command exited {code} beside the victim; {} is whole, without a pressure figure",
+                trace.display()
+            ));
+            Ok(code)
+        }
+    }
+}
+
 /// The metrics pass: the command again, the collector measuring each kernel
 /// key's first launch (`FIKIT_METRICS=1`), its traces in a folder of their
 /// own; the figures per key go into `traces` (the first run's), and the
@@ -217,7 +286,7 @@ fn run_metrics_pass(opts: &Options, dir: &Path, traces: &[PathBuf]) -> Result<()
         quiet: true,
         ..opts.clone()
     };
-    let (code, report) = run_command(&pass, true)?;
+    let (code, report) = run_command(&pass, true, &Beside::default())?;
     let measured: Vec<PathBuf> = report.map(|r| r.written).unwrap_or_default();
     let mut metrics = std::collections::BTreeMap::new();
     // Every key the pass's own run launched, measured or not.
@@ -294,7 +363,11 @@ fn pass_gaps(
 /// pass) and converts its spools into traces in `opts.out_dir`: the exit
 /// code `fikit-profile` gives, and what was written (`None` when the command
 /// could not start or nothing could be converted).
-fn run_command(opts: &Options, metrics: bool) -> Result<(i32, Option<ConvertReport>)> {
+fn run_command(
+    opts: &Options,
+    metrics: bool,
+    beside: &Beside,
+) -> Result<(i32, Option<ConvertReport>)> {
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("cannot create the output folder {}", opts.out_dir.display()))?;
     let spool_dir = opts
@@ -336,6 +409,7 @@ fn run_command(opts: &Options, metrics: bool) -> Result<(i32, Option<ConvertRepo
         cmd.env(CUPTI_FOUND_ENV, c);
     }
     cmd.env(LAUNCHER_ENV, "1");
+    cmd.envs(beside.env.iter().map(|(k, v)| (k, v)));
 
     if let Err(e) = crate::signals::install() {
         say(&format!("signals will not be forwarded: {e}"));
@@ -373,7 +447,7 @@ fn run_command(opts: &Options, metrics: bool) -> Result<(i32, Option<ConvertRepo
     let status = child.wait().context("waiting for the command")?;
     let code = exit_code(status);
     if subreaper.is_ok() {
-        crate::reaper::wait_for_descendants(opts.descendant_grace, &say);
+        crate::reaper::wait_for_descendants_but(opts.descendant_grace, &say, beside.children);
     }
     crate::signals::stop();
 
@@ -389,6 +463,24 @@ fn run_command(opts: &Options, metrics: bool) -> Result<(i32, Option<ConvertRepo
             Ok((if code == 0 { 1 } else { code }, None))
         }
     }
+}
+
+/// What runs beside the command: the environment it gets on top of
+/// fikit-profile's, and the children of fikit-profile that are not its
+/// (not waited for after it exits).
+#[derive(Debug, Default)]
+pub struct Beside<'a> {
+    /// Added to the command's environment (the MPS daemon's).
+    pub env: &'a [(String, PathBuf)],
+    /// fikit-profile's own children beside the command (the victim).
+    pub children: &'a [u32],
+}
+
+/// Runs the command once under the collector with `beside`, its traces in
+/// `opts.out_dir`: the exit code and the traces written.
+pub fn run_traced(opts: &Options, beside: &Beside) -> Result<(i32, Vec<PathBuf>)> {
+    let (code, report) = run_command(opts, false, beside)?;
+    Ok((code, report.map(|r| r.written).unwrap_or_default()))
 }
 
 /// What the conversion of a spool folder produced.
@@ -574,6 +666,7 @@ mod untraced {
             quiet: true,
             metrics: false,
             runs,
+            pressure: false,
             descendant_grace: std::time::Duration::ZERO,
             command: vec!["true".into()],
         }
@@ -691,7 +784,7 @@ mod untraced {
         ));
         assert_eq!(
             plan_line(&opts(0)),
-            "runs the command once, traced (--single-run: fikit-sim will simulate its host as traced)"
+            "runs the command once, traced (--single-run: fikit-sim will simulate it as traced)"
         );
         let metrics = Options {
             metrics: true,
@@ -703,6 +796,18 @@ mod untraced {
             )
         );
         assert!(plan_line(&metrics).ends_with(", then once for the metrics pass (--metrics)"));
+        let all = Options {
+            pressure: true,
+            ..opts(3)
+        };
+        assert!(plan_line(&all).starts_with("runs the command 5 times: once traced"));
+        assert!(
+            plan_line(&all).contains(
+                "then once beside a victim kernel under MPS (how hard its kernels press on a neighbour; --no-pressure to skip)"
+            ),
+            "{}",
+            plan_line(&all)
+        );
     }
 }
 

@@ -145,6 +145,7 @@ pub fn add_to_trace(path: &Path, runs: Vec<UntracedRun>) -> Result<Option<i64>> 
     let c = Characterization {
         gpu_name: trace.meta.device.name.clone(),
         untraced_runs: runs,
+        pressure: trace.meta.characterization.take().and_then(|c| c.pressure),
     };
     c.check(&trace.meta.device.name)
         .map_err(|e| anyhow::anyhow!("the untraced runs' figures: {e}"))?;
@@ -152,6 +153,29 @@ pub fn add_to_trace(path: &Path, runs: Vec<UntracedRun>) -> Result<Option<i64>> 
     fikit_trace::write_trace(path, &trace)
         .with_context(|| format!("writing {} with its untraced runs", path.display()))?;
     Ok(traced_region_ns(&trace))
+}
+
+/// Adds the pressure pass's figures to the trace at `path` (keeping its
+/// untraced runs), written in place, after the reader's own check.
+pub fn add_pressure(path: &Path, pass: fikit_trace::pressure::PressurePass) -> Result<()> {
+    let mut trace = fikit_trace::read_trace(path)
+        .with_context(|| format!("reading {} to add its pressure pass", path.display()))?;
+    let gpu = trace.meta.device.name.clone();
+    let mut c = trace
+        .meta
+        .characterization
+        .take()
+        .unwrap_or_else(|| Characterization {
+            gpu_name: gpu.clone(),
+            ..Default::default()
+        });
+    c.pressure = Some(pass);
+    c.check(&gpu)
+        .map_err(|e| anyhow::anyhow!("the pressure pass's figures: {e}"))?;
+    trace.meta.characterization = Some(c);
+    fikit_trace::write_trace(path, &trace)
+        .with_context(|| format!("writing {} with its pressure pass", path.display()))?;
+    Ok(())
 }
 
 /// The traced run's region as the gate would measure it, from the trace:

@@ -9,7 +9,7 @@ use crate::policy::PolicyKind;
 use crate::sim::scenario::Scenario;
 use anyhow::Context;
 
-use super::simulate::{ModelChoice, Source, host_speed, resolve_model, set_priority};
+use super::simulate::{ModelChoice, Source, characterize, resolve_model, say_lines, set_priority};
 use super::{Failure, bad_input, other, traces};
 
 /// What `fikit-sim export --perfetto` runs.
@@ -29,7 +29,7 @@ pub struct ExportRun {
     pub max_events: Option<usize>,
     /// Traces on the Unix clock.
     pub wall_clock: bool,
-    /// Simulate each job's host as traced, not at its untraced speed.
+    /// Ignore the traces' characterization (host speed, MPS pressure).
     pub as_profiled: bool,
 }
 
@@ -66,10 +66,7 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
         for spec in &args.priorities {
             set_priority(&mut scenario, spec).map_err(bad_input)?;
         }
-        eprintln!(
-            "fikit-sim: {}",
-            host_speed(&mut scenario.jobs, &model, args.as_profiled)
-        );
+        say_lines(&characterize(&mut scenario.jobs, &model, args.as_profiled).0);
         let inputs = export::read_traces(&files).map_err(bad_input)?;
         let infos: Vec<_> = scenario
             .jobs

@@ -145,9 +145,11 @@ struct CommonArgs {
     /// model the project ships for the traces' GPU, else the defaults.
     #[arg(long, value_name = "FILE|default")]
     model: Option<PathBuf>,
-    /// Simulate each job's host as it was traced. By default a job whose
-    /// trace holds untraced runs (fikit-profile's characterization) has its
-    /// host time scaled to how fast it ran untraced.
+    /// Ignore the traces' characterization: each job's host as it was
+    /// traced, its kernels pressing under MPS as the model weighs them. By
+    /// default a job whose trace holds untraced runs (fikit-profile's
+    /// characterization) has its host time scaled to how fast it ran
+    /// untraced, and one with a pressure pass presses as measured.
     #[arg(long)]
     as_profiled: bool,
 }
@@ -187,8 +189,9 @@ struct SweepArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
-    /// Simulate each job's host as it was traced (by default at its
-    /// untraced speed where its trace has untraced runs).
+    /// Ignore the traces' characterization: the host as traced, MPS
+    /// pressure as the model weighs it (by default as fikit-profile
+    /// measured them).
     #[arg(long, conflicts_with = "spec")]
     as_profiled: bool,
 }
@@ -272,8 +275,9 @@ struct ExportArgs {
     /// line up (default: each job starts at 0).
     #[arg(long, conflicts_with = "policy")]
     wall_clock: bool,
-    /// Simulate each job's host as it was traced (by default at its
-    /// untraced speed where its trace has untraced runs).
+    /// Ignore the traces' characterization: the host as traced, MPS
+    /// pressure as the model weighs it (by default as fikit-profile
+    /// measured them).
     #[arg(long, requires = "policy")]
     as_profiled: bool,
 }

@@ -68,7 +68,7 @@ pub struct SimulateOptions {
     pub plots: Option<PathBuf>,
     /// Also write an HTML report here.
     pub html: Option<PathBuf>,
-    /// Simulate each job's host as traced, not at its untraced speed.
+    /// Ignore the traces' characterization (host speed, MPS pressure).
     pub as_profiled: bool,
 }
 
@@ -115,7 +115,7 @@ pub struct SweepRun {
     pub format: Format,
     /// Worker threads; `None`: one per core.
     pub threads: Option<usize>,
-    /// Simulate each job's host as traced, not at its untraced speed.
+    /// Ignore the traces' characterization (host speed, MPS pressure).
     pub as_profiled: bool,
 }
 
@@ -165,14 +165,26 @@ pub fn resolve_model(
     }
 }
 
-/// Puts each job's host at its untraced speed unless `as_profiled`
-/// ([`crate::sim::host::set_untraced_host`]); the line that says so.
-pub fn host_speed(
+/// Puts each job's kernels at their measured MPS pressure
+/// ([`crate::sim::pressure::set_measured_pressure`]) and its host at its
+/// untraced speed ([`crate::sim::host::set_untraced_host`]), unless
+/// `as_profiled`: the lines that say so, and the jobs at the ends of the
+/// host's range.
+pub fn characterize(
     jobs: &mut Vec<crate::sim::job::Job>,
     model: &GpuModel,
     as_profiled: bool,
-) -> String {
-    with_hint(crate::sim::host::set_untraced_host(jobs, model, as_profiled).0)
+) -> (Vec<String>, Option<crate::sim::host::Corners>) {
+    let pressure = crate::sim::pressure::set_measured_pressure(jobs, model, as_profiled);
+    let (host, corners) = crate::sim::host::set_untraced_host(jobs, model, as_profiled);
+    (vec![with_hint(host), pressure], corners)
+}
+
+/// Says each of `lines` on stderr, after `fikit-sim: `.
+pub fn say_lines(lines: &[String]) {
+    for l in lines {
+        eprintln!("fikit-sim: {l}");
+    }
 }
 
 /// The host line with how to simulate the host as traced instead.
@@ -248,9 +260,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let (model, model_line) = resolve_model(&o.model, &files)?;
     let mut scenario = load_scenario(&o.source, &files, false)?;
     pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
-    let (host_line, corners) =
-        crate::sim::host::set_untraced_host(&mut scenario.jobs, &model, o.as_profiled);
-    let host_line = with_hint(host_line);
+    let (lines, corners) = characterize(&mut scenario.jobs, &model, o.as_profiled);
     let pairwise = matches!(o.source, Source::Traces(_))
         && o.jobs.is_empty()
         && !o.together
@@ -274,7 +284,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
             &pairs,
             model,
             &model_line,
-            &host_line,
+            &lines,
             corners.as_ref(),
         );
     }
@@ -312,7 +322,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     }
     progress.finish();
     eprintln!("fikit-sim: {model_line}");
-    eprintln!("fikit-sim: {host_line}");
+    say_lines(&lines);
     print(&report::render(&report, o.format))?;
     let mut plot_files = Vec::new();
     if let Some(dir) = &o.plots {
@@ -339,7 +349,7 @@ fn run_pairwise(
     pairs: &[(usize, usize)],
     model: GpuModel,
     model_line: &str,
-    host_line: &str,
+    lines: &[String],
     corners: Option<&crate::sim::host::Corners>,
 ) -> Result<(), Failure> {
     let opts = SweepOptions {
@@ -364,13 +374,14 @@ fn run_pairwise(
     let high = scenario.jobs[pairs[0].0].priority;
     match o.format {
         Format::Table => print(&format!(
-            "{model_line}\n{host_line}\n\nEach latency-critical job (priority {high}) beside each throughput job, \
+            "{model_line}\n{}\n\nEach latency-critical job (priority {high}) beside each throughput job, \
              two jobs per GPU: the latency-critical job's slowdown under each policy\n{}",
+            lines.join("\n"),
             report::sweep::pairwise_table(&rows)
         ))?,
         f => {
             eprintln!("fikit-sim: {model_line}");
-            eprintln!("fikit-sim: {host_line}");
+            say_lines(lines);
             print(&report::sweep::render(&rows, f))?;
         }
     }
@@ -488,10 +499,7 @@ pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
     let (model, model_line) = resolve_model(&o.model, &files)?;
     eprintln!("fikit-sim: {model_line}");
     let mut scenario = Scenario::from_traces(&files).map_err(bad_input)?;
-    eprintln!(
-        "fikit-sim: {}",
-        host_speed(&mut scenario.jobs, &model, o.as_profiled)
-    );
+    say_lines(&characterize(&mut scenario.jobs, &model, o.as_profiled).0);
     if scenario.jobs.len() < 2 {
         return Err(bad_input(anyhow::anyhow!(
             "a sweep needs at least 2 traces, found {}",

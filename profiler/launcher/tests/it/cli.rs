@@ -17,8 +17,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_fikit-profile");
 fn profile(out: &Path) -> Command {
     let mut c = profile_with_runs(out);
     // The commands here play the collector (they copy spools): no untraced
-    // runs after them, which need the real one (see the next helper).
-    c.args(["--runs", "0"]);
+    // runs or pressure pass after them, which need the real one (see the
+    // next helper).
+    c.args(["--runs", "0", "--no-pressure"]);
     c
 }
 
@@ -49,8 +50,12 @@ fn an_untraced_run_that_cannot_start_keeps_the_trace_and_says_so() {
     let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
     assert!(
         err.lines().next().unwrap().starts_with(
-            "fikit-profile: runs the command 4 times: once traced (the trace), then 3 times untraced"
+            "fikit-profile: runs the command 5 times: once traced (the trace), then 3 times untraced"
         ),
+        "{err}"
+    );
+    assert!(
+        err.contains("the pressure pass did not run: an untraced run failed"),
         "{err}"
     );
     let trace = out.join("job-4242.parquet");
@@ -66,6 +71,51 @@ fn an_untraced_run_that_cannot_start_keeps_the_trace_and_says_so() {
     let t = fikit_trace::read_trace(&trace).unwrap();
     assert!(!t.kernels.is_empty());
     assert_eq!(t.meta.characterization, None);
+}
+
+#[test]
+fn without_mps_the_pressure_pass_is_skipped_with_a_note_and_the_trace_kept() {
+    // The command plays the collector; an nvidia-cuda-mps-control that
+    // cannot start a daemon stands in for a machine without MPS.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir_all(&src).unwrap();
+    common::write_spool(&src.join("fikit-4242.spool"), &common::records(true));
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let mps = bin.join("nvidia-cuda-mps-control");
+    std::fs::write(&mps, "#!/bin/sh\necho 'no MPS here' >&2\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&mps, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let out = dir.path().join("traces");
+    let copy = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
+    let run = profile_with_runs(&out)
+        .env("PATH", path)
+        .args(["--runs", "0", "--name", "job", "--", "sh", "-c", &copy])
+        .assert()
+        .success();
+    let err = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(
+        err.lines().next().unwrap().starts_with(
+            "fikit-profile: runs the command twice: once traced (the trace), then once beside a victim kernel under MPS"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("pressure pass: no figure (cannot run under MPS: nvidia-cuda-mps-control -d: exit status: 1 no MPS here")
+            && err.contains("fikit-sim weighs this job's kernels under MPS as its model does"),
+        "{err}"
+    );
+    let t = fikit_trace::read_trace(&out.join("job-4242.parquet")).unwrap();
+    assert!(!t.kernels.is_empty());
+    assert_eq!(t.meta.characterization, None);
+    // The pass's folder is gone.
+    let left: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["job-4242.parquet"], "{left:?}");
 }
 
 #[test]

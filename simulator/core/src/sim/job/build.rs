@@ -116,6 +116,15 @@ impl Job {
                 .iter()
                 .flat_map(|c| c.untraced_runs.iter().map(|r| r.region_ns))
                 .collect(),
+            measured_pressure: trace
+                .meta
+                .characterization
+                .as_ref()
+                .and_then(|c| c.pressure.as_ref())
+                .map(|p| super::MeasuredPressure {
+                    slowdown: p.slowdown,
+                    share: crate::sim::pressure::share(trace),
+                }),
         }
     }
 }

@@ -217,6 +217,22 @@ pub struct Job {
     /// run (the trace's characterization; empty without one). What
     /// [`crate::sim::host`] sets the host's speed by.
     pub untraced_regions_ns: Arc<[i64]>,
+    /// What the trace's pressure pass measured, with the job's SM share:
+    /// what [`Job::pressure_weight`] is set from for a model
+    /// ([`crate::sim::pressure::set_measured_pressure`]). `None` without a pressure pass.
+    pub measured_pressure: Option<MeasuredPressure>,
+}
+
+/// A job's pressure pass, for its weight under a model
+/// ([`crate::sim::pressure::weight`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MeasuredPressure {
+    /// The victim's slowdown while the job's kernels overlapped it (`None`:
+    /// past any slowdown).
+    pub slowdown: Option<f64>,
+    /// The job's one-wave SM share over its steady kernels
+    /// ([`crate::sim::pressure::share`]).
+    pub share: f64,
 }
 
 /// How many of a traced program's first iterations are its setup: the

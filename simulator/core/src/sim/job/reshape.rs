@@ -266,6 +266,7 @@ impl Job {
             shapes: Arc::clone(&self.shapes),
             pressure_weight: self.pressure_weight,
             untraced_regions_ns: Arc::clone(&self.untraced_regions_ns),
+            measured_pressure: self.measured_pressure,
         }
     }
 }
