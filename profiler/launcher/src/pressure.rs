@@ -99,15 +99,22 @@ pub fn run(opts: &Options, dir: &Path) -> Result<Outcome> {
         quiet: true,
         ..opts.clone()
     };
+    // Not the command's: the victim's launcher, and the MPS daemon and
+    // server (daemons: with fikit-profile a subreaper, they are its
+    // children).
+    let mut beside = crate::reaper::children_now();
+    beside.push(victim.id());
     let job = crate::run::run_traced(
         &pass,
         &crate::run::Beside {
             env: daemon.env(),
-            children: &[victim.id()],
+            children: &beside,
         },
     );
     let _ = std::fs::write(&stop, b"");
-    let victim_status = victim.wait().context("waiting for the victim")?;
+    // An error here: the victim's launcher was reaped as one of the
+    // command's exited processes (it failed early).
+    let victim_ok = victim.wait().is_ok_and(|s| s.success());
     drop(daemon);
     let (code, written) = job?;
     if code != 0 {
@@ -119,7 +126,7 @@ pub fn run(opts: &Options, dir: &Path) -> Result<Outcome> {
             written.len()
         )));
     };
-    let victim_trace = match (victim_status.success(), traces_in(&dir.join("victim"))?) {
+    let victim_trace = match (victim_ok, traces_in(&dir.join("victim"))?) {
         (true, v) if v.len() == 1 => v.into_iter().next().expect("one trace"),
         (ok, v) => {
             return Ok(Outcome::Skipped(format!(

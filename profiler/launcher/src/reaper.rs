@@ -120,6 +120,14 @@ pub fn wait_for_descendants(grace: Duration, say: &dyn Fn(&str)) -> Vec<ProcStat
     wait_for_descendants_but(grace, say, &[])
 }
 
+/// This process's children that run now (pids).
+pub fn children_now() -> Vec<u32> {
+    live_children(&all_processes(), std::process::id())
+        .iter()
+        .map(|k| k.pid)
+        .collect()
+}
+
 /// [`wait_for_descendants`], not counting the children `others` (started
 /// beside the command, not by it: the pressure pass's victim).
 pub fn wait_for_descendants_but(
@@ -143,6 +151,10 @@ pub fn wait_for_descendants_but(
             }
         }
         if kids.is_empty() {
+            if !others.is_empty() {
+                // The children left run beside the command: it is done.
+                return Vec::new();
+            }
             // Children exist but all have exited: reap them on the next turn.
             std::thread::sleep(Duration::from_millis(10));
             continue;
