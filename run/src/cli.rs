@@ -276,10 +276,10 @@ pub fn shim_for(hook: LaunchHook, collector: &Path) -> Result<Option<PathBuf>> {
     if hook == LaunchHook::Cupti {
         return Ok(None);
     }
-    let shim = collector.with_file_name("libfikit_shim.so");
     if hook == LaunchHook::Auto {
-        return Ok(shim.is_file().then_some(shim));
+        return Ok(fikit_protocol::shim_beside(collector));
     }
+    let shim = collector.with_file_name(fikit_protocol::SHIM_FILE);
     if !shim.is_file() {
         return Err(bad(format!(
             "--launch-hook preload needs libfikit_shim.so beside the collector: {} is missing",

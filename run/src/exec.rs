@@ -652,12 +652,7 @@ impl Launch<'_> {
             .env(GATE_JOB_ENV, k.to_string())
             .env(GATE_NAP_US_ENV, opts.gate_nap_us.to_string());
         if let Some(shim) = &opts.shim {
-            let mut preload = shim.as_os_str().to_owned();
-            if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
-                preload.push(":");
-                preload.push(old);
-            }
-            cmd.env("LD_PRELOAD", preload);
+            cmd.env("LD_PRELOAD", fikit_protocol::preload_first(shim));
         }
         if let Some(t) = &self.table_paths[k] {
             cmd.env(GATE_TABLE_ENV, t);

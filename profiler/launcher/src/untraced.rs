@@ -7,8 +7,7 @@
 //! tracing slows a program's host, and the simulator sets the host's speed
 //! from these (`fikit_sim_core::sim::host`).
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result};
@@ -22,22 +21,6 @@ use fikit_protocol::{
 use fikit_trace::{Characterization, UntracedRun};
 
 use crate::options::Options;
-
-/// The launch shim beside the collector, where it is.
-pub fn shim_beside(collector: &Path) -> Option<PathBuf> {
-    let shim = collector.with_file_name("libfikit_shim.so");
-    shim.is_file().then_some(shim)
-}
-
-/// `LD_PRELOAD` with `shim` first, before what the environment has.
-fn preload(shim: &Path) -> OsString {
-    let mut p = shim.as_os_str().to_owned();
-    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
-        p.push(":");
-        p.push(old);
-    }
-    p
-}
 
 /// How one untraced run ended.
 #[derive(Debug)]
@@ -70,8 +53,8 @@ pub fn run_once(opts: &Options, n: usize) -> Result<Outcome> {
         .env(CUDA_INJECTION_ENV, &collector)
         .env(GATE_ENV, control.path())
         .env(GATE_JOB_ENV, "0");
-    if let Some(shim) = shim_beside(&collector) {
-        cmd.env("LD_PRELOAD", preload(&shim));
+    if let Some(shim) = fikit_protocol::shim_beside(&collector) {
+        cmd.env("LD_PRELOAD", fikit_protocol::preload_first(&shim));
     }
     let env = |k: &str| std::env::var(k).ok();
     if let Located::Found(c) = locate_cupti(&env, "")

@@ -172,11 +172,52 @@ pub fn find_collector() -> std::result::Result<PathBuf, String> {
     }
 }
 
+/// File name of the launch shim, which lives beside the collector.
+pub const SHIM_FILE: &str = "libfikit_shim.so";
+
+/// The launch shim beside the collector `collector`, where it is.
+pub fn shim_beside(collector: &std::path::Path) -> Option<PathBuf> {
+    let shim = collector.with_file_name(SHIM_FILE);
+    shim.is_file().then_some(shim)
+}
+
+/// `LD_PRELOAD` with `shim` first, before what the environment has: how
+/// the launch shim goes into a job (fikit-profile's untraced runs,
+/// fikit-run's rounds).
+pub fn preload_first(shim: &std::path::Path) -> std::ffi::OsString {
+    let mut p = shim.as_os_str().to_owned();
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+        p.push(":");
+        p.push(old);
+    }
+    p
+}
+
 /// The exit code that reports a child's status: its code, or 128 + the signal that killed it.
 pub fn exit_code(status: std::process::ExitStatus) -> i32 {
     match (status.code(), status.signal()) {
         (Some(c), _) => c,
         (None, Some(s)) => 128 + s,
         _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shim_is_found_beside_the_collector_only() {
+        let d = tempfile::tempdir().unwrap();
+        let collector = d.path().join(COLLECTOR_FILE);
+        assert_eq!(shim_beside(&collector), None);
+        std::fs::write(d.path().join(SHIM_FILE), b"").unwrap();
+        assert_eq!(shim_beside(&collector), Some(d.path().join(SHIM_FILE)));
+        // What the environment preloads stays, after the shim.
+        let p = preload_first(&d.path().join(SHIM_FILE));
+        assert!(
+            p.to_string_lossy()
+                .starts_with(&*d.path().join(SHIM_FILE).to_string_lossy())
+        );
     }
 }
