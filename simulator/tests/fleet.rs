@@ -35,11 +35,61 @@ fn spec(dir: &Path) -> SweepSpec {
         policies: vec![PolicyKind::Timeslice, PolicyKind::Mps, PolicyKind::Fikit],
         models: vec![],
         grid: Default::default(),
+        as_profiled: false,
     }
 }
 
 fn resolve(s: SweepSpec, dir: &Path) -> Resolved {
     Resolved::new(s, dir, &dir.join("spec.json")).unwrap()
+}
+
+#[test]
+fn a_spec_runs_each_job_as_characterized_unless_as_profiled() {
+    // serve-a's trace with a characterization: its untraced runs (the
+    // fixture's 9,000 and 8,000 ns regions) set its host's speed.
+    let plain = tempfile::tempdir().unwrap();
+    traces(plain.path());
+    let charted = tempfile::tempdir().unwrap();
+    traces(charted.path());
+    let p = charted.path().join("serve-a.parquet");
+    let mut t = fikit_trace::read_trace(&p).unwrap();
+    t.meta.characterization = Some(fixture::characterization(&t.meta.device.name));
+    write_trace(&p, &t).unwrap();
+    let rows = |dir: &Path, as_profiled: bool| {
+        let r = resolve(
+            SweepSpec {
+                as_profiled,
+                ..spec(dir)
+            },
+            dir,
+        );
+        fleet::run_shard(&r, Shard::ALL, &|| {}).unwrap()
+    };
+    let plain_rows = rows(plain.path(), false);
+    let charted_rows = rows(charted.path(), false);
+    assert_ne!(
+        charted_rows, plain_rows,
+        "the characterized host changes serve-a's rows"
+    );
+    assert_eq!(
+        rows(charted.path(), true),
+        plain_rows,
+        "as_profiled: the traces as traced"
+    );
+    // The option is part of the spec, so of its hash (shards of the two
+    // cannot be merged), and a spec without it keeps its hash.
+    let (a, b) = (
+        resolve(spec(charted.path()), charted.path()).hash,
+        resolve(
+            SweepSpec {
+                as_profiled: true,
+                ..spec(charted.path())
+            },
+            charted.path(),
+        )
+        .hash,
+    );
+    assert_ne!(a, b);
 }
 
 #[test]

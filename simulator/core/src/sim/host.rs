@@ -112,6 +112,20 @@ fn median(v: &[i64]) -> Option<f64> {
     }
 }
 
+/// `job` as it runs untraced on `model` and as it presses under MPS, from
+/// its trace's characterization (the median of its untraced runs, no range;
+/// its pressure pass): what a fleet sweep simulates, one model at a time.
+/// As it is where the trace has neither.
+pub fn characterized(job: &Job, model: &GpuModel) -> Job {
+    let mut j = [job.clone()];
+    crate::sim::pressure::set_measured_pressure(&mut j, model, false);
+    let [j] = j;
+    match median(&j.untraced_regions_ns).and_then(|m| region_factor(&j, m, model, 1.0)) {
+        Some(f) => j.with_region_host_speed(f),
+        None => j,
+    }
+}
+
 /// `job`'s host speed untraced on `model`, from its untraced runs
 /// ([`Job::untraced_regions_ns`]); `None` without any.
 pub fn untraced(job: &Job, model: &GpuModel) -> Option<HostSpeed> {

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::PolicyKind;
 use crate::sim::engine::{RunError, RunResult};
+use crate::sim::host::characterized;
 use crate::sim::job::Job;
 use crate::sim::simulate::{SimOptions, run_policy};
 use crate::sim::sweep::{PairRow, group_rows};
@@ -68,18 +69,32 @@ pub fn run_shard(
             .transpose()
         })
         .collect::<Result<_, _>>()?;
-    let job = |j: usize| jobs[j].as_ref().expect("a used job was read");
+    let read = |j: usize| jobs[j].as_ref().expect("a used job was read");
     let mut needed: Vec<(usize, usize)> = plan
         .iter()
         .flat_map(|(_, v, g)| g.iter().map(move |&j| (*v, j)))
         .collect();
     needed.sort_unstable();
     needed.dedup();
+    // Each job on each model as fikit-sim simulates it: its characterization
+    // applied (host speed and MPS pressure depend on the model).
+    let on_model: BTreeMap<(usize, usize), Job> = needed
+        .par_iter()
+        .map(|&(v, j)| {
+            let job = if r.spec.as_profiled {
+                read(j).clone()
+            } else {
+                characterized(read(j), &r.variants[v].gpu)
+            };
+            ((v, j), job)
+        })
+        .collect();
+    let job = |v: usize, j: usize| &on_model[&(v, j)];
     let alone: BTreeMap<(usize, usize), RunResult> = needed
         .par_iter()
         .map(|&(v, j)| {
             run_policy(
-                std::slice::from_ref(job(j)),
+                std::slice::from_ref(job(v, j)),
                 &[0],
                 PolicyKind::Exclusive,
                 &r.variants[v].gpu,
@@ -103,7 +118,7 @@ pub fn run_shard(
     let rows: Vec<Vec<SweepRow>> = plan
         .par_iter()
         .map(|(i, v, g)| {
-            let group: Vec<&Job> = g.iter().map(|&j| job(j)).collect();
+            let group: Vec<&Job> = g.iter().map(|&j| job(*v, j)).collect();
             let iso: Vec<RunResult> = g.iter().map(|&j| alone[&(*v, j)].clone()).collect();
             let rows = group_rows(&group, &iso, &sims[*v])?;
             progress();

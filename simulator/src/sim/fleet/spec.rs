@@ -60,6 +60,12 @@ pub struct SweepSpec {
     /// point, applied to every model.
     #[serde(default)]
     pub grid: BTreeMap<String, Vec<serde_json::Value>>,
+    /// Take the traces as traced, ignoring their characterization
+    /// (`fikit-profile`'s untraced runs and pressure pass); by default each
+    /// job's host runs at its untraced runs' median speed and its kernels
+    /// press under MPS as measured, on each model.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub as_profiled: bool,
 }
 
 /// One GPU model of the sweep: a model file at one grid point.
