@@ -32,16 +32,23 @@ fn profile_with_runs(out: &Path) -> Command {
     c
 }
 
-#[test]
-fn an_untraced_run_that_cannot_start_keeps_the_trace_and_says_so() {
-    // The command plays the collector for the traced run; the untraced runs
-    // need the real one, which is missing here.
+/// A folder with one finished spool in `src/`, the traces folder to write,
+/// and the shell command that plays the collector by copying the spool.
+fn one_finished_spool() -> (tempfile::TempDir, std::path::PathBuf, String) {
     let dir = tempfile::tempdir().unwrap();
     let src = dir.path().join("src");
     std::fs::create_dir_all(&src).unwrap();
     common::write_spool(&src.join("fikit-4242.spool"), &common::records(true));
     let out = dir.path().join("traces");
     let copy = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
+    (dir, out, copy)
+}
+
+#[test]
+fn an_untraced_run_that_cannot_start_keeps_the_trace_and_says_so() {
+    // The command plays the collector for the traced run; the untraced runs
+    // need the real one, which is missing here.
+    let (dir, out, copy) = one_finished_spool();
     let run = profile_with_runs(&out)
         .env("FIKIT_COLLECTOR", dir.path().join("missing.so"))
         .args(["--name", "job", "--", "sh", "-c", &copy])
@@ -77,10 +84,7 @@ fn an_untraced_run_that_cannot_start_keeps_the_trace_and_says_so() {
 fn without_mps_the_pressure_pass_is_skipped_with_a_note_and_the_trace_kept() {
     // The command plays the collector; an nvidia-cuda-mps-control that
     // cannot start a daemon stands in for a machine without MPS.
-    let dir = tempfile::tempdir().unwrap();
-    let src = dir.path().join("src");
-    std::fs::create_dir_all(&src).unwrap();
-    common::write_spool(&src.join("fikit-4242.spool"), &common::records(true));
+    let (dir, out, copy) = one_finished_spool();
     let bin = dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let mps = bin.join("nvidia-cuda-mps-control");
@@ -88,8 +92,6 @@ fn without_mps_the_pressure_pass_is_skipped_with_a_note_and_the_trace_kept() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&mps, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let out = dir.path().join("traces");
-    let copy = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
     let run = profile_with_runs(&out)
         .env("PATH", path)
         .args(["--runs", "0", "--name", "job", "--", "sh", "-c", &copy])
