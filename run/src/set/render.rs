@@ -153,7 +153,15 @@ pub fn summary_text(s: &Summary) -> String {
             fits_table(&s.fits_on_true_profiles)
         )
     };
-    let per_iteration = per_iteration + &true_profiles;
+    let p99 = if s.p99_fits.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "the latency-critical job's p99 iteration, simulated against real (the median over repetitions; no real range)\n{}\n",
+            fits_table(&s.p99_fits)
+        )
+    };
+    let per_iteration = per_iteration + &true_profiles + &p99;
     let mut r = table_with([
         "pair",
         "sample",
@@ -301,6 +309,10 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
     if !s.fits_on_true_profiles.is_empty() {
         h.push_str("<p>The slowdown again over the pairs with no profile off its runs alone (named at the end):</p>\n");
         fits_html(&mut h, &s.fits_on_true_profiles);
+    }
+    if !s.p99_fits.is_empty() {
+        h.push_str("<p>The latency-critical job's p99 iteration, simulated against real (the median over repetitions; no real range):</p>\n");
+        fits_html(&mut h, &s.p99_fits);
     }
     h.push_str("<table><tr><th>pair</th><th>sample</th><th>policy</th><th>job</th><th>prio</th><th>co-runs</th><th>real slowdown</th><th>simulated</th><th>error</th><th>per iteration</th><th>simulated</th><th>error</th><th>host vs alone</th><th>profile vs alone</th></tr>\n");
     for x in &s.rows {

@@ -101,6 +101,12 @@ pub struct Summary {
     /// off (the same as `fits`).
     #[serde(default)]
     pub fits_on_true_profiles: Vec<Fit>,
+    /// The latency-critical job's (the pair's most urgent) 99th-percentile
+    /// iteration: fikit-sim's against the real one (the median over
+    /// repetitions), per policy (exclusive too: its p99 alone) and sample.
+    /// `within_spread` counts none: the real p99 has no range.
+    #[serde(default)]
+    pub p99_fits: Vec<Fit>,
     /// The gated policies against time slicing, per complete pair and job.
     pub vs_timeslice: Vec<VsTimeslice>,
     /// Their errors per policy, role and sample.
@@ -290,24 +296,43 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     } else {
         fits_of(|r| (r.error, r.within_spread), true)
     };
+    let urgent = |x: &SummaryRow| {
+        rows.iter()
+            .filter(|y| y.pair == x.pair)
+            .map(|y| y.row.priority)
+            .min()
+            == Some(x.row.priority)
+    };
+    let mut p99_fits = Vec::new();
+    for &policy in &set.policies {
+        for sample in [Sample::In, Sample::Out] {
+            let of = rows
+                .iter()
+                .filter(|r| r.sample == sample && r.row.policy == policy)
+                .filter(|r| !incomplete.contains(&r.pair) && urgent(r))
+                .map(|r| {
+                    let e = match (r.row.sim_p99_ms, r.row.p99_ms) {
+                        (Some(s), Some(real)) if real > 0.0 => Some((s - real) / real),
+                        _ => None,
+                    };
+                    (e, None)
+                });
+            p99_fits.extend(fit_of(policy, sample, of));
+        }
+    }
     let mut vs_timeslice = Vec::new();
     for x in rows.iter().filter(|x| !incomplete.contains(&x.pair)) {
         let gated = matches!(x.row.policy, RunPolicy::Fikit | RunPolicy::Preemptive);
         let Some(real) = x.row.vs_timeslice.filter(|_| gated) else {
             continue;
         };
-        let top = rows
-            .iter()
-            .filter(|y| y.pair == x.pair)
-            .map(|y| y.row.priority)
-            .min();
         let simulated = x.row.sim_vs_timeslice.map(|s| s.median);
         vs_timeslice.push(VsTimeslice {
             pair: x.pair.clone(),
             sample: x.sample,
             policy: x.row.policy,
             job: x.row.job.clone(),
-            high: top == Some(x.row.priority),
+            high: urgent(x),
             real,
             simulated,
             simulated_spread: x.row.sim_vs_timeslice,
@@ -344,6 +369,7 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         fits,
         per_iteration_fits,
         fits_on_true_profiles,
+        p99_fits,
         vs_timeslice,
         vs_fits,
         missing,

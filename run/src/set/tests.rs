@@ -573,3 +573,60 @@ fn the_summary_sets_fikit_against_time_slicing_per_role() {
         "{text}"
     );
 }
+
+#[test]
+fn the_summary_sets_the_latency_critical_jobs_p99_against_the_real_one() {
+    let s = set(serde_json::json!([
+        {"name": "p1", "jobs": ["hi", "lo"], "sample": "out"},
+        {"name": "p2", "jobs": ["hi", "lo"], "sample": "out"}
+    ]))
+    .unwrap();
+    let d = tempfile::tempdir().unwrap();
+    // (policy, job, priority, real p99 ms, simulated p99 ms)
+    let p99 = |policy, job: &str, priority, real: f64, sim: f64| {
+        let mut r = row(policy, job, 1.0, (1.0, 1.0), 1.0);
+        (r.priority, r.p99_ms, r.sim_p99_ms) = (priority, Some(real), Some(sim));
+        r
+    };
+    use RunPolicy::{Exclusive, Timeslice};
+    for (pair, rows) in [
+        (
+            "p1",
+            vec![
+                p99(Exclusive, "hi", 0, 4.0, 4.4),
+                p99(Timeslice, "hi", 0, 8.0, 6.0),
+                // The partner's p99 is not the latency-critical job's.
+                p99(Timeslice, "lo", 9, 10.0, 90.0),
+            ],
+        ),
+        (
+            "p2",
+            vec![
+                p99(Exclusive, "hi", 0, 5.0, 5.0),
+                p99(Timeslice, "hi", 0, 10.0, 11.0),
+            ],
+        ),
+    ] {
+        std::fs::create_dir_all(d.path().join(pair)).unwrap();
+        std::fs::write(
+            d.path().join(pair).join("run.json"),
+            serde_json::json!({ "rows": rows }).to_string(),
+        )
+        .unwrap();
+    }
+    let sum = summarize(&s, d.path()).unwrap();
+    let fit = |policy| {
+        sum.p99_fits
+            .iter()
+            .find(|f| f.policy == policy && f.sample == Sample::Out)
+            .unwrap_or_else(|| panic!("{:?}", sum.p99_fits))
+    };
+    // Alone: +10% and 0%; time slicing: -25% and +10%.
+    let e = fit(Exclusive);
+    assert_eq!(e.rows, 2);
+    assert!((e.median_abs_error - 0.05).abs() < 1e-12 && (e.worst_abs_error - 0.1).abs() < 1e-12);
+    let t = fit(Timeslice);
+    assert_eq!((t.rows, t.within_spread), (2, 0));
+    assert!((t.worst_abs_error - 0.25).abs() < 1e-12, "{t:?}");
+    assert!(summary_text(&sum).contains("the latency-critical job's p99 iteration"));
+}
