@@ -9,7 +9,8 @@
 //!   coordinate through (start time, per-job launch and completion counters),
 //!   a layout on `fikit-gate`'s shared control file ([`fikit_gate::shm`]);
 //! - [`gpu`]: the CUDA driver and NVRTC through cudarc's `result`/`sys`
-//!   layers (all `unsafe` of the replay lives here);
+//!   layers, re-exported from `fikit-device` (where all of the GPU side's
+//!   `unsafe` lives);
 //! - [`worker`]: executes a plan: host delays spun on the monotonic clock,
 //!   synthetic kernels that run for the recorded duration, copies, memsets
 //!   and synchronizations;
