@@ -118,7 +118,7 @@ pub fn measure(job: &Trace, victim: &Trace) -> Result<PressurePass, PressureErro
     js.sort_unstable();
     let first = js[0].0;
     let last_end = js.iter().map(|&(_, e)| e).max().unwrap_or(first);
-    let steady_from = steady_from(job);
+    let steady_from = fifth_start(&js);
     let union = Union::new(&js);
     // Each shape's runs alone, in a map ordered by key (deterministic).
     let mut before: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
@@ -195,9 +195,14 @@ pub fn measure(job: &Trace, victim: &Trace) -> Result<PressurePass, PressureErro
 /// Where a job's steady part begins: the start of the kernel a fifth of the
 /// way through its kernels by start time (`i64::MIN` without kernels).
 pub fn steady_from(job: &Trace) -> i64 {
-    let mut starts: Vec<i64> = job.kernels.iter().map(|k| k.start_ns).collect();
-    starts.sort_unstable();
-    starts.get(starts.len() / 5).copied().unwrap_or(i64::MIN)
+    let mut spans: Vec<(i64, i64)> = job.kernels.iter().map(|k| (k.start_ns, k.end_ns)).collect();
+    spans.sort_unstable();
+    fifth_start(&spans)
+}
+
+/// [`steady_from`] of kernel spans sorted by start.
+fn fifth_start(sorted: &[(i64, i64)]) -> i64 {
+    sorted.get(sorted.len() / 5).map_or(i64::MIN, |&(s, _)| s)
 }
 
 fn median(v: &mut [f64]) -> f64 {

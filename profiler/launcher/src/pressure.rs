@@ -43,7 +43,7 @@ pub enum Outcome {
     Failed(i32),
 }
 
-/// Runs the pass in `dir` (made here, removed after unless `keep`).
+/// Runs the pass in `dir` (made here; the caller removes it).
 pub fn run(opts: &Options, dir: &Path) -> Result<Outcome> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let dir = dir
@@ -102,8 +102,7 @@ pub fn run(opts: &Options, dir: &Path) -> Result<Outcome> {
     // Not the command's: the victim's launcher, and the MPS daemon and
     // server (daemons: with fikit-profile a subreaper, they are its
     // children).
-    let mut beside = crate::reaper::children_now();
-    beside.push(victim.id());
+    let beside = crate::reaper::children_now();
     let job = crate::run::run_traced(
         &pass,
         &crate::run::Beside {
@@ -126,7 +125,12 @@ pub fn run(opts: &Options, dir: &Path) -> Result<Outcome> {
             written.len()
         )));
     };
-    let victim_trace = match (victim_ok, traces_in(&dir.join("victim"))?) {
+    let victim_dir = dir.join("victim");
+    let victim_traces = match crate::run::files_with_extension(&victim_dir, "parquet") {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        r => r.with_context(|| format!("listing {}", victim_dir.display()))?,
+    };
+    let victim_trace = match (victim_ok, victim_traces) {
         (true, v) if v.len() == 1 => v.into_iter().next().expect("one trace"),
         (ok, v) => {
             return Ok(Outcome::Skipped(format!(
@@ -143,20 +147,6 @@ pub fn run(opts: &Options, dir: &Path) -> Result<Outcome> {
         Ok(p) => Outcome::Measured(p),
         Err(e) => Outcome::Skipped(e.to_string()),
     })
-}
-
-/// The `.parquet` files in `dir`, sorted.
-fn traces_in(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(r) => r
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-            .collect(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e).with_context(|| format!("listing {}", dir.display())),
-    };
-    v.sort();
-    Ok(v)
 }
 
 /// The last non-empty line of a log, or a note that it has none.

@@ -233,18 +233,19 @@ fn pressure_pass(opts: &Options, written: &[PathBuf]) -> Result<i32> {
     }
     match outcome? {
         Outcome::Measured(p) => {
-            crate::untraced::add_pressure(trace, p.clone())?;
             let slowdown = p
                 .slowdown
                 .map_or("past any slowdown (it waited for room)".to_string(), |s| {
                     format!("{s:.2}x slower")
                 });
-            say(&format!(
+            let line = format!(
                 "pressure pass: the victim ran {slowdown} while the job's kernels ran ({} runs beside them, {:.0} us alone); added to {}",
                 p.runs_steady,
                 p.victim_alone_ns / 1e3,
                 trace.display()
-            ));
+            );
+            crate::untraced::add_pressure(trace, p)?;
+            say(&line);
             Ok(0)
         }
         Outcome::Skipped(why) => {
@@ -493,10 +494,14 @@ pub struct ConvertReport {
 }
 
 fn spool_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
+    files_with_extension(dir, "spool").with_context(|| format!("cannot list {}", dir.display()))
+}
+
+/// The files in `dir` whose extension is `ext`, sorted.
+pub(crate) fn files_with_extension(dir: &Path, ext: &str) -> std::io::Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "spool"))
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
         .collect();
     v.sort();
     Ok(v)

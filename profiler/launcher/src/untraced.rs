@@ -123,26 +123,37 @@ fn outcome(m: &fikit_gate::block::Measured) -> Outcome {
 /// characterization, written in place (atomically), after the reader's own
 /// check; returns the traced run's region ([`traced_region_ns`]).
 pub fn add_to_trace(path: &Path, runs: Vec<UntracedRun>) -> Result<Option<i64>> {
-    let mut trace = fikit_trace::read_trace(path)
-        .with_context(|| format!("reading {} to add its untraced runs", path.display()))?;
-    let c = Characterization {
-        gpu_name: trace.meta.device.name.clone(),
-        untraced_runs: runs,
-        pressure: trace.meta.characterization.take().and_then(|c| c.pressure),
-    };
-    c.check(&trace.meta.device.name)
-        .map_err(|e| anyhow::anyhow!("the untraced runs' figures: {e}"))?;
-    trace.meta.characterization = Some(c);
-    fikit_trace::write_trace(path, &trace)
-        .with_context(|| format!("writing {} with its untraced runs", path.display()))?;
+    let trace = update_characterization(
+        path,
+        ("its untraced runs", "the untraced runs' figures"),
+        |c| c.untraced_runs = runs,
+    )?;
     Ok(traced_region_ns(&trace))
 }
 
 /// Adds the pressure pass's figures to the trace at `path` (keeping its
 /// untraced runs), written in place, after the reader's own check.
 pub fn add_pressure(path: &Path, pass: fikit_trace::pressure::PressurePass) -> Result<()> {
+    update_characterization(
+        path,
+        ("its pressure pass", "the pressure pass's figures"),
+        |c| c.pressure = Some(pass),
+    )?;
+    Ok(())
+}
+
+/// Reads the trace at `path`, changes its characterization with `change`
+/// (a new one, of the trace's GPU, where it has none; what it holds
+/// otherwise is kept), checks it as a reader would and writes the trace in
+/// place (atomically); `(what, figures)` name the change and its figures in
+/// messages. The trace.
+fn update_characterization(
+    path: &Path,
+    (what, figures): (&str, &str),
+    change: impl FnOnce(&mut Characterization),
+) -> Result<fikit_trace::Trace> {
     let mut trace = fikit_trace::read_trace(path)
-        .with_context(|| format!("reading {} to add its pressure pass", path.display()))?;
+        .with_context(|| format!("reading {} to add {what}", path.display()))?;
     let gpu = trace.meta.device.name.clone();
     let mut c = trace
         .meta
@@ -152,13 +163,13 @@ pub fn add_pressure(path: &Path, pass: fikit_trace::pressure::PressurePass) -> R
             gpu_name: gpu.clone(),
             ..Default::default()
         });
-    c.pressure = Some(pass);
+    change(&mut c);
     c.check(&gpu)
-        .map_err(|e| anyhow::anyhow!("the pressure pass's figures: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("{figures}: {e}"))?;
     trace.meta.characterization = Some(c);
     fikit_trace::write_trace(path, &trace)
-        .with_context(|| format!("writing {} with its pressure pass", path.display()))?;
-    Ok(())
+        .with_context(|| format!("writing {} with {what}", path.display()))?;
+    Ok(trace)
 }
 
 /// The traced run's region as the gate would measure it, from the trace:

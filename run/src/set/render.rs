@@ -137,31 +137,24 @@ pub(super) fn profile_vs_alone(row: &Row) -> String {
 /// The summary as text: the errors per policy and sample, then every row.
 pub fn summary_text(s: &Summary) -> String {
     let t = fits_table(&s.fits);
-    let per_iteration = if s.per_iteration_fits.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "the same per iteration (mean iteration under the policy over alone, per repetition; the set-up before the first iteration left out)\n{}\n",
-            fits_table(&s.per_iteration_fits)
-        )
+    // A titled table of more fits, where there are any.
+    let section = |title: &str, fits: &[Fit]| {
+        if fits.is_empty() {
+            String::new()
+        } else {
+            format!("{title}\n{}\n", fits_table(fits))
+        }
     };
-    let true_profiles = if s.fits_on_true_profiles.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "the slowdown again over the pairs with no profile off its runs alone (named at the end)\n{}\n",
-            fits_table(&s.fits_on_true_profiles)
-        )
-    };
-    let p99 = if s.p99_fits.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "the latency-critical job's p99 iteration, simulated against real (the median over repetitions; no real range)\n{}\n",
-            fits_table(&s.p99_fits)
-        )
-    };
-    let per_iteration = per_iteration + &true_profiles + &p99;
+    let per_iteration = section(
+        "the same per iteration (mean iteration under the policy over alone, per repetition; the set-up before the first iteration left out)",
+        &s.per_iteration_fits,
+    ) + &section(
+        "the slowdown again over the pairs with no profile off its runs alone (named at the end)",
+        &s.fits_on_true_profiles,
+    ) + &section(
+        "the latency-critical job's p99 iteration, simulated against real (the median over repetitions; no real range)",
+        &s.p99_fits,
+    );
     let mut r = table_with([
         "pair",
         "sample",

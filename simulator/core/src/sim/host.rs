@@ -117,9 +117,10 @@ fn median(v: &[i64]) -> Option<f64> {
 /// its pressure pass): what a fleet sweep simulates, one model at a time.
 /// As it is where the trace has neither.
 pub fn characterized(job: &Job, model: &GpuModel) -> Job {
-    let mut j = [job.clone()];
-    crate::sim::pressure::set_measured_pressure(&mut j, model, false);
-    let [j] = j;
+    let j = match crate::sim::pressure::measured_weight(job, model) {
+        Some(w) => job.with_pressure_weight(w),
+        None => job.clone(),
+    };
     match median(&j.untraced_regions_ns).and_then(|m| region_factor(&j, m, model, 1.0)) {
         Some(f) => j.with_region_host_speed(f),
         None => j,

@@ -63,12 +63,10 @@ pub fn set_measured_pressure(jobs: &mut [Job], model: &GpuModel, as_profiled: bo
     if jobs.iter().all(|j| j.measured_pressure.is_none()) {
         return "MPS pressure: every kernel as the model weighs it: no trace has a pressure pass (fikit-profile makes one where it can start MPS)".to_string();
     }
-    let c = model.corun_slowdown;
     let each: Vec<String> = jobs
         .iter_mut()
-        .map(|j| match j.measured_pressure {
-            Some(m) => {
-                let w = weight(m.slowdown, c, m.share);
+        .map(|j| match (j.measured_pressure, measured_weight(j, model)) {
+            (Some(m), Some(w)) => {
                 *j = j.with_pressure_weight(w);
                 let victim = match m.slowdown {
                     Some(s) => format!("{s:.2}x"),
@@ -76,10 +74,17 @@ pub fn set_measured_pressure(jobs: &mut [Job], model: &GpuModel, as_profiled: bo
                 };
                 format!("{} {w:.2} (the victim {victim} beside it)", j.name)
             }
-            None => format!("{} as the model weighs it (no pressure pass)", j.name),
+            _ => format!("{} as the model weighs it (no pressure pass)", j.name),
         })
         .collect();
     format!("MPS pressure, each job's weight: {}", each.join(", "))
+}
+
+/// `job`'s weight on `model` from its pressure pass ([`weight`]); `None`
+/// without one.
+pub fn measured_weight(job: &Job, model: &GpuModel) -> Option<f64> {
+    job.measured_pressure
+        .map(|m| weight(m.slowdown, model.corun_slowdown, m.share))
 }
 
 /// The pressure pass's figures from the job's trace and the victim's (both
