@@ -1,37 +1,40 @@
 //! Helpers for the end-to-end tests: locating the built binaries and building traces.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
-/// The workspace's packages that own each binary.
-fn package_of(bin: &str) -> &'static str {
-    match bin {
-        "fikit-sim" => "fikit-sim",
-        "fikit-profile" => "fikit-profile",
-        "fikit-run" => "fikit-run",
-        "fikit-lab" => "fikit-lab",
-        other => panic!("unknown binary {other}"),
-    }
-}
+/// The workspace's binaries the tests run, each with the package that owns it.
+const BINARIES: [(&str, &str); 4] = [
+    ("fikit-sim", "fikit-sim"),
+    ("fikit-profile", "fikit-profile"),
+    ("fikit-run", "fikit-run"),
+    ("fikit-lab", "fikit-lab"),
+];
 
-/// The path of a workspace binary, built first (once per test process) so the
-/// tests never run a stale one: `cargo test` builds the binaries of a package
-/// only for that package's own tests.
+/// The path of a workspace binary, built first (all of them at once, once per
+/// test process) so the tests never run a stale one: `cargo test` builds the
+/// binaries of a package only for that package's own tests. One build of the
+/// four packages together unifies their dependencies' features, so the target
+/// folder holds one build of polars for all of them instead of one per binary.
 pub fn bin(name: &str) -> PathBuf {
-    static BUILT: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    static BUILT: Mutex<bool> = Mutex::new(false);
+    assert!(
+        BINARIES.iter().any(|(bin, _)| *bin == name),
+        "unknown binary {name}"
+    );
     let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
-    if built
-        .get_or_insert_with(HashSet::new)
-        .insert(name.to_string())
-    {
-        let args = ["build", "--quiet", "-p", package_of(name), "--bin", name];
+    if !*built {
+        let mut args = vec!["build", "--quiet", "--bins"];
+        for (_, package) in BINARIES {
+            args.extend(["-p", package]);
+        }
         let status = Command::new(env!("CARGO"))
-            .args(args)
+            .args(&args)
             .status()
             .expect("running cargo build");
-        assert!(status.success(), "building {name} failed");
+        assert!(status.success(), "building {BINARIES:?} failed");
+        *built = true;
     }
     #[allow(deprecated)] // cargo_bin finds target/<profile>/<name> next to the test executable.
     let path = assert_cmd::cargo::cargo_bin(name);
