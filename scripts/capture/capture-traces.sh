@@ -1,14 +1,18 @@
 #!/bin/bash
 # Captures the suite of traces the project ships, with fikit-profile, on a GPU machine.
 #
-#   scripts/capture/capture-traces.sh FIKIT_PROFILE OUT_DIR
+#   scripts/capture/capture-traces.sh FIKIT_PROFILE OUT_DIR [NAME...]
 #
+# With NAMEs, only those workloads of the suite (for a capture spread over
+# several sittings of a GPU).
 # Each workload is scripts/workloads/workload.py with random weights; the
 # trace holds the whole process (model set-up, warm-up and timed iterations).
 set -euo pipefail
 FP=${1:?usage: capture-traces.sh FIKIT_PROFILE OUT_DIR}
 OUT=${2:?usage: capture-traces.sh FIKIT_PROFILE OUT_DIR}
 W="$(dirname "$0")/../workloads/workload.py"
+shift 2
+ONLY=" $* "
 mkdir -p "$OUT"
 
 # name | priority | workload arguments
@@ -25,6 +29,7 @@ SUITE=(
 )
 for entry in "${SUITE[@]}"; do
   IFS='|' read -r name prio args <<<"$entry"
+  [[ "$ONLY" == "  " || "$ONLY" == *" $name "* ]] || continue
   echo "=== $name"
   # shellcheck disable=SC2086
   "$FP" --name "$name" --priority "$prio" -o "$OUT" -- python3 "$W" $args
