@@ -1,7 +1,7 @@
 //! FIKIT: the top job's kernels go at once; its idle gaps are filled with
 //! other jobs' kernels whose predicted duration fits.
 
-use super::FromModel;
+use super::{ByPriority, FromModel};
 use crate::sim::engine::{Commands, JobRt, OpId, Policy};
 use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
@@ -22,6 +22,27 @@ pub struct Fikit {
     /// The current top job and since when it is the top: a kernel that became
     /// eligible before its job was the top waited as a filler, not for a fill.
     top: Option<(usize, i64)>,
+    /// Each job's predicted duration per op, ns (its kernel key's profiled
+    /// mean, else its own duration; 0 for copies): looked up once a run
+    /// rather than at every decision.
+    predicted: Vec<Vec<i64>>,
+    by_priority: ByPriority,
+}
+
+/// Each op's predicted duration, ns: its kernel key's profiled mean, else
+/// its own duration (0 for an op that is no kernel).
+fn predictions(job: &Job) -> Vec<i64> {
+    job.ops
+        .iter()
+        .map(|o| match o.kernel_key() {
+            Some(key) => job
+                .mean_duration_ns
+                .get(&key)
+                .copied()
+                .unwrap_or(o.duration_ns),
+            None => 0,
+        })
+        .collect()
 }
 
 impl Policy for Fikit {
@@ -30,9 +51,13 @@ impl Policy for Fikit {
     }
 
     fn decide(&mut self, now: i64, jobs: &[Job], state: &[JobRt], cmds: &mut Commands) {
-        let top = (0..state.len())
-            .filter(|&j| state[j].arrival_ns <= now && !state[j].finished())
-            .min_by_key(|&j| (state[j].priority, j));
+        // A policy serves one run: its jobs' predictions, once.
+        if self.predicted.len() != jobs.len() {
+            self.predicted = jobs.iter().map(predictions).collect();
+        }
+        let top = self
+            .by_priority
+            .first(state, |st| st.arrival_ns <= now && !st.finished());
         let Some(h) = top else {
             return;
         };
@@ -78,15 +103,7 @@ impl Policy for Fikit {
                 continue;
             }
             for &op in &st.eligible {
-                let o = &jobs[j].ops[op];
-                let key = o
-                    .kernel_key()
-                    .expect("only kernels are eligible for the policy");
-                let predicted = jobs[j]
-                    .mean_duration_ns
-                    .get(&key)
-                    .copied()
-                    .unwrap_or(o.duration_ns);
+                let predicted = self.predicted[j][op];
                 if predicted <= left {
                     let rank = (st.priority, st.ops[op].eligible_at, j, op);
                     if best.is_none_or(|(r, _)| rank < r) {

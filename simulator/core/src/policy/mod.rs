@@ -34,6 +34,29 @@ pub use mps::Mps;
 pub use preemptive::Preemptive;
 pub use timeslice::TimeSlice;
 
+/// A run's jobs by priority, then index, kept by a policy: its top job is
+/// the first of them that qualifies, usually the first looked at, instead of
+/// the best of a scan over every job at every decision.
+#[derive(Debug, Default)]
+pub(crate) struct ByPriority(Vec<usize>);
+
+impl ByPriority {
+    /// The job of highest priority (ties: lowest index) for which `pick`
+    /// holds. A policy serves one run: the order is taken from the first
+    /// state it sees.
+    pub(crate) fn first(
+        &mut self,
+        state: &[JobRt],
+        pick: impl Fn(&JobRt) -> bool,
+    ) -> Option<usize> {
+        if self.0.len() != state.len() {
+            self.0 = (0..state.len()).collect();
+            self.0.sort_by_key(|&j| (state[j].priority, j));
+        }
+        self.0.iter().copied().find(|&j| pick(&state[j]))
+    }
+}
+
 /// A policy built fresh for one run from the GPU model (its quantum, switch
 /// costs, preemption, concurrent-kernel slowdown).
 pub trait FromModel {

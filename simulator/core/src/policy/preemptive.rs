@@ -1,6 +1,6 @@
 //! Preemptive priority: the highest-priority job with work owns the GPU.
 
-use super::{FromModel, start_all_of};
+use super::{ByPriority, FromModel, start_all_of};
 use crate::sim::engine::{Commands, JobRt, OpId, Policy};
 use crate::sim::gpu::{GpuModel, Granularity};
 use crate::sim::job::Job;
@@ -20,6 +20,7 @@ pub struct Preemptive {
     on_device: Option<usize>,
     /// A hand-over in progress: to which job, done when.
     handing_to: Option<(usize, i64)>,
+    by_priority: ByPriority,
 }
 
 impl Preemptive {
@@ -34,6 +35,7 @@ impl Preemptive {
             handover: model.context_handover_ns.unwrap_or(0),
             on_device: None,
             handing_to: None,
+            by_priority: ByPriority::default(),
         }
     }
 }
@@ -41,10 +43,8 @@ impl Preemptive {
 /// The job with queued kernels (issued, not done) of highest priority (ties:
 /// lowest index): a job whose next kernel is still within its launch latency
 /// already has work, so lower-priority work does not slip in before it.
-fn top_waiting(state: &[JobRt]) -> Option<usize> {
-    (0..state.len())
-        .filter(|&j| state[j].has_queued_kernels())
-        .min_by_key(|&j| (state[j].priority, j))
+fn top_waiting(by_priority: &mut ByPriority, state: &[JobRt]) -> Option<usize> {
+    by_priority.first(state, JobRt::has_queued_kernels)
 }
 
 impl Policy for Preemptive {
@@ -77,7 +77,7 @@ impl Policy for Preemptive {
                 .iter()
                 .any(|op| !cmds.pause.contains(&(j, *op)))
         });
-        let top = top_waiting(state);
+        let top = top_waiting(&mut self.by_priority, state);
         match (runner, top) {
             (None, Some(t)) => {
                 // With pauses pending, the engine asks again once they are applied.

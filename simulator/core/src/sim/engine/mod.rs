@@ -8,7 +8,6 @@
 //! Copies and memsets run on copy engines: they start when eligible and never
 //! wait for other jobs.
 
-use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use crate::sim::gpu::{MpsOrder, SmSharing};
@@ -332,11 +331,54 @@ pub struct RunOptions {
     pub min_rounds_to_skip: Option<u64>,
 }
 
+/// An event in the queue: its time and FIFO sequence number in one key
+/// (time, then number; one integer compare), and its slot in the engine's
+/// events. The queue's head is the least key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Queued {
+    key: u128,
+    slot: usize,
+}
+
+impl Queued {
+    fn new(t: i64, seq: u64, slot: usize) -> Queued {
+        // Flipping the sign bit orders i64 as u64 does.
+        let t = (t as u64) ^ (1 << 63);
+        Queued {
+            key: (u128::from(t) << 64) | u128::from(seq),
+            slot,
+        }
+    }
+
+    /// Its time, ns.
+    fn time(&self) -> i64 {
+        (((self.key >> 64) as u64) ^ (1 << 63)) as i64
+    }
+
+    /// Its sequence number.
+    fn seq(&self) -> u64 {
+        self.key as u64
+    }
+}
+
+impl Ord for Queued {
+    /// Reversed, so that the max-heap's head is the least key.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.key.cmp(&self.key)
+    }
+}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// The simulation of a set of jobs under one policy.
 pub struct Engine<'a> {
     jobs: &'a [Job],
     state: Vec<JobRt>,
-    queue: BinaryHeap<Reverse<(i64, u64, usize)>>,
+    queue: BinaryHeap<Queued>,
     events: Vec<Event>,
     free_slots: Vec<usize>,
     seq: u64,

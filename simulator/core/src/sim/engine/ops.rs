@@ -2,6 +2,8 @@
 //! head of its stream, starts, may pause, and completes; a job finishes
 //! when its host and every operation have.
 
+use std::collections::VecDeque;
+
 use crate::sim::gpu::MpsOrder;
 use crate::sim::job::{HostStep, NO_OP};
 
@@ -82,6 +84,10 @@ impl Engine<'_> {
         st.outstanding += 1;
         if self.jobs[j].ops[op].is_kernel() {
             st.queued_kernels += 1;
+        }
+        if stream >= st.streams.len() {
+            st.streams.resize_with(stream + 1, VecDeque::new);
+            st.stream_last_done.resize(stream + 1, i64::MIN);
         }
         st.streams[stream].push_back(op);
         if st.streams[stream].len() == 1 {

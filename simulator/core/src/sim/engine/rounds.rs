@@ -1,6 +1,5 @@
 //! Whole time-slice rounds skipped at once ([`Policy::rotation`](super::Policy::rotation)).
 
-use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{Engine, Event, MAX_SIM_NS, MIN_ROUNDS_TO_SKIP, Rotation, Segment, Status};
@@ -62,8 +61,8 @@ impl Engine<'_> {
         // Nothing else may happen before the rounds end: the earliest event
         // that is not a wake-up or a stale completion.
         let mut horizon = i64::MAX;
-        for Reverse((t, _, slot)) in self.queue.iter() {
-            let external = match self.events[*slot] {
+        for q in self.queue.iter() {
+            let external = match self.events[q.slot] {
                 Event::Wake => false,
                 Event::Done(j, op, v) => {
                     let o = &self.state[j].ops[op];
@@ -73,7 +72,7 @@ impl Engine<'_> {
                 Event::Host(_) | Event::Eligible(..) => true,
             };
             if external {
-                horizon = horizon.min(*t);
+                horizon = horizon.min(q.time());
             }
         }
         let before_horizon = ((horizon.min(MAX_SIM_NS) - now - 1) / period).max(0) as u64;
@@ -123,11 +122,10 @@ impl Engine<'_> {
         // stale completions, none later than t1), then resume the owner.
         let mut kept = Vec::with_capacity(self.queue.len());
         for e in std::mem::take(&mut self.queue).into_vec() {
-            let Reverse((t, _, slot)) = e;
-            if t > t1 {
+            if e.time() > t1 {
                 kept.push(e);
             } else {
-                self.free_slots.push(slot);
+                self.free_slots.push(e.slot);
             }
         }
         self.queue = BinaryHeap::from(kept);

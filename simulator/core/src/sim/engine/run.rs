@@ -2,15 +2,14 @@
 //! queue (time, then FIFO), and [`Engine::run`], which pops events and asks
 //! the policy at each instant.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use crate::sim::job::Job;
 use crate::sim::slots::SlotPool;
 
 use super::{
     Commands, Engine, Event, Host, JobOutcome, JobRt, MAX_DECISIONS_PER_INSTANT, MAX_SIM_NS, OpRt,
-    Policy, RunError, RunOptions, RunResult, Status,
+    Policy, Queued, RunError, RunOptions, RunResult, Status,
 };
 
 impl<'a> Engine<'a> {
@@ -20,12 +19,6 @@ impl<'a> Engine<'a> {
             .iter()
             .zip(arrivals)
             .map(|(j, &arrival)| {
-                let nstreams = j
-                    .ops
-                    .iter()
-                    .map(|o| o.stream as usize + 1)
-                    .max()
-                    .unwrap_or(0);
                 JobRt {
                     priority: j.priority,
                     arrival_ns: arrival,
@@ -52,8 +45,10 @@ impl<'a> Engine<'a> {
                     host: Host::Busy,
                     step: 0,
                     host_t: arrival,
-                    streams: vec![VecDeque::new(); nstreams],
-                    stream_last_done: vec![i64::MIN; nstreams],
+                    // Grown as the host issues to each stream (a pass
+                    // over every op here cost as much as the run's events).
+                    streams: Vec::new(),
+                    stream_last_done: Vec::new(),
                     outstanding: 0,
                     queued_kernels: 0,
                 }
@@ -97,13 +92,13 @@ impl<'a> Engine<'a> {
                 self.events.len() - 1
             }
         };
-        self.queue.push(Reverse((t, self.seq, slot)));
+        self.queue.push(Queued::new(t, self.seq, slot));
         self.seq += 1;
     }
 
     /// The time of the next event, from the queue or the SM slots' wave ends.
     fn next_time(&mut self) -> Option<i64> {
-        let queued = self.queue.peek().map(|Reverse((t, _, _))| *t);
+        let queued = self.queue.peek().map(Queued::time);
         match (queued, self.slots.next_wave()) {
             (Some(q), Some((w, _))) => Some(q.min(w)),
             (q, w) => q.or(w.map(|(t, _)| t)),
@@ -114,7 +109,7 @@ impl<'a> Engine<'a> {
     /// `now`: `Some(Some(event))` from the queue, `Some(None)` for the wave
     /// end the SM slots hold next, `None` when nothing is left.
     fn pop_next(&mut self) -> Option<Option<Event>> {
-        let queued = self.queue.peek().map(|Reverse((t, s, _))| (*t, *s));
+        let queued = self.queue.peek().map(|q| (q.time(), q.seq()));
         let wave = self.slots.next_wave();
         match (queued, wave) {
             (None, None) => None,
@@ -123,10 +118,10 @@ impl<'a> Engine<'a> {
                 Some(None)
             }
             _ => {
-                let Reverse((t, _, slot)) = self.queue.pop()?;
-                self.free_slots.push(slot);
-                self.now = t;
-                Some(Some(self.events[slot]))
+                let q = self.queue.pop()?;
+                self.free_slots.push(q.slot);
+                self.now = q.time();
+                Some(Some(self.events[q.slot]))
             }
         }
     }
