@@ -123,6 +123,9 @@ impl PolicyKind {
 
 /// Starts every eligible kernel of job `j`.
 fn start_all_of(j: usize, state: &[JobRt], cmds: &mut Commands) {
-    cmds.start
-        .extend(state[j].eligible.iter().map(|&op| (j, op)));
+    // Most jobs have nothing eligible at most decisions: no extend then.
+    let eligible = &state[j].eligible;
+    if !eligible.is_empty() {
+        cmds.start.extend(eligible.iter().map(|&op| (j, op)));
+    }
 }
