@@ -19,10 +19,19 @@ backward and an SGD step) and, for gpt2, decode: each iteration is one
 request that reads a prompt of --seq-len tokens and generates --new-tokens
 more, greedily, one forward pass a token with the KV cache, the next token
 chosen on the GPU (no host synchronization until the request ends).
+
+Open loop (`--rate R`): the timed iterations are requests that arrive at R a
+second, Poisson (`--arrivals poisson`, the default: the simulator's
+`poisson_arrivals` draw from `--seed`, so a scenario with the same count,
+rate and seed has the same arrival times) or evenly spaced (`fixed`). A
+request waits until it has arrived and the one before it is done; its
+latency runs from its arrival to its result on the host (queueing included),
+and the JSON line adds its p50, p99 and p99.9 (nearest rank).
 """
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -84,6 +93,42 @@ def decode(model, prompt, new_tokens):
     return tok
 
 
+MASK = (1 << 64) - 1
+
+
+def poisson_arrivals_ns(count, rate_per_s, seed):
+    """`count` Poisson arrivals at `rate_per_s`, ns from 0: the same draw as
+    the simulator's `poisson_arrivals` (SplitMix64, 53-bit uniforms in (0, 1])."""
+    state = seed & MASK
+    mean_ns = 1e9 / rate_per_s
+    t = 0.0
+    out = []
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) & MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        z ^= z >> 31
+        u = ((z >> 11) + 1) / float(1 << 53)
+        t += -math.log(u) * mean_ns
+        out.append(int(math.floor(t + 0.5)))
+    return out
+
+
+def fixed_arrivals_ns(count, rate_per_s):
+    """`count` arrivals evenly spaced at `rate_per_s`, ns from 0, the first
+    one period in."""
+    return [int(math.floor((i + 1) * 1e9 / rate_per_s + 0.5)) for i in range(count)]
+
+
+def nearest_rank(sorted_values, q):
+    """The `q` quantile of sorted values, nearest rank (as the simulator's)."""
+    if not sorted_values:
+        return None
+    k = max(1, math.ceil(q * len(sorted_values)))
+    return sorted_values[min(k, len(sorted_values)) - 1]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True)
@@ -95,6 +140,11 @@ def main():
     ap.add_argument("--new-tokens", type=int, default=32, help="tokens generated per request (--mode decode)")
     ap.add_argument("--sleep-ms", type=float, default=0.0,
                     help="host think time after each iteration (request inter-arrival gap)")
+    ap.add_argument("--rate", type=float, default=0.0,
+                    help="open loop: timed iterations are requests arriving at this many a second "
+                         "(0: closed loop, one straight after another)")
+    ap.add_argument("--arrivals", choices=("poisson", "fixed"), default="poisson",
+                    help="with --rate: Poisson arrivals from --seed, or evenly spaced")
     ap.add_argument("--torch-profiler", action="store_true",
                     help="run the timed loop under torch.profiler with CUDA activity")
     ap.add_argument("--chrome-trace", metavar="PATH",
@@ -106,6 +156,16 @@ def main():
         a.torch_profiler = True
     if a.mode == "decode" and a.model != "gpt2":
         raise SystemExit("--mode decode needs --model gpt2 (a decoder)")
+    if not (math.isfinite(a.rate) and a.rate >= 0):
+        raise SystemExit(f"--rate must be a finite number of requests a second, at least 0; found {a.rate}")
+    if a.rate > 0 and a.sleep_ms > 0:
+        raise SystemExit("--rate and --sleep-ms exclude each other: arrivals set the idle time")
+    arrivals_ns = None
+    if a.rate > 0:
+        if a.arrivals == "poisson":
+            arrivals_ns = poisson_arrivals_ns(a.iters, a.rate, a.seed)
+        else:
+            arrivals_ns = fixed_arrivals_ns(a.iters, a.rate)
 
     torch.manual_seed(a.seed)
     device = torch.device("cuda")
@@ -147,10 +207,19 @@ def main():
         prof.__enter__()
     t0 = time.perf_counter()
     per_iter = []
-    for _ in range(a.iters):
+    latencies = []
+    for i in range(a.iters):
+        if arrivals_ns is not None:
+            due = t0 + arrivals_ns[i] / 1e9
+            ahead = due - time.perf_counter()
+            if ahead > 0:
+                time.sleep(ahead)
         ti = time.perf_counter()
         step()
-        per_iter.append(time.perf_counter() - ti)
+        done = time.perf_counter()
+        per_iter.append(done - ti)
+        if arrivals_ns is not None:
+            latencies.append(done - due)
     torch.cuda.synchronize()
     elapsed = time.perf_counter() - t0
     per_iter.sort()
@@ -173,6 +242,14 @@ def main():
         # the median is robust to the host's occasional stalls.
         "ms_per_iter_median": per_iter[len(per_iter) // 2] * 1000.0,
         "torch_profiler_events": n_events,
+        "rate_per_s": a.rate if a.rate > 0 else None,
+        "arrivals": a.arrivals if a.rate > 0 else None,
+        "latency_ms": None if arrivals_ns is None else {
+            name: nearest_rank(sorted(latencies), q) * 1000.0
+            for name, q in (("p50", 0.5), ("p99", 0.99), ("p99.9", 0.999))
+        },
+        # The share of the timed span the requests were being served.
+        "busy_share": sum(per_iter) / elapsed if elapsed > 0 else None,
         "pid": os.getpid(),
         "torch": torch.__version__,
         "gpu": torch.cuda.get_device_name(0),
