@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use fikit_sim_core::sim::job::poisson_arrivals;
+use fikit_sim_core::sim::job::{fixed_arrivals, poisson_arrivals};
 
 /// Runs `expr` (Python, the script's module bound to `w`) and returns what
 /// it printed as JSON.
@@ -51,6 +51,13 @@ fn fixed_arrivals_are_one_period_apart_and_ranks_are_nearest() {
         py,
         serde_json::json!([5_000_000, 10_000_000, 15_000_000, 20_000_000])
     );
+    // And the simulator's, at rates whose periods are no whole nanoseconds.
+    for rate in [200.0, 150.0, 333.0, 7.5] {
+        let py: Vec<i64> =
+            serde_json::from_value(script(&format!("w.fixed_arrivals_ns(1000, {rate})")))
+                .expect("a list of integers");
+        assert_eq!(py, fixed_arrivals(1000, rate), "rate {rate}");
+    }
     // Nearest rank, as the simulator's percentiles: of 1..=100, p50 is 50,
     // p99 is 99; of 1..=1000, p99.9 is 999.
     let py = script(

@@ -17,15 +17,21 @@
 //!
 //! Trace paths are relative to the scenario file. `priority` (0 highest … 9)
 //! and `name` default to the trace's metadata; `start_ns` to 0; `repeat` to 1.
-//! `requests` makes the job a server of Poisson arrivals (see
-//! [`Job::serving`]); its iterations' latencies then include queueing.
+//! `requests` makes the job a server of `count` requests arriving at
+//! `rate_per_s` (see [`Job::serving`]); its iterations' latencies then
+//! include queueing. `"arrivals": "poisson"` (the default) draws them from
+//! the job's own seed (`"seed"` in `requests`, else the scenario's mixed
+//! with the job's index), `"fixed"` spaces them evenly, the first one period
+//! in: the arrivals `scripts/workloads/workload.py --rate R --arrivals A
+//! --seed S` serves on a real GPU, so a real open-loop run and its scenario
+//! see the same arrival times.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use crate::error::FileError;
-use crate::sim::job::{HostStep, Job, poisson_arrivals};
+use crate::sim::job::{HostStep, Job, fixed_arrivals, poisson_arrivals};
 
 /// A scenario file.
 #[derive(Debug, Clone, Deserialize)]
@@ -59,12 +65,12 @@ pub struct JobSpec {
     /// How many times the whole program runs back to back (default 1).
     #[serde(default)]
     pub repeat: Option<usize>,
-    /// Poisson request arrivals, for serving jobs.
+    /// Request arrivals, for serving jobs.
     #[serde(default)]
     pub requests: Option<Requests>,
 }
 
-/// Poisson request arrivals.
+/// Request arrivals.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Requests {
@@ -72,6 +78,24 @@ pub struct Requests {
     pub count: usize,
     /// Mean arrival rate, requests per second.
     pub rate_per_s: f64,
+    /// How they arrive: Poisson (the default) or evenly spaced.
+    #[serde(default)]
+    pub arrivals: ArrivalKind,
+    /// The seed of this job's Poisson draw; default: the scenario's seed
+    /// mixed with the job's index.
+    #[serde(default)]
+    pub seed: Option<u64>,
+}
+
+/// How a serving job's requests arrive.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArrivalKind {
+    /// Exponential inter-arrival times ([`poisson_arrivals`]).
+    #[default]
+    Poisson,
+    /// One period apart, the first one period in ([`fixed_arrivals`]).
+    Fixed,
 }
 
 /// Jobs ready to simulate, with their arrival times.
@@ -230,12 +254,17 @@ impl Scenario {
                         format!("must be a positive number, found {}", r.rate_per_s),
                     ));
                 }
-                // Each job draws from its own stream: seed mixed with its index.
-                let arrivals = poisson_arrivals(
-                    r.count,
-                    r.rate_per_s,
-                    seed ^ (i as u64).wrapping_mul(0x9E37_79B9),
-                );
+                let arrivals = match r.arrivals {
+                    // Each job draws from its own stream: its seed, else the
+                    // scenario's mixed with its index.
+                    ArrivalKind::Poisson => poisson_arrivals(
+                        r.count,
+                        r.rate_per_s,
+                        r.seed
+                            .unwrap_or(seed ^ (i as u64).wrapping_mul(0x9E37_79B9)),
+                    ),
+                    ArrivalKind::Fixed => fixed_arrivals(r.count, r.rate_per_s),
+                };
                 job = job.serving(&arrivals);
             }
             if let Some(name) = &spec.name {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use fikit_trace::Trace;
 
 pub use build::{DEFAULT_BACK_TO_BACK_NS, blocks_per_sm, profiled_gaps};
-pub use reshape::poisson_arrivals;
+pub use reshape::{fixed_arrivals, poisson_arrivals};
 
 /// A trace becomes a job, by stage.
 mod build;

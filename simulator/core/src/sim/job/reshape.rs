@@ -271,6 +271,14 @@ impl Job {
     }
 }
 
+/// `count` arrivals one period (`1 / rate_per_s`) apart, ns from 0, the
+/// first one period in.
+pub fn fixed_arrivals(count: usize, rate_per_s: f64) -> Vec<i64> {
+    (1..=count)
+        .map(|i| (i as f64 * 1e9 / rate_per_s).round() as i64)
+        .collect()
+}
+
 /// `count` Poisson arrivals at `rate_per_s`, ns from 0, from `seed`: the
 /// inter-arrival times are exponential, drawn with SplitMix64 (a fixed
 /// algorithm, so a seed gives the same arrivals on every machine and version).
