@@ -22,27 +22,27 @@ pub struct Fikit {
     /// The current top job and since when it is the top: a kernel that became
     /// eligible before its job was the top waited as a filler, not for a fill.
     top: Option<(usize, i64)>,
-    /// Each job's predicted duration per op, ns (its kernel key's profiled
-    /// mean, else its own duration; 0 for copies): looked up once a run
+    /// Each job's predicted duration per op, ns ([`prediction`]), looked up
+    /// the first time the op waits as a filler ([`UNKNOWN`] until then)
     /// rather than at every decision.
     predicted: Vec<Vec<i64>>,
     by_priority: ByPriority,
 }
 
-/// Each op's predicted duration, ns: its kernel key's profiled mean, else
-/// its own duration (0 for an op that is no kernel).
-fn predictions(job: &Job) -> Vec<i64> {
-    job.ops
-        .iter()
-        .map(|o| match o.kernel_key() {
-            Some(key) => job
-                .mean_duration_ns
-                .get(&key)
-                .copied()
-                .unwrap_or(o.duration_ns),
-            None => 0,
-        })
-        .collect()
+/// [`Fikit::predicted`] of an op not looked up yet.
+const UNKNOWN: i64 = i64::MIN;
+
+/// Op `op`'s predicted duration, ns: its kernel key's profiled mean, else
+/// its own duration.
+fn prediction(job: &Job, op: usize) -> i64 {
+    let o = &job.ops[op];
+    let key = o
+        .kernel_key()
+        .expect("only kernels are eligible for the policy");
+    job.mean_duration_ns
+        .get(&key)
+        .copied()
+        .unwrap_or(o.duration_ns)
 }
 
 impl Policy for Fikit {
@@ -51,9 +51,9 @@ impl Policy for Fikit {
     }
 
     fn decide(&mut self, now: i64, jobs: &[Job], state: &[JobRt], cmds: &mut Commands) {
-        // A policy serves one run: its jobs' predictions, once.
+        // A policy serves one run: room for its jobs' predictions, once.
         if self.predicted.len() != jobs.len() {
-            self.predicted = jobs.iter().map(predictions).collect();
+            self.predicted = jobs.iter().map(|j| vec![UNKNOWN; j.ops.len()]).collect();
         }
         let top = self
             .by_priority
@@ -103,7 +103,11 @@ impl Policy for Fikit {
                 continue;
             }
             for &op in &st.eligible {
-                let predicted = self.predicted[j][op];
+                let predicted = &mut self.predicted[j][op];
+                if *predicted == UNKNOWN {
+                    *predicted = prediction(&jobs[j], op);
+                }
+                let predicted = *predicted;
                 if predicted <= left {
                     let rank = (st.priority, st.ops[op].eligible_at, j, op);
                     if best.is_none_or(|(r, _)| rank < r) {

@@ -153,6 +153,15 @@ fn round_ns(x: f64) -> i64 {
     }
 }
 
+/// Counts `w`'s event, if it has one, as replaced ([`SlotPool::superseded`]):
+/// its end moved, or its blocks joined a new wave.
+fn supersede(w: &Wave, superseded: &mut u64, until: &mut i64) {
+    if w.seq != NO_EVENT {
+        *superseded += 1;
+        *until = (*until).max(w.end);
+    }
+}
+
 impl Wave {
     /// Its event, `(end, seq)`: the earliest retires first.
     fn key(&self) -> (i64, u64) {
@@ -450,10 +459,7 @@ impl SlotPool {
             let (blocks, left, placed) = match recent {
                 Some(j) => {
                     let w = k.in_flight.swap_remove(j);
-                    if w.seq != NO_EVENT {
-                        *superseded += 1;
-                        *superseded_until = (*superseded_until).max(w.end);
-                    }
+                    supersede(&w, superseded, superseded_until);
                     k.find_next();
                     let left_now = (w.left - (now - w.since) as f64 / k.factor).max(0.0);
                     let blocks = w.blocks + n;
@@ -546,10 +552,7 @@ impl SlotPool {
                 w.left = (w.left - done_since.1).max(0.0);
                 w.since = now;
                 let end = now.saturating_add(round_ns(w.left * factor));
-                if w.seq != NO_EVENT {
-                    *superseded += 1;
-                    *superseded_until = (*superseded_until).max(w.end);
-                }
+                supersede(w, superseded, superseded_until);
                 w.end = end;
                 if end > limit {
                     late.get_or_insert((now, end));
