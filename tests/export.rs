@@ -171,7 +171,7 @@ fn parse(bytes: &[u8]) -> Value {
 
 #[test]
 fn a_shipped_trace_exports_well_formed_json_with_every_kernel_and_launch_flow() {
-    let trace_path = shipped("resnet50-bs1-eval-659.parquet");
+    let trace_path = shipped("resnet50-bs1-eval-466.parquet");
     let trace = fikit_trace::read_trace(&trace_path).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("sub/resnet.json");
@@ -212,8 +212,8 @@ fn a_shipped_trace_exports_well_formed_json_with_every_kernel_and_launch_flow() 
 
 #[test]
 fn max_events_cuts_each_job_and_notes_it() {
-    let a = shipped("resnet50-bs1-eval-659.parquet");
-    let b = shipped("vit_b_16-bs1-eval-794.parquet");
+    let a = shipped("resnet50-bs1-eval-466.parquet");
+    let b = shipped("vit_b_16-bs1-eval-1050.parquet");
     let out = cmd("fikit-sim")
         .args(["export", "--perfetto", "--max-events", "700", "-o", "-"])
         .arg(&a)

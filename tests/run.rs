@@ -424,9 +424,9 @@ fn the_prediction_comes_from_the_profiles_alone_not_the_rounds() {
     };
     let jobs = [
         "--job".to_string(),
-        profile("b1", "resnet50-bs1-eval-659.parquet"),
+        profile("b1", "resnet50-bs1-eval-466.parquet"),
         "--job".to_string(),
-        profile("b128", "resnet50-bs128-eval-1010.parquet"),
+        profile("b128", "resnet50-bs128-eval-839.parquet"),
     ];
     // The simulated column and the bracketed simulated figures, per row.
     let simulated = |saved: &std::path::Path, out: &str| -> Vec<String> {
@@ -443,7 +443,7 @@ fn the_prediction_comes_from_the_profiles_alone_not_the_rounds() {
         let table = std::fs::read_to_string(out.join("table.txt")).unwrap();
         table
             .lines()
-            .filter(|l| l.contains(" b1 ") || l.contains(" b128 "))
+            .filter(|l| l.contains('┆') && (l.contains(" b1 ") || l.contains(" b128 ")))
             .map(|l| {
                 let cells: Vec<&str> = l.split('┆').map(str::trim).collect();
                 // policy, job, simulated, and every "(sim)" figure.
@@ -835,9 +835,9 @@ fn each_repetition_is_predicted_with_the_next_of_a_jobs_profiles() {
     // second as with the second alone.
     let d = tempfile::tempdir().unwrap();
     let traces = fikit_e2e::root().join("traces");
-    let fast = traces.join("h200/bert-base-bs1-eval-854.parquet");
+    let fast = traces.join("h200/bert-base-bs1-eval-1319.parquet");
     let slow = traces.join("h200-corun/bert-base-alone-445.parquet");
-    let busy = traces.join("h200/resnet50-bs128-eval-1010.parquet");
+    let busy = traces.join("h200/resnet50-bs128-eval-839.parquet");
     let rounds: Vec<serde_json::Value> = (0..3)
         .flat_map(|rep| {
             [
@@ -937,12 +937,12 @@ fn b1_beside_b128(dir: &std::path::Path) -> (std::path::PathBuf, [String; 4]) {
         "--job".to_string(),
         format!(
             "b1:0:{}=true",
-            traces.join("resnet50-bs1-eval-659.parquet").display()
+            traces.join("resnet50-bs1-eval-466.parquet").display()
         ),
         "--job".to_string(),
         format!(
             "b128:9:{}=true",
-            traces.join("resnet50-bs128-eval-1010.parquet").display()
+            traces.join("resnet50-bs128-eval-839.parquet").display()
         ),
     ];
     (saved, jobs)
@@ -968,6 +968,8 @@ fn measured_pressure_weighs_each_job_under_mps() {
     let d = tempfile::tempdir().unwrap();
     let (saved, _) = b1_beside_b128(d.path());
     let traces = fikit_e2e::root().join("traces/h200");
+    // Each profile as shipped, its characterization replaced: b1 without
+    // one, b128 with only the pressure pass under test.
     let with_pressure = |name: &str, slowdown: Option<f64>| -> std::path::PathBuf {
         let mut t = fikit_trace::read_trace(&traces.join(name)).unwrap();
         t.meta.characterization = Some(fikit_trace::Characterization {
@@ -979,9 +981,15 @@ fn measured_pressure_weighs_each_job_under_mps() {
         fikit_trace::write_trace(&out, &t).unwrap();
         out
     };
-    let b1 = traces.join("resnet50-bs1-eval-659.parquet");
+    let b1 = {
+        let mut t = fikit_trace::read_trace(&traces.join("resnet50-bs1-eval-466.parquet")).unwrap();
+        t.meta.characterization = None;
+        let out = d.path().join("b1.parquet");
+        fikit_trace::write_trace(&out, &t).unwrap();
+        out
+    };
     let report = |slowdown: Option<f64>, out: &str| -> String {
-        let b128 = with_pressure("resnet50-bs128-eval-1010.parquet", slowdown);
+        let b128 = with_pressure("resnet50-bs128-eval-839.parquet", slowdown);
         let out = d.path().join(out);
         cmd("fikit-run")
             .arg("report")

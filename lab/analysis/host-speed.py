@@ -14,7 +14,7 @@ between them (`warmup + iters + 2` in all). With `--split TRACE:ITER` the
 iterations of one trace before and after timed iteration ITER are also
 compared (a speed that changes inside a process). Without traces it reads
 the H200 traces of bert-base and vit_b_16 batch 1 alone that the repository
-ships (traces/h200/, traces/h200-corun/*alone*).
+ships (lab/traces/h200-2026-11-22/, traces/h200-corun/*alone*).
 """
 import argparse
 import json
@@ -27,10 +27,10 @@ SYNC = ["cudaDeviceSynchronize", "cudaStreamSynchronize", "cuCtxSynchronize", "c
 GPU = ["kernel", "memcpy", "memset"]
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = [
-    "traces/h200/bert-base-bs1-eval-854.parquet",
+    "lab/traces/h200-2026-11-22/bert-base-bs1-eval-854.parquet",
     "traces/h200-corun/bert-base-alone-445.parquet",
     "traces/h200-corun/bert-base-mps-alone-735.parquet",
-    "traces/h200/vit_b_16-bs1-eval-794.parquet",
+    "lab/traces/h200-2026-11-22/vit_b_16-bs1-eval-794.parquet",
     "traces/h200-corun/vit_b_16-alone-514.parquet",
     "traces/h200-corun/vit_b_16-mps-alone-808.parquet",
 ]

@@ -15,12 +15,12 @@ The committed inputs above are in raw archives: first
 Real (lab/validate/real-beside-bs128.sh): mean ms per iteration beside the
 background job / alone, per round, the median over rounds; MPS against the
 job alone under MPS. Replay (`fikit-lab validate --policy mps` on
-simulator/scenarios/beside-bs128/): live JCT under the policy / the trace
+lab/scenarios/beside-bs128/): live JCT under the policy / the trace
 replayed alone (timeslice JCT = mps JCT x live_vs_timeslice). Simulation:
 `fikit-sim --scenario … --policy timeslice,mps --model …`, JCT / isolated JCT.
 
 With --from-rows (a validation run of exclusive, timeslice and mps, e.g. on
-simulator/scenarios/beside-bs128-steady/), replay and simulation are both
+lab/scenarios/beside-bs128-steady/), replay and simulation are both
 taken from the report's rows: JCT under the policy / JCT under exclusive;
 add --resim to simulate with --model instead (its corun_slowdown applies,
 where validate used the replay's).
@@ -61,7 +61,7 @@ def main():
     ap.add_argument("--resim", action="store_true",
                     help="with --from-rows: simulated slowdowns from --model (fikit-sim --scenario on "
                          "--scenarios), not from the report's rows (which validate simulated as the replay runs)")
-    ap.add_argument("--scenarios", default="simulator/scenarios/beside-bs128")
+    ap.add_argument("--scenarios", default="lab/scenarios/beside-bs128")
     ap.add_argument("--json", help="also write the figures here")
     a = ap.parse_args()
 

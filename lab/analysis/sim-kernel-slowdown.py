@@ -10,7 +10,7 @@ trace alone under MPS, as lab/analysis/mps-kernel-slowdown.py).
     /tmp/hs/bin/python lab/analysis/sim-kernel-slowdown.py sim.json ALONE.parquet BESIDE.parquet
 
 e.g. ALONE traces/h200-corun/bert-base-mps-alone-735.parquet, BUSY
-traces/h200/resnet50-bs128-eval-1010.parquet, BESIDE
+lab/traces/h200-2026-11-22/resnet50-bs128-eval-1010.parquet, BESIDE
 traces/h200-corun/bert-base-mps-895.parquet. The busy job is the export's
 job whose name holds "bs128" (else the other one than ALONE's).
 """

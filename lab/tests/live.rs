@@ -54,7 +54,7 @@ fn validate_refuses_a_bad_scenario_with_exit_2() {
 fn live_without_a_usable_gpu_fails_cleanly() {
     let out = cmd("fikit-lab")
         .args(["live", "--policy", "exclusive", "--format", "json"])
-        .arg(shipped("resnet50-bs1-eval-659.parquet"))
+        .arg(shipped("resnet50-bs1-eval-466.parquet"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -10,14 +10,14 @@ use std::path::PathBuf;
 
 use fikit_e2e::{cmd, root};
 
-/// Re-simulates the scenarios of `simulator/scenarios/SET/` against the live
+/// Re-simulates the scenarios of `lab/scenarios/SET/` against the live
 /// runs saved in `reports/validation/LIVE.json` with
 /// `simulator/models/GPU.json`, and checks each policy's median and worst
 /// |error| against the criterion.
 fn within_criterion(gpu: &str, set: &str, live: &str) {
     let root = root();
     let out = tempfile::tempdir().unwrap();
-    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(root.join("simulator/scenarios").join(set))
+    let mut scenarios: Vec<PathBuf> = std::fs::read_dir(root.join("lab/scenarios").join(set))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))

@@ -13,7 +13,7 @@
 # not traces. Writes OUT_DIR/real.jsonl: one line per run with the model,
 # the setting and the workload's JSON (ms_per_iter, ms_per_iter_median).
 # The matching simulations and live replays are the scenarios of
-# simulator/scenarios/beside-bs128/ (the background job repeated so it
+# lab/scenarios/beside-bs128/ (the background job repeated so it
 # outlasts the batch-1 job): `fikit-lab validate --policy mps …`.
 set -uo pipefail
 OUT="$1"; ROUNDS="${2:-2}"

@@ -28,7 +28,7 @@ for s in simulator/scenarios/*.json; do
   run "scenario-$(basename "$s" .json)" --scenario "$s" --no-plots
 done
 run sweep-spec sweep --spec scripts/ray/shipped-sweep.json --format csv
-run export-traces export --perfetto -o "$tmp/t.json" traces/h200/bert-base-bs1-eval-854.parquet traces/h200/resnet50-bs128-eval-1010.parquet --max-events 5000
+run export-traces export --perfetto -o "$tmp/t.json" traces/h200/bert-base-bs1-eval-1319.parquet traces/h200/resnet50-bs128-eval-839.parquet --max-events 5000
 cp "$tmp/t.json" "$out/export-traces.json"
-run export-sim export --perfetto -o "$tmp/s.json" --policy fikit,mps traces/h200/bert-base-bs1-eval-854.parquet traces/h200/resnet50-bs128-eval-1010.parquet --max-events 5000
+run export-sim export --perfetto -o "$tmp/s.json" --policy fikit,mps traces/h200/bert-base-bs1-eval-1319.parquet traces/h200/resnet50-bs128-eval-839.parquet --max-events 5000
 cp "$tmp/s.json" "$out/export-sim.json"

@@ -26,7 +26,7 @@ start=$(date +%s)
 echo "exclusive rc=$? $(( $(date +%s) - start )) s"
 
 tl="$OUT/timelines"; mkdir -p "$tl"
-for f in simulator/scenarios/validation/*.json simulator/scenarios/holdout/*.json; do
+for f in lab/scenarios/validation/*.json lab/scenarios/holdout/*.json; do
     n=$(basename "$(dirname "$f")")-$(basename "$f" .json)
     FIKIT_LIVE_TIMELINE="$tl/$n" "$LAB" live --policy preemptive --format json --scenario "$f" \
         >"$tl/$n.json" 2>"$tl/$n.err" || echo "timeline run $n failed: rc=$?"

@@ -5,7 +5,7 @@
 #
 #   lab/validate/validate-steady.sh FIKIT_LAB MODEL_JSON OUT_DIR
 #
-# 1. `fikit-lab validate` (every policy) on simulator/scenarios/steady-holdout/:
+# 1. `fikit-lab validate` (every policy) on lab/scenarios/steady-holdout/:
 #    batch-1 jobs beside a training job that runs throughout, both as
 #    back-to-back requests. Committed before the model change it checks:
 #    OUT/steady-holdout/validation.{md,json}.
@@ -21,7 +21,7 @@ date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 
 start=$(date +%s)
 "$LAB" validate --model "$MODEL" --out "$OUT/steady-holdout" \
-    simulator/scenarios/steady-holdout/*.json >"$OUT/steady-holdout.md" 2>"$OUT/steady-holdout.err"
+    lab/scenarios/steady-holdout/*.json >"$OUT/steady-holdout.md" 2>"$OUT/steady-holdout.err"
 echo "validate steady-holdout rc=$? $(( $(date +%s) - start )) s"
 sed -n 5,11p "$OUT/steady-holdout.md"
 
@@ -30,7 +30,7 @@ for n in resnet50-b1 mobilenet_v3_large-b1; do
     for p in timeslice mps; do
         start=$(date +%s)
         FIKIT_LIVE_TIMELINE="$tl/$n-$p" "$LAB" live --policy "$p" --format json \
-            --scenario simulator/scenarios/beside-bs128-steady/$n.json \
+            --scenario lab/scenarios/beside-bs128-steady/$n.json \
             >"$tl/$n-$p.json" 2>"$tl/$n-$p.err" || echo "timeline run $n $p failed: rc=$?"
         echo "timeline $n $p $(( $(date +%s) - start )) s"
     done

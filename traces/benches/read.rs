@@ -1,5 +1,5 @@
 //! The reader's cost on the largest shipped trace
-//! (`traces/h200/bert-base-bs1-eval-854.parquet`, 17,877 kernels, 606 kB):
+//! (`traces/h200/bert-base-bs1-eval-1319.parquet`, 17,877 kernels, 606 kB):
 //! the whole validating read, and the structural checks it runs before
 //! Polars decodes any column data (footer, row-group counts, every page
 //! header). `cargo bench -p fikit-trace --bench read`.
@@ -11,7 +11,7 @@ fn main() {
 fn largest() -> Vec<u8> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/h200/bert-base-bs1-eval-854.parquet"
+        "/h200/bert-base-bs1-eval-1319.parquet"
     );
     std::fs::read(path).expect("the shipped trace")
 }

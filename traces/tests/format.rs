@@ -450,7 +450,7 @@ fn metadata_from_the_footer_alone_equals_the_full_read_for_every_shipped_trace()
     // A file cut short still gets the full read's error.
     let dir = tmp();
     let p = dir.path().join("cut.parquet");
-    let bytes = std::fs::read(root.join("h200/vit_b_16-bs1-eval-794.parquet")).unwrap();
+    let bytes = std::fs::read(root.join("h200/vit_b_16-bs1-eval-1050.parquet")).unwrap();
     std::fs::write(&p, &bytes[..bytes.len() - 100]).unwrap();
     let e = fikit_trace::read_metadata(&p).unwrap_err().to_string();
     assert!(e.contains("cut short") || e.contains("corrupt"), "{e}");

@@ -89,7 +89,7 @@ fn microseconds_are_exact_decimals() {
 
 #[test]
 fn a_shipped_trace_has_every_kernel_once_and_launch_flows_that_pair_up() {
-    let input = shipped("resnet50-bs1-eval-659.parquet");
+    let input = shipped("resnet50-bs1-eval-466.parquet");
     let t = &input.trace;
     let out = from_traces(std::slice::from_ref(&input), &ExportOptions::default());
 
@@ -159,7 +159,7 @@ fn a_shipped_trace_has_every_kernel_once_and_launch_flows_that_pair_up() {
 
 #[test]
 fn gap_slices_are_the_idle_gaps_by_cause() {
-    let input = shipped("bert-base-bs1-eval-854.parquet");
+    let input = shipped("bert-base-bs1-eval-1319.parquet");
     let t = &input.trace;
     let out = from_traces(std::slice::from_ref(&input), &ExportOptions::default());
     let mut want: BTreeMap<&str, (usize, i64)> = BTreeMap::new();
@@ -255,7 +255,7 @@ fn overlapping_slices_spill_to_an_overlap_track_and_missing_calls_are_made_from_
 
 #[test]
 fn max_events_keeps_the_first_slices_of_each_job_and_only_whole_flows() {
-    let a = shipped("resnet50-bs1-eval-659.parquet");
+    let a = shipped("resnet50-bs1-eval-466.parquet");
     let b = input(small());
     let full = from_traces(&[a.clone(), b.clone()], &ExportOptions::default());
     let n = 500;
@@ -359,7 +359,7 @@ fn scenario(traces: &[Trace]) -> Scenario {
 
 #[test]
 fn op_infos_name_every_kernel_also_of_repeated_and_serving_jobs() {
-    let t = shipped("vit_b_16-bs1-eval-794.parquet").trace;
+    let t = shipped("vit_b_16-bs1-eval-1050.parquet").trace;
     let job = Job::from_trace(&t);
     for j in [
         job.clone(),
