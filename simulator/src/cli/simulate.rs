@@ -298,27 +298,31 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
         let e = anyhow::Error::from(e).context("simulating");
         if bad { bad_input(e) } else { other(e) }
     };
-    let mut report = simulate_with_progress(&scenario.jobs, &scenario.arrivals, &opts, &|m| {
-        progress.phase(m)
-    })
-    .map_err(simulating)?;
-    if let Some(c) = &corners {
-        // The same with every host at the fastest, then the slowest, of its
-        // untraced runs: each row's range.
-        let plain = SimOptions {
-            record_segments: false,
-            ..opts.clone()
-        };
-        let mut ends = Vec::new();
-        for (jobs, which) in [(&c.low, "fastest"), (&c.high, "slowest")] {
-            ends.push(
-                simulate_with_progress(jobs, &scenario.arrivals, &plain, &|m| {
-                    progress.phase(format!("{m}, each host at its {which} untraced run"))
-                })
-                .map_err(simulating)?,
-            );
-        }
-        crate::sim::simulate::with_host_range(&mut report, &ends[0], &ends[1]);
+    // With a host range, the same with every host at the fastest, then the
+    // slowest, of its untraced runs (each row's range), beside the answer.
+    let plain = SimOptions {
+        record_segments: false,
+        ..opts.clone()
+    };
+    let (report, ends) = rayon::join(
+        || {
+            simulate_with_progress(&scenario.jobs, &scenario.arrivals, &opts, &|m| {
+                progress.phase(m)
+            })
+        },
+        || {
+            corners.as_ref().map(|c| {
+                rayon::join(
+                    || crate::sim::simulate::simulate(&c.low, &scenario.arrivals, &plain),
+                    || crate::sim::simulate::simulate(&c.high, &scenario.arrivals, &plain),
+                )
+            })
+        },
+    );
+    let mut report = report.map_err(simulating)?;
+    if let Some((low, high)) = ends {
+        let (low, high) = (low.map_err(simulating)?, high.map_err(simulating)?);
+        crate::sim::simulate::with_host_range(&mut report, &low, &high);
     }
     progress.finish();
     eprintln!("fikit-sim: {model_line}");
