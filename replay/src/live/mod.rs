@@ -239,7 +239,7 @@ pub fn live_report(
     for (kind, results) in runs {
         for (i, (job, r)) in scenario.jobs.iter().zip(results).enumerate() {
             let measured = measured_iterations(job, &r.iterations_ns);
-            let (p50, p99) = percentiles(measured);
+            let (p50, p99, p999) = percentiles(measured);
             report.jobs.push(JobRow {
                 policy: *kind,
                 job: job.name.clone(),
@@ -254,6 +254,7 @@ pub fn live_report(
                 iterations: measured.len(),
                 p50_ns: p50,
                 p99_ns: p99,
+                p999_ns: p999,
                 iterations_ns: measured.to_vec(),
                 slowdown_range: None,
                 p99_range: None,
@@ -552,6 +553,7 @@ mod tests {
             iterations: 0,
             p50_ns: 0,
             p99_ns: 0,
+            p999_ns: 0,
             iterations_ns: vec![],
             slowdown_range: None,
             p99_range: None,

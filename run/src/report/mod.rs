@@ -95,6 +95,11 @@ pub struct Row {
     pub p50_ms: Option<f64>,
     /// 99th-percentile iteration, ms (median over repetitions).
     pub p99_ms: Option<f64>,
+    /// 99.9th-percentile iteration, ms (median over repetitions; the
+    /// slowest with fewer than 1,000 iterations; run.json files before
+    /// 2026-11-28 lack it).
+    #[serde(default)]
+    pub p999_ms: Option<f64>,
     /// fikit-sim's median iteration for the same round, ms (median over
     /// the counted repetitions).
     #[serde(default)]
@@ -102,6 +107,9 @@ pub struct Row {
     /// fikit-sim's 99th-percentile iteration, ms.
     #[serde(default)]
     pub sim_p99_ms: Option<f64>,
+    /// fikit-sim's 99.9th-percentile iteration, ms.
+    #[serde(default)]
+    pub sim_p999_ms: Option<f64>,
     /// The least share of the region that other jobs' regions overlapped, over repetitions.
     pub overlap: Option<f64>,
     /// Repetitions counted in the slowdown, vs timeslice and error columns:

@@ -21,6 +21,9 @@ pub struct Predicted {
     pub p50_ms: f64,
     /// See `p50_ms`.
     pub p99_ms: f64,
+    /// Its 99.9th-percentile iteration, ms (the slowest with fewer than
+    /// 1,000 iterations).
+    pub p999_ms: f64,
     /// Its mean iteration under the policy over its mean iteration alone,
     /// both counted so.
     pub per_iteration: f64,
@@ -53,11 +56,12 @@ pub fn predict(
                 .iter()
                 .zip(alone.iter().zip(&pre))
                 .map(|(its, (a, p))| {
-                    let (p50, p99) = percentiles(its);
+                    let (p50, p99, p999) = percentiles(its);
                     Predicted {
                         slowdown: 1.0,
                         p50_ms: ms(p50),
                         p99_ms: ms(p99),
+                        p999_ms: ms(p999),
                         per_iteration: 1.0,
                         region_ms: ms(a.jobs[0].jct_ns() - p),
                     }
@@ -88,12 +92,13 @@ pub fn predict(
                 // The report's iterations are the simulator's measured ones
                 // (its set-up left out): counted as the gate counts.
                 let its = as_gated_measured(j, &r.iterations_ns);
-                let (p50, p99) = percentiles(its);
+                let (p50, p99, p999) = percentiles(its);
                 Predicted {
                     // fikit-sim's one measure: region over region alone.
                     slowdown: r.slowdown,
                     p50_ms: ms(p50),
                     p99_ms: ms(p99),
+                    p999_ms: ms(p999),
                     per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
                     region_ms: ms(r.region_ns),
                 }

@@ -22,6 +22,7 @@ pub fn table(rows: &[Row]) -> String {
         "per iteration (sim)",
         "p50 ms (sim)",
         "p99 ms (sim)",
+        "p99.9 ms (sim)",
         "overlap",
         "µs/launch",
         "gate waits / ms / fills",
@@ -71,6 +72,7 @@ pub fn table(rows: &[Row]) -> String {
             spread_sim(r.per_iteration, "x", r.sim_per_iteration.map(|s| s.median)),
             with_sim(r.p50_ms, r.sim_p50_ms),
             with_sim(r.p99_ms, r.sim_p99_ms),
+            with_sim(r.p999_ms, r.sim_p999_ms),
             r.overlap
                 .map_or("-".into(), |o| format!("{:.0}%", o * 100.0)),
             spread(r.launch_us, ""),

@@ -48,6 +48,7 @@ fn sim(slowdowns: &[f64]) -> Option<Vec<Predicted>> {
                 slowdown: s,
                 p50_ms: s,
                 p99_ms: 2.0 * s,
+                p999_ms: 3.0 * s,
                 per_iteration: s + 0.5,
                 region_ms: 100.0 * s,
             })
@@ -278,6 +279,7 @@ fn a_profile_off_its_runs_alone_is_called_off() {
             slowdown: 1.0,
             p50_ms: 1.0,
             p99_ms: 1.0,
+            p999_ms: 1.0,
             per_iteration: 1.0,
             region_ms,
         };

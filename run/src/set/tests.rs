@@ -121,8 +121,10 @@ fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> 
         per_iteration_within: None,
         p50_ms: None,
         p99_ms: None,
+        p999_ms: None,
         sim_p50_ms: None,
         sim_p99_ms: None,
+        sim_p999_ms: None,
         overlap: None,
         co_runs: Some(3),
         sim_slowdown: Some(Spread {

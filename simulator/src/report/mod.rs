@@ -59,6 +59,7 @@ fn table(report: &Report) -> String {
         "iters",
         "p50",
         "p99",
+        "p99.9",
     ]);
     for r in &report.jobs {
         t.add_row(vec![
@@ -80,6 +81,7 @@ fn table(report: &Report) -> String {
                 }
                 None => human_ns(r.p99_ns),
             }),
+            right(human_ns(r.p999_ns)),
         ]);
     }
     let mut p = Table::new();
@@ -136,6 +138,7 @@ fn csv(report: &Report) -> String {
         "iterations",
         "p50_ns",
         "p99_ns",
+        "p999_ns",
         "utilization",
     ];
     // The range's columns where some row has one (traces with untraced runs).
@@ -166,6 +169,7 @@ fn csv(report: &Report) -> String {
                 r.iterations.to_string(),
                 r.p50_ns.to_string(),
                 r.p99_ns.to_string(),
+                r.p999_ns.to_string(),
                 format!("{util:.6}"),
             ]
             .into_iter()

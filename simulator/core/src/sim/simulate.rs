@@ -54,6 +54,9 @@ pub struct JobRow {
     pub p50_ns: i64,
     /// 99th-percentile iteration latency, ns (nearest rank).
     pub p99_ns: i64,
+    /// 99.9th-percentile iteration latency, ns (nearest rank: the slowest
+    /// with fewer than 1,000 iterations).
+    pub p999_ns: i64,
     /// Every iteration's latency, ns, in order (for CDF plots; not in JSON).
     #[serde(skip)]
     pub iterations_ns: Vec<i64>,
@@ -158,13 +161,16 @@ pub fn measured_iterations<'a>(job: &Job, iterations: &'a [i64]) -> &'a [i64] {
     }
 }
 
-/// Median and 99th percentile (nearest rank) of iteration latencies; 0 when none.
-pub fn percentiles(iterations: &[i64]) -> (i64, i64) {
+/// Median, 99th and 99.9th percentile (nearest rank) of iteration
+/// latencies; 0 when none. With fewer than 1,000 iterations the 99.9th is
+/// the slowest.
+pub fn percentiles(iterations: &[i64]) -> (i64, i64, i64) {
     let mut v = iterations.to_vec();
     v.sort_unstable();
     (
         nearest_rank(&v, 0.5).unwrap_or(0),
         nearest_rank(&v, 0.99).unwrap_or(0),
+        nearest_rank(&v, 0.999).unwrap_or(0),
     )
 }
 
@@ -264,7 +270,7 @@ fn simulate_with_isolated_progress(
         };
         for (i, (job, o)) in jobs.iter().zip(outcomes).enumerate() {
             let measured = measured_iterations(job, &o.iterations_ns);
-            let (p50, p99) = percentiles(measured);
+            let (p50, p99, p999) = percentiles(measured);
             let region = o.jct_ns() - pre[i];
             report.jobs.push(JobRow {
                 policy: kind,
@@ -279,6 +285,7 @@ fn simulate_with_isolated_progress(
                 iterations: measured.len(),
                 p50_ns: p50,
                 p99_ns: p99,
+                p999_ns: p999,
                 iterations_ns: measured.to_vec(),
                 slowdown_range: None,
                 p99_range: None,
@@ -343,6 +350,16 @@ fn ratio(a: i64, b: i64) -> f64 {
 mod tests {
     use super::*;
 
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        // 2,000 latencies 1..=2000 in reverse: ranks 1000, 1980, 1998.
+        let v: Vec<i64> = (1..=2000).rev().collect();
+        assert_eq!(percentiles(&v), (1000, 1980, 1998));
+        // Below 1,000 the 99.9th is the slowest.
+        assert_eq!(percentiles(&[5, 1, 9]), (5, 9, 9));
+        assert_eq!(percentiles(&[]), (0, 0, 0));
+    }
+
     fn row(job: &str, slowdown: f64, p99_ns: i64) -> JobRow {
         JobRow {
             policy: PolicyKind::Timeslice,
@@ -357,6 +374,7 @@ mod tests {
             iterations: 0,
             p50_ns: 0,
             p99_ns,
+            p999_ns: p99_ns,
             iterations_ns: Vec::new(),
             slowdown_range: None,
             p99_range: None,
