@@ -557,3 +557,34 @@ fn timeslice_with_boundary_switching_hands_over_at_the_next_kernel_end() {
     };
     assert_eq!(run(&boundary), [105, 560]);
 }
+
+/// The latency-critical job's idle time and its filled part, (idle, filled).
+fn fill(traces: &[Trace], kind: PolicyKind) -> Option<(i64, i64)> {
+    let jobs: Vec<Job> = traces.iter().map(Job::from_trace).collect();
+    let r = run_policy(&jobs, &vec![0; jobs.len()], kind, &model(), false).unwrap();
+    r.fill.map(|f| {
+        assert_eq!(f.job, 0, "H is the latency-critical job");
+        (f.idle_ns, f.filled_ns)
+    })
+}
+
+#[test]
+fn fill_counts_what_others_ran_in_the_high_jobs_idle_time() {
+    // H is idle in its host gap [100,300): 200 ns, whatever the policy.
+    // FIKIT: L's 150 fits the gap and runs [100,250): 150 of the 200.
+    assert_eq!(
+        fill(&[high(), low(150)], PolicyKind::Fikit),
+        Some((200, 150))
+    );
+    // L's 250 does not fit: it waits for H's end and runs [400,650),
+    // after H's last kernel, where nothing is H's idle time: nothing filled.
+    assert_eq!(fill(&[high(), low(250)], PolicyKind::Fikit), Some((200, 0)));
+    // Preemptive: L runs once H has nothing queued, [100,...): L's 250
+    // runs [100,350), so the whole gap is filled (h2 waits for it).
+    assert_eq!(
+        fill(&[high(), low(250)], PolicyKind::Preemptive),
+        Some((200, 200))
+    );
+    // A job alone has no one to fill its gaps.
+    assert_eq!(fill(&[high()], PolicyKind::Fikit), None);
+}

@@ -276,6 +276,8 @@ pub fn live_report(
             misprediction_delay_ns: None,
             mispredicted_kernels: None,
             events: 0,
+            fill_idle_ns: None,
+            fill_share: None,
         });
     }
     report

@@ -92,6 +92,7 @@ fn table(report: &Report) -> String {
         "GPU busy",
         "utilization",
         "misprediction delay",
+        "idle filled",
     ]);
     for r in &report.policies {
         p.add_row(vec![
@@ -101,6 +102,10 @@ fn table(report: &Report) -> String {
             right(format!("{:.1}%", 100.0 * r.utilization)),
             right(match (r.misprediction_delay_ns, r.mispredicted_kernels) {
                 (Some(d), Some(n)) => format!("{} over {n} kernels", human_ns(d)),
+                _ => "-".to_string(),
+            }),
+            right(match (r.fill_share, r.fill_idle_ns) {
+                (Some(s), Some(idle)) => format!("{:.0}% of {}", 100.0 * s, human_ns(idle)),
                 _ => "-".to_string(),
             }),
         ]);
@@ -113,7 +118,9 @@ fn table(report: &Report) -> String {
     };
     format!(
         "GPU model: {}\n{t}\n{measure}; slowdown = shared / alone; vs timeslice = shared under timeslice / shared under the policy \
-         (the high-priority job's speedup over default sharing; below 1 = slower){}\n\n{p}\n",
+         (the high-priority job's speedup over default sharing; below 1 = slower){}\n\n{p}\n\
+         idle filled: the share of the latency-critical job's idle GPU time (none of its kernels queued or running) \
+         in which other jobs' kernels ran\n",
         report.model,
         if report.jobs.iter().any(|r| r.slowdown_range.is_some()) {
             "; [a-b]: the range over the hosts' untraced runs (each host at its fastest, then its slowest)"
@@ -140,6 +147,7 @@ fn csv(report: &Report) -> String {
         "p99_ns",
         "p999_ns",
         "utilization",
+        "fill_share",
     ];
     // The range's columns where some row has one (traces with untraced runs).
     let ranged = report.jobs.iter().any(|r| r.slowdown_range.is_some());
@@ -150,11 +158,11 @@ fn csv(report: &Report) -> String {
         .collect();
     w.write_record(&header).expect("writing to memory");
     for r in &report.jobs {
-        let util = report
-            .policies
-            .iter()
-            .find(|p| p.policy == r.policy)
-            .map_or(0.0, |p| p.utilization);
+        let row = report.policies.iter().find(|p| p.policy == r.policy);
+        let util = row.map_or(0.0, |p| p.utilization);
+        let fill = row
+            .and_then(|p| p.fill_share)
+            .map_or(String::new(), |s| format!("{s:.6}"));
         w.write_record(
             [
                 r.policy.as_str().to_string(),
@@ -171,6 +179,7 @@ fn csv(report: &Report) -> String {
                 r.p99_ns.to_string(),
                 r.p999_ns.to_string(),
                 format!("{util:.6}"),
+                fill,
             ]
             .into_iter()
             .chain(

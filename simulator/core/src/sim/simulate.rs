@@ -86,6 +86,15 @@ pub struct PolicyRow {
     pub mispredicted_kernels: Option<usize>,
     /// Events the engine processed.
     pub events: u64,
+    /// The latency-critical job's idle GPU time (none of its kernels issued
+    /// and unfinished, from its first to its last), ns; `None` for
+    /// exclusive and a job alone ([`crate::sim::engine::Fill`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_idle_ns: Option<i64>,
+    /// The share of that idle time in which other jobs' kernels ran: what
+    /// FIKIT sets out to raise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fill_share: Option<f64>,
 }
 
 /// The kernel run segments of one policy's run.
@@ -242,6 +251,8 @@ fn simulate_with_isolated_progress(
                 misprediction_delay_ns: None,
                 mispredicted_kernels: None,
                 events: isolated.iter().map(|r| r.events).sum(),
+                fill_idle_ns: None,
+                fill_share: None,
             };
             (isolated.iter().map(|r| &r.jobs[0]).collect(), row)
         } else {
@@ -265,6 +276,8 @@ fn simulate_with_isolated_progress(
                 misprediction_delay_ns: run.misprediction.map(|m| m.0),
                 mispredicted_kernels: run.misprediction.map(|m| m.1),
                 events: run.events,
+                fill_idle_ns: run.fill.map(|f| f.idle_ns),
+                fill_share: run.fill.and_then(|f| f.share()),
             };
             (run.jobs.iter().collect(), row)
         };

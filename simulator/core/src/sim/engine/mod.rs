@@ -13,6 +13,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use crate::sim::gpu::{MpsOrder, SmSharing};
 use crate::sim::job::Job;
 use crate::sim::slots::SlotPool;
+pub use fill::Fill;
 
 /// The latest simulated time a run may reach, ns: 2^62, 146 years. Every
 /// time the engine computes saturates instead of overflowing, and a run that
@@ -260,6 +261,9 @@ pub struct RunResult {
     pub segments: Vec<Segment>,
     /// FIKIT's misprediction delay and count.
     pub misprediction: Option<(i64, usize)>,
+    /// The latency-critical job's idle GPU time and what other jobs'
+    /// kernels used of it; `None` for a job alone.
+    pub fill: Option<Fill>,
 }
 
 /// The outcome of one job in a run.
@@ -401,8 +405,12 @@ pub struct Engine<'a> {
     shares: Vec<f64>,
     /// Set when something was due past [`MAX_SIM_NS`]: (now, when).
     too_long: Option<(i64, i64)>,
+    /// The latency-critical job's idle time and what others filled of it.
+    fill: fill::FillCount,
 }
 
+/// The latency-critical job's idle GPU time that others filled.
+mod fill;
 /// An operation's life: issued, eligible, started, paused, completed.
 mod ops;
 /// Whole time-slice rounds skipped at once.

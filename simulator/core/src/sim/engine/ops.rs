@@ -79,12 +79,13 @@ impl Engine<'_> {
 
     pub(super) fn issue(&mut self, j: usize, op: usize) {
         let stream = self.jobs[j].ops[op].stream as usize;
+        if self.jobs[j].ops[op].is_kernel() {
+            self.fill_issued(j);
+            self.state[j].queued_kernels += 1;
+        }
         let st = &mut self.state[j];
         st.ops[op].issued_at = self.now;
         st.outstanding += 1;
-        if self.jobs[j].ops[op].is_kernel() {
-            st.queued_kernels += 1;
-        }
         if stream >= st.streams.len() {
             st.streams.resize_with(stream + 1, VecDeque::new);
             st.stream_last_done.resize(stream + 1, i64::MIN);
@@ -128,6 +129,9 @@ impl Engine<'_> {
         let now = self.now;
         let is_kernel = self.jobs[j].ops[op].is_kernel();
         let by_blocks = is_kernel && self.blocks();
+        if is_kernel {
+            self.count_fill();
+        }
         let st = &mut self.state[j];
         let o = &mut st.ops[op];
         assert_eq!(
@@ -173,6 +177,7 @@ impl Engine<'_> {
 
     pub(super) fn stop_running(&mut self, j: usize, op: usize) {
         let now = self.now;
+        self.count_fill();
         let st = &mut self.state[j];
         if let Some(pos) = st.running.iter().position(|&x| x == op) {
             st.running.remove(pos);
@@ -239,6 +244,9 @@ impl Engine<'_> {
         }
         if let Some(&next) = st.streams[stream].front() {
             self.schedule_eligible(j, next);
+        }
+        if is_kernel {
+            self.fill_done(j);
         }
         if let Host::Waiting {
             op: w,

@@ -7,6 +7,7 @@ use std::collections::BinaryHeap;
 use crate::sim::job::Job;
 use crate::sim::slots::SlotPool;
 
+use super::fill::FillCount;
 use super::{
     Commands, Engine, Event, Host, JobOutcome, JobRt, MAX_DECISIONS_PER_INSTANT, MAX_SIM_NS, OpRt,
     Policy, Queued, RunError, RunOptions, RunResult, Status,
@@ -74,6 +75,7 @@ impl<'a> Engine<'a> {
             first: Vec::new(),
             shares: Vec::new(),
             too_long: None,
+            fill: FillCount::new(jobs.iter().map(|j| j.priority)),
         }
     }
 
@@ -285,6 +287,7 @@ impl<'a> Engine<'a> {
             events: self.processed,
             segments: self.segments,
             misprediction: policy.misprediction(),
+            fill: self.fill.result(),
         })
     }
 }
