@@ -264,6 +264,12 @@ pub struct SlotPool {
     /// A kernel arrived or a wave retired since the last [`SlotPool::place`]:
     /// only then can anything new be placed.
     changed: bool,
+    /// Kernels in the pool whose weight is not finite (their pressure then
+    /// counts even before they start: see [`SlotPool::place`]).
+    nonfinite_weights: usize,
+    /// The most SMs any kernel admitted could use (each kernel's room is
+    /// at most its own).
+    max_sms: f64,
 }
 
 impl SlotPool {
@@ -281,6 +287,8 @@ impl SlotPool {
             superseded: 0,
             superseded_until: i64::MIN,
             changed: false,
+            nonfinite_weights: 0,
+            max_sms: 0.0,
         }
     }
 
@@ -303,6 +311,10 @@ impl SlotPool {
             self.pressing.resize(job + 1, 0.0);
         }
         self.changed = true;
+        if !weight.is_finite() {
+            self.nonfinite_weights += 1;
+        }
+        self.max_sms = self.max_sms.max(f64::from(occupancy.sms));
         let at = self.kernels.partition_point(|k| k.order <= order);
         if at < self.active_end {
             self.active_end += 1;
@@ -402,12 +414,14 @@ impl SlotPool {
             active_end,
             superseded,
             superseded_until,
+            max_sms,
             ..
         } = self;
         held.iter_mut().for_each(|h| *h = 0.0);
         // A kernel with no block resident holds 0.0: adding it changes
-        // no sum, so the sums are those of every kernel.
-        for k in kernels.iter().filter(|k| k.resident > 0) {
+        // no sum, so the sums are those of every kernel. Those with blocks
+        // resident have waves in flight: all before `active_end`.
+        for k in kernels[..*active_end].iter().filter(|k| k.resident > 0) {
             held[k.job] += k.held();
         }
         let mut total: f64 = held.iter().sum();
@@ -415,6 +429,15 @@ impl SlotPool {
         // kernels of other jobs place nothing (in-order dispatch).
         let mut waiting: Option<usize> = None;
         for (i, k) in kernels.iter_mut().enumerate() {
+            // Once a job waits, only its own later kernels may place, in the
+            // room other jobs leave; when that is none of any kernel's SMs,
+            // nothing later fits (the rest of the list is mostly kernels
+            // of every job still queued).
+            if let Some(w) = waiting
+                && (total - held[w]).max(0.0) >= *max_sms
+            {
+                break;
+            }
             if k.to_place == 0 || waiting.is_some_and(|w| w != k.job) {
                 continue;
             }
@@ -503,12 +526,21 @@ impl SlotPool {
             fresh,
             superseded,
             superseded_until,
+            active_end,
+            nonfinite_weights,
             ..
         } = self;
         pressing.iter_mut().for_each(|p| *p = 0.0);
         // A kernel with no block resident presses on 0.0 SMs: with a
-        // finite weight it adds 0.0, which changes no sum.
-        for k in kernels
+        // finite weight it adds 0.0, which changes no sum. Those with blocks
+        // resident are before `active_end`; the others matter only with a
+        // weight that is not finite.
+        let pressing_end = if *nonfinite_weights > 0 {
+            kernels.len()
+        } else {
+            *active_end
+        };
+        for k in kernels[..pressing_end]
             .iter()
             .filter(|k| k.resident > 0 || !k.weight.is_finite())
         {
@@ -516,7 +548,9 @@ impl SlotPool {
         }
         let pressed: f64 = pressing.iter().sum();
         let mut fresh = fresh.iter().peekable();
-        for (i, k) in kernels.iter_mut().enumerate() {
+        // Kernels with a wave in flight (placed now or before) are all
+        // before `active_end`.
+        for (i, k) in kernels[..*active_end].iter_mut().enumerate() {
             // A kernel with no wave in flight (none placed now either) has
             // nothing to move, and its factor is set again before it is
             // read: when its next wave is placed.
@@ -612,6 +646,9 @@ impl SlotPool {
             let mut k = self.kernels.remove(i);
             if i < self.active_end {
                 self.active_end -= 1;
+            }
+            if !k.weight.is_finite() {
+                self.nonfinite_weights -= 1;
             }
             k.in_flight.clear();
             self.spare.push(k.in_flight);
