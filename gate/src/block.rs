@@ -169,6 +169,9 @@ pub struct Slot {
     /// top job marks a launch only when a waiting job's kernel fits the gap
     /// after it.
     pub waiting_ns: AtomicI64,
+    /// When it began to wait at the gate under FIKIT, ns (written before
+    /// `waiting_ns`): its place in line among jobs of its priority.
+    pub waiting_since_ns: AtomicI64,
     /// Under FIKIT, written by the job's own gate from its profile
     /// ([`crate::table::Table::away_after_ns`]): once the job has launched
     /// nothing for longer than this, the other gates count it as away (not

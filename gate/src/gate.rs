@@ -98,6 +98,8 @@ const EMPTY_VIEW: JobView = JobView {
     in_flight: 0,
     done: 0,
     last_done: 0,
+    waiting_ns: 0,
+    waiting_since_ns: 0,
 };
 
 /// The longest a job's first launch waits for its partners at the start
@@ -159,6 +161,8 @@ impl<'a> Gate<'a> {
                     in_flight: u64::from(launched.wrapping_sub(done)),
                     done: u64::from(done),
                     last_done: 0,
+                    waiting_ns: s.waiting_ns.load(SeqCst),
+                    waiting_since_ns: s.waiting_since_ns.load(SeqCst),
                 }
             };
         }
@@ -318,7 +322,9 @@ impl<'a> Gate<'a> {
                 break true;
             }
             if policy == GatePolicy::Fikit && s.waiting_ns.load(Relaxed) == 0 {
-                // Tell the top job what would fill its next gap (at least 1 ns).
+                // Tell the top job what would fill its next gap (at least 1
+                // ns), and the other fillers this job's place in line.
+                s.waiting_since_ns.store(start, SeqCst);
                 s.waiting_ns.store(predicted.max(1), SeqCst);
             }
             clock.pause(now - start);

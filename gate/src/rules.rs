@@ -1,8 +1,9 @@
 //! The live policies' launch rules: when a job may hand its next kernel to
 //! the GPU. Pure functions of what a control block shows, so they are tested
 //! without a GPU; they follow the simulator's `Preemptive` (kernel
-//! granularity) and `Fikit` policies. Live replay's workers and the gate in
-//! the collector under `fikit-run` both decide with them.
+//! granularity) and `Fikit` policies, and FIKIT's choice of fill is the
+//! simulator's own function ([`fikit_rules::fill`]). Live replay's workers
+//! and the gate in the collector under `fikit-run` both decide with them.
 
 /// What a gate sees of one job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,12 @@ pub struct JobView {
     pub done: u64,
     /// 1 + position of the latest kernel done (0: none yet).
     pub last_done: u64,
+    /// Under FIKIT, the predicted duration of the kernel it waits at the
+    /// gate to launch, ns; 0 when it does not wait (or the gate does not
+    /// say: live replay).
+    pub waiting_ns: i64,
+    /// When it began that wait, ns.
+    pub waiting_since_ns: i64,
 }
 
 /// The top job: the active job of highest priority, then lowest index (as the
@@ -52,19 +59,48 @@ pub fn preemptive(me: usize, jobs: &[JobView]) -> bool {
 /// launch now when it is the top job (or no job is active), or when the top
 /// job has no kernel in flight, no other job's kernel is in flight (one fill
 /// at a time; a job no longer active holds nothing, so a job that died with a
-/// kernel in flight blocks no one), and the prediction fits the rest of the
-/// gap (`gap_end - now`).
+/// kernel in flight blocks no one), and its kernel is the one the paper's
+/// rule ([`fikit_rules::fill`], the simulator's too) gives the rest of the
+/// gap (`gap_end - now`): of the active jobs waiting with a kernel that fits,
+/// the best priority, then the one waiting longest (`me` since its view's
+/// `waiting_since_ns` once its wait is posted, else from now).
 pub fn fikit(me: usize, jobs: &[JobView], predicted_ns: i64, now: i64, gap_end: i64) -> bool {
     let Some(t) = top(jobs) else {
         return true;
     };
-    if t.index == jobs[me].index {
+    let mine = &jobs[me];
+    if t.index == mine.index {
         return true;
     }
     let others_busy = jobs
         .iter()
         .any(|j| j.active && j.index != t.index && j.in_flight > 0);
-    t.in_flight == 0 && !others_busy && predicted_ns <= gap_end - now
+    if t.in_flight != 0 || others_busy {
+        return false;
+    }
+    let me_waiting = fikit_rules::Waiting {
+        priority: mine.priority,
+        since_ns: if mine.waiting_ns > 0 {
+            mine.waiting_since_ns
+        } else {
+            now
+        },
+        job: mine.index,
+        op: 0,
+        predicted_ns,
+    };
+    let others = jobs
+        .iter()
+        .filter(|j| j.active && j.index != t.index && j.index != mine.index && j.waiting_ns > 0)
+        .map(|j| fikit_rules::Waiting {
+            priority: j.priority,
+            since_ns: j.waiting_since_ns,
+            job: j.index,
+            op: 0,
+            predicted_ns: j.waiting_ns,
+        });
+    fikit_rules::fill(gap_end - now, std::iter::once(me_waiting).chain(others))
+        .is_some_and(|w| w.job == mine.index)
 }
 
 #[cfg(test)]
@@ -79,6 +115,8 @@ mod tests {
             in_flight,
             done: 0,
             last_done: 0,
+            waiting_ns: 0,
+            waiting_since_ns: 0,
         }
     }
 
@@ -116,6 +154,39 @@ mod tests {
             preemptive(1, &jobs) && preemptive(0, &jobs),
             "equal priorities do not preempt"
         );
+    }
+
+    #[test]
+    fn fikit_gives_the_gap_to_the_best_priority_that_fits() {
+        // Job 0 the top, in a gap until 1000 (now 100: 900 ns left).
+        let waiting = |mut v: JobView, ns: i64, since: i64| {
+            v.waiting_ns = ns;
+            v.waiting_since_ns = since;
+            v
+        };
+        let jobs = vec![
+            view(0, 0, 0),
+            waiting(view(1, 5, 0), 400, 50),
+            waiting(view(2, 3, 0), 600, 80),
+        ];
+        // Job 1 (priority 5) waits with a kernel that fits, but job 2
+        // (priority 3) does too: the gap is job 2's.
+        assert!(!fikit(1, &jobs, 400, 100, 1000));
+        assert!(fikit(2, &jobs, 600, 100, 1000));
+        // With 500 ns left job 2's 600 does not fit: job 1 fills.
+        assert!(fikit(1, &jobs, 400, 500, 1000));
+        assert!(!fikit(2, &jobs, 600, 500, 1000));
+        // Equal priorities: the one waiting longest; a job whose wait is not
+        // posted yet waits from now, behind both.
+        let mut equal = jobs.clone();
+        equal[2].priority = 5;
+        assert!(fikit(1, &equal, 400, 100, 1000), "waits since 50");
+        assert!(!fikit(2, &equal, 600, 100, 1000), "waits since 80");
+        equal.push(view(3, 5, 0));
+        assert!(!fikit(3, &equal, 10, 100, 1000), "not posted: from now");
+        // A waiting job that is not active (exited, away) takes no turn.
+        equal[1].active = false;
+        assert!(fikit(2, &equal, 600, 100, 1000));
     }
 
     #[test]

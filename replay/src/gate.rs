@@ -39,6 +39,8 @@ mod tests {
             in_flight: 0,
             done: 0,
             last_done: 0,
+            waiting_ns: 0,
+            waiting_since_ns: 0,
         };
         assert_eq!(gap_end(&v, &info, 7_000, 100), 100 + 1_000 + 500);
         v.last_done = 2;

@@ -533,6 +533,8 @@ fn views(plan: &Plan, control: &Control, out: &mut Vec<JobView>) {
             in_flight: launched.saturating_sub(done),
             done,
             last_done: s.last_done.load(Ordering::SeqCst),
+            waiting_ns: 0,
+            waiting_since_ns: 0,
         }
     }));
 }

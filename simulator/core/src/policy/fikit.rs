@@ -2,7 +2,7 @@
 //! other jobs' kernels whose predicted duration fits.
 
 use super::{ByPriority, FromModel};
-use crate::sim::engine::{Commands, JobRt, OpId, Policy};
+use crate::sim::engine::{Commands, JobRt, Policy};
 use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
 
@@ -27,6 +27,8 @@ pub struct Fikit {
     /// rather than at every decision.
     predicted: Vec<Vec<i64>>,
     by_priority: ByPriority,
+    /// The kernels waiting to fill (scratch of a decision).
+    waiting: Vec<fikit_rules::Waiting>,
 }
 
 /// [`Fikit::predicted`] of an op not looked up yet.
@@ -96,8 +98,11 @@ impl Policy for Fikit {
             ),
         };
         let left = gap_end.saturating_sub(now);
-        // Best priority fit: highest priority first, then earliest eligible, job, op.
-        let mut best: Option<((u8, i64, usize, usize), OpId)> = None;
+        // The paper's rule (fikit-rules, as the live gate): the best
+        // priority whose predicted duration fits, then the earliest
+        // eligible, job, op.
+        let mut waiting = std::mem::take(&mut self.waiting);
+        waiting.clear();
         for (j, st) in state.iter().enumerate() {
             if j == h {
                 continue;
@@ -107,18 +112,19 @@ impl Policy for Fikit {
                 if *predicted == UNKNOWN {
                     *predicted = prediction(&jobs[j], op);
                 }
-                let predicted = *predicted;
-                if predicted <= left {
-                    let rank = (st.priority, st.ops[op].eligible_at, j, op);
-                    if best.is_none_or(|(r, _)| rank < r) {
-                        best = Some((rank, (j, op)));
-                    }
-                }
+                waiting.push(fikit_rules::Waiting {
+                    priority: st.priority,
+                    since_ns: st.ops[op].eligible_at,
+                    job: j,
+                    op,
+                    predicted_ns: *predicted,
+                });
             }
         }
-        if let Some((_, id)) = best {
-            cmds.start.push(id);
+        if let Some(w) = fikit_rules::fill(left, waiting.iter().copied()) {
+            cmds.start.push((w.job, w.op));
         }
+        self.waiting = waiting;
     }
 
     fn misprediction(&self) -> Option<(i64, usize)> {
