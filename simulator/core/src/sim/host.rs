@@ -121,7 +121,8 @@ pub fn characterized(job: &Job, model: &GpuModel) -> Job {
         Some(w) => job.with_pressure_weight(w),
         None => job.clone(),
     };
-    match median(&j.untraced_regions_ns).and_then(|m| region_factor(&j, m, model, 1.0)) {
+    let fit = j.recorded.as_deref().unwrap_or(&j);
+    match median(&j.untraced_regions_ns).and_then(|m| region_factor(fit, m, model, 1.0)) {
         Some(f) => j.with_region_host_speed(f),
         None => j,
     }
@@ -131,10 +132,13 @@ pub fn characterized(job: &Job, model: &GpuModel) -> Job {
 /// ([`Job::untraced_regions_ns`]); `None` without any.
 pub fn untraced(job: &Job, model: &GpuModel) -> Option<HostSpeed> {
     let regions = &job.untraced_regions_ns;
-    let factor = region_factor(job, median(regions)?, model, 1.0)?;
+    // The runs measured the program as recorded: fit on it, not on a
+    // repeated or serving program rebuilt from it.
+    let fit = job.recorded.as_deref().unwrap_or(job);
+    let factor = region_factor(fit, median(regions)?, model, 1.0)?;
     let each: Vec<f64> = regions
         .iter()
-        .map(|&r| region_factor(job, r as f64, model, factor))
+        .map(|&r| region_factor(fit, r as f64, model, factor))
         .collect::<Option<_>>()?;
     // The median's factor lies between the runs' where the region grows
     // with the factor; where it does not quite, the range still holds it.
@@ -317,6 +321,31 @@ mod tests {
             describe(&job, None),
             "serial as traced (its trace has no untraced runs)"
         );
+    }
+
+    #[test]
+    fn a_rebuilt_program_keeps_the_speed_its_recorded_one_ran_untraced() {
+        let model = GpuModel {
+            context_switch_ns: 0,
+            ..GpuModel::default()
+        };
+        // The job above (0.75x for a median run of 23 500 ns) repeated 3
+        // times: its runs measured one run, so the factor is the same, not
+        // the one that would squeeze three runs into 23 500 ns.
+        let mut job = serial();
+        job.untraced_regions_ns = Arc::from(vec![23_500, 19_000, 28_000]);
+        let once = untraced(&job, &model).unwrap();
+        let thrice = job.repeated(3);
+        assert!(thrice.recorded.is_some());
+        assert_eq!(untraced(&thrice, &model), Some(once));
+        // Rebuilt again (a repeated program serving requests), it still
+        // fits on the program as recorded.
+        let served = thrice.serving(&[0, 50_000]);
+        assert!(Arc::ptr_eq(
+            served.recorded.as_ref().unwrap(),
+            thrice.recorded.as_ref().unwrap()
+        ));
+        assert_eq!(untraced(&served, &model), Some(once));
     }
 
     #[test]

@@ -110,6 +110,7 @@ impl Job {
             mean_duration_ns: Arc::new(mean_duration_ns),
             shapes: shapes.into(),
             pressure_weight: None,
+            recorded: None,
             untraced_regions_ns: trace
                 .meta
                 .characterization

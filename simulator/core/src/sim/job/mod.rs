@@ -221,6 +221,11 @@ pub struct Job {
     /// what [`Job::pressure_weight`] is set from for a model
     /// ([`crate::sim::pressure::set_measured_pressure`]). `None` without a pressure pass.
     pub measured_pressure: Option<MeasuredPressure>,
+    /// The program as recorded when this one was rebuilt from it (repeated,
+    /// or serving requests: [`Job::repeated`], [`Job::serving`]); `None`
+    /// for a job as its trace has it. Its untraced runs measured that
+    /// program, so [`crate::sim::host`] fits the host's speed on it.
+    pub recorded: Option<Arc<Job>>,
 }
 
 /// A job's pressure pass, for its weight under a model

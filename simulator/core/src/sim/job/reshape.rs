@@ -267,6 +267,11 @@ impl Job {
             pressure_weight: self.pressure_weight,
             untraced_regions_ns: Arc::clone(&self.untraced_regions_ns),
             measured_pressure: self.measured_pressure,
+            recorded: Some(
+                self.recorded
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(self.clone())),
+            ),
         }
     }
 }
