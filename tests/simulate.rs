@@ -464,8 +464,8 @@ fn a_job_with_untraced_runs_is_simulated_at_its_untraced_host_speed() {
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();
     let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
     for l in lines {
-        let r: Vec<f64> = l.split(',').skip(2).map(|c| c.parse().unwrap()).collect();
-        let at = |n: &str| r[col(n) - 2];
+        let r: Vec<&str> = l.split(',').collect();
+        let at = |n: &str| -> f64 { r[col(n)].parse().unwrap() };
         assert!(
             at("slowdown_low") <= at("slowdown") && at("slowdown") <= at("slowdown_high"),
             "{l}"
@@ -477,15 +477,13 @@ fn a_job_with_untraced_runs_is_simulated_at_its_untraced_host_speed() {
     }
     // The serving job's hosts differ (150 to 170 µs untraced): its p99
     // alone differs too, fastest below slowest.
-    let serving_alone: Vec<f64> = untraced
+    let serving_alone: Vec<&str> = untraced
         .lines()
         .find(|l| l.starts_with("exclusive,serving,"))
         .unwrap()
         .split(',')
-        .skip(2)
-        .map(|c| c.parse().unwrap())
         .collect();
-    let at = |n: &str| serving_alone[col(n) - 2];
+    let at = |n: &str| -> f64 { serving_alone[col(n)].parse().unwrap() };
     assert!(at("p99_low_ns") < at("p99_high_ns"), "{untraced}");
     assert!(
         !traced.lines().next().unwrap().contains("slowdown_low"),
