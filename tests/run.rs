@@ -970,24 +970,21 @@ fn measured_pressure_weighs_each_job_under_mps() {
     let traces = fikit_e2e::root().join("traces/h200");
     // Each profile as shipped, its characterization replaced: b1 without
     // one, b128 with only the pressure pass under test.
-    let with_pressure = |name: &str, slowdown: Option<f64>| -> std::path::PathBuf {
+    let recharacterized = |name: &str, out: &str, pressure: Option<Option<f64>>| {
         let mut t = fikit_trace::read_trace(&traces.join(name)).unwrap();
-        t.meta.characterization = Some(fikit_trace::Characterization {
+        t.meta.characterization = pressure.map(|slowdown| fikit_trace::Characterization {
             gpu_name: t.meta.device.name.clone(),
             untraced_runs: Vec::new(),
             pressure: Some(fikit_trace::fixture::pressure_pass(slowdown)),
         });
-        let out = d.path().join(format!("{slowdown:?}-{name}"));
+        let out = d.path().join(out);
         fikit_trace::write_trace(&out, &t).unwrap();
         out
     };
-    let b1 = {
-        let mut t = fikit_trace::read_trace(&traces.join("resnet50-bs1-eval-466.parquet")).unwrap();
-        t.meta.characterization = None;
-        let out = d.path().join("b1.parquet");
-        fikit_trace::write_trace(&out, &t).unwrap();
-        out
+    let with_pressure = |name: &str, slowdown: Option<f64>| {
+        recharacterized(name, &format!("{slowdown:?}-{name}"), Some(slowdown))
     };
+    let b1 = recharacterized("resnet50-bs1-eval-466.parquet", "b1.parquet", None);
     let report = |slowdown: Option<f64>, out: &str| -> String {
         let b128 = with_pressure("resnet50-bs128-eval-839.parquet", slowdown);
         let out = d.path().join(out);

@@ -78,29 +78,25 @@ pub fn fikit(me: usize, jobs: &[JobView], predicted_ns: i64, now: i64, gap_end: 
     if t.in_flight != 0 || others_busy {
         return false;
     }
-    let me_waiting = fikit_rules::Waiting {
-        priority: mine.priority,
-        since_ns: if mine.waiting_ns > 0 {
-            mine.waiting_since_ns
-        } else {
-            now
-        },
-        job: mine.index,
+    let waiting = |j: &JobView, since_ns, predicted_ns| fikit_rules::Waiting {
+        priority: j.priority,
+        since_ns,
+        job: j.index,
         op: 0,
         predicted_ns,
+    };
+    // Its own wait from when it posted it, else from now.
+    let since = if mine.waiting_ns > 0 {
+        mine.waiting_since_ns
+    } else {
+        now
     };
     let others = jobs
         .iter()
         .filter(|j| j.active && j.index != t.index && j.index != mine.index && j.waiting_ns > 0)
-        .map(|j| fikit_rules::Waiting {
-            priority: j.priority,
-            since_ns: j.waiting_since_ns,
-            job: j.index,
-            op: 0,
-            predicted_ns: j.waiting_ns,
-        });
-    fikit_rules::fill(gap_end - now, std::iter::once(me_waiting).chain(others))
-        .is_some_and(|w| w.job == mine.index)
+        .map(|j| waiting(j, j.waiting_since_ns, j.waiting_ns));
+    let queue = std::iter::once(waiting(mine, since, predicted_ns)).chain(others);
+    fikit_rules::fill(gap_end - now, queue).is_some_and(|w| w.job == mine.index)
 }
 
 #[cfg(test)]

@@ -277,6 +277,15 @@ mod tests {
         Job::from_trace(&t)
     }
 
+    /// The default model without a context switch, so regions are the
+    /// programs' own arithmetic.
+    fn no_switch() -> GpuModel {
+        GpuModel {
+            context_switch_ns: 0,
+            ..GpuModel::default()
+        }
+    }
+
     /// 10 kernels of 1000 ns, 2000 ns of host before each but the first:
     /// region 28 000 ns, its host part 18 000 ns.
     fn serial() -> Job {
@@ -285,10 +294,7 @@ mod tests {
 
     #[test]
     fn the_factor_brings_the_region_to_the_untraced_median() {
-        let model = GpuModel {
-            context_switch_ns: 0,
-            ..GpuModel::default()
-        };
+        let model = no_switch();
         // 10 kernels of 1000 ns, 2000 ns of host before each: from the first
         // kernel 10 x 1000 + 9 x 2000 = 28 000 ns. Untraced runs of 19 000,
         // 23 500 and 28 000 ns: the median needs 9 x 2000 f = 13 500, f =
@@ -325,10 +331,7 @@ mod tests {
 
     #[test]
     fn a_rebuilt_program_keeps_the_speed_its_recorded_one_ran_untraced() {
-        let model = GpuModel {
-            context_switch_ns: 0,
-            ..GpuModel::default()
-        };
+        let model = no_switch();
         // The job above (0.75x for a median run of 23 500 ns) repeated 3
         // times: its runs measured one run, so the factor is the same, not
         // the one that would squeeze three runs into 23 500 ns.
@@ -350,10 +353,7 @@ mod tests {
 
     #[test]
     fn the_set_up_before_the_first_kernel_stays_as_traced() {
-        let model = GpuModel {
-            context_switch_ns: 0,
-            ..GpuModel::default()
-        };
+        let model = no_switch();
         // A synchronization at 0 (the set-up), then 10 000 ns of host
         // before the first of 10 kernels as in `serial`: the region from the
         // first kernel is 28 000 ns, its host part 18 000 ns.
@@ -374,10 +374,7 @@ mod tests {
 
     #[test]
     fn a_host_that_is_a_small_part_of_the_region_is_still_matched() {
-        let model = GpuModel {
-            context_switch_ns: 0,
-            ..GpuModel::default()
-        };
+        let model = no_switch();
         // 10 kernels of 10 000 ns, 200 ns of host between them: region
         // 100 000 + 9 x 200 = 101 800 ns. At half the host's time: 100 900
         // ns. Proportional steps move 1.8% a step here (eight of them end
