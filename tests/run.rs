@@ -1084,3 +1084,102 @@ fn combine_pools_each_jobs_repetitions_over_machines() {
         .code(2)
         .stderr(predicates::str::contains("<SUMMARY_JSON>"));
 }
+
+#[test]
+fn the_simulated_column_and_its_range_are_fikit_sims_answer() {
+    // The shipped H200 profiles carry untraced runs and pressure passes:
+    // fikit-run's prediction of a pair (slowdown, its range, p99 and its
+    // range) is what `fikit-sim --jobs` says of the same pair.
+    let d = tempfile::tempdir().unwrap();
+    let (saved, jobs) = b1_beside_b128(d.path());
+    let mut run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let mps = run["rounds"][1].clone();
+    let mut ts = mps.clone();
+    ts["policy"] = "timeslice".into();
+    run["rounds"].as_array_mut().unwrap().push(ts);
+    std::fs::write(&saved, run.to_string()).unwrap();
+    let out = d.path().join("out");
+    cmd("fikit-run")
+        .arg("report")
+        .arg(&saved)
+        .args(&jobs)
+        .args([
+            "--policy",
+            "exclusive,timeslice,mps",
+            "--min-overlap",
+            "0",
+            "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .code(0);
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let sim = cmd("fikit-sim")
+        .arg(fikit_e2e::root().join("traces/h200"))
+        .args([
+            "--jobs",
+            "resnet50-bs1-eval,resnet50-bs128-eval",
+            "--policy",
+            "timeslice,mps",
+            "--no-plots",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(sim.status.success());
+    let sim: serde_json::Value = serde_json::from_slice(&sim.stdout).unwrap();
+    let f = |v: &serde_json::Value| v.as_f64().unwrap();
+    let mut compared = 0;
+    for policy in ["timeslice", "mps"] {
+        for (job, name) in [("b1", "resnet50-bs1-eval"), ("b128", "resnet50-bs128-eval")] {
+            let row = run["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["policy"] == policy && r["job"] == job)
+                .unwrap();
+            let want = sim["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["policy"] == policy && r["job"] == name)
+                .unwrap();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+            let ctx = format!("{policy} {job}: {row} against {want}");
+            assert!(
+                close(f(&row["sim_slowdown"]["median"]), f(&want["slowdown"])),
+                "{ctx}"
+            );
+            for k in 0..2 {
+                assert!(
+                    close(
+                        f(&row["sim_slowdown_range"][k]),
+                        f(&want["slowdown_range"][k])
+                    ),
+                    "{ctx}"
+                );
+                assert!(
+                    close(
+                        f(&row["sim_p99_range_ms"][k]) * 1e6,
+                        f(&want["p99_range"][k])
+                    ),
+                    "{ctx}"
+                );
+            }
+            assert!(
+                close(f(&row["sim_p99_ms"]) * 1e6, f(&want["p99_ns"])),
+                "{ctx}"
+            );
+            // A real range: the ends differ from each other.
+            assert!(
+                f(&row["sim_slowdown_range"][1]) > f(&row["sim_slowdown_range"][0]),
+                "{ctx}"
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 4);
+}

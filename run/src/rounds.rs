@@ -8,12 +8,12 @@ use anyhow::{Context, Result};
 
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
-use fikit_sim_core::sim::host::set_untraced_host;
+use fikit_sim_core::sim::host::{Corners, set_untraced_host};
 use fikit_sim_core::sim::job::Job;
 
 use crate::exec::{ExecError, ExecOptions, JobRun, Round, install_signals, run_round};
 use crate::profiles::{Profiles, model_for, read_profiles};
-use crate::report::{Predicted, Row, predict, rows, table};
+use crate::report::{Predicted, Row, rows, table, with_range};
 use crate::saved::{AloneRuns, Output, RunOf, read_saved};
 use crate::scenario::{RunPolicy, Scenario};
 use fikit_sim_core::sim::pressure::set_measured_pressure;
@@ -56,6 +56,9 @@ struct Prediction {
     /// set r mod their count (one set unless jobs have more profiles; none
     /// when a job has no profile).
     sets: Vec<Vec<Job>>,
+    /// Per set, its jobs at the ends of their host range (`None` where no
+    /// job has untraced runs).
+    corners: Vec<Option<Corners>>,
     model: GpuModel,
     model_line: String,
     /// The line that names each job's MPS pressure (fikit-sim's).
@@ -74,12 +77,14 @@ impl Prediction {
         // Each job's host at its untraced speed, as fikit-sim simulates it.
         // Each job's kernels at their measured MPS pressure, as fikit-sim
         // weighs them.
-        let (mut untraced, mut pressure) = (Vec::new(), Vec::new());
+        let (mut untraced, mut pressure, mut corners) = (Vec::new(), Vec::new(), Vec::new());
         let sets: Vec<Vec<Job>> = (0..profiles.sets())
             .map_while(|k| profiles.for_repetition(k))
             .map(|mut jobs| {
                 pressure.push(set_measured_pressure(&mut jobs, &model, false));
-                untraced.push(set_untraced_host(&mut jobs, &model, false).0);
+                let (line, ends) = set_untraced_host(&mut jobs, &model, false);
+                untraced.push(line);
+                corners.push(ends);
                 jobs
             })
             .collect();
@@ -105,6 +110,7 @@ impl Prediction {
         }
         Ok(Prediction {
             sets,
+            corners,
             model,
             model_line,
             pressure_line,
@@ -117,9 +123,10 @@ impl Prediction {
     /// the profiles and the scenario alone (nothing of the rounds enters
     /// it); `None` without profiles or for a policy fikit-sim does not model.
     fn round(&self, policy: RunPolicy, rep: usize) -> Option<Vec<Predicted>> {
-        let sj = self.sets.get(rep % self.sets.len().max(1))?;
-        predict(
-            sj,
+        let k = rep % self.sets.len().max(1);
+        with_range(
+            self.sets.get(k)?,
+            self.corners.get(k)?.as_ref(),
             &self.first_launch_at,
             PolicyKind::from_name(policy.name())?,
             &self.model,

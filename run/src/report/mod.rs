@@ -20,7 +20,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use predict::{Predicted, predict};
+pub use predict::{Predicted, predict, with_range};
 pub use rows::rows;
 pub use table::table;
 
@@ -110,6 +110,16 @@ pub struct Row {
     /// fikit-sim's 99.9th-percentile iteration, ms.
     #[serde(default)]
     pub sim_p999_ms: Option<f64>,
+    /// fikit-sim's range for the slowdown (its `x [lo-hi]`) over the
+    /// counted repetitions' predictions: the least low end and the greatest
+    /// high end; `None` in exclusive rows, without untraced runs, and in
+    /// run.json files before 2026-11-28.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_slowdown_range: Option<[f64; 2]>,
+    /// fikit-sim's range for the 99th-percentile iteration, ms, over the
+    /// finished repetitions' predictions, likewise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_p99_range_ms: Option<[f64; 2]>,
     /// The least share of the region that other jobs' regions overlapped, over repetitions.
     pub overlap: Option<f64>,
     /// Repetitions counted in the slowdown, vs timeslice and error columns:
@@ -141,6 +151,14 @@ pub struct Row {
     pub error: Option<f64>,
     /// The simulated median lies inside the real range.
     pub within_spread: Option<bool>,
+    /// The real median slowdown lies inside fikit-sim's range
+    /// ([`Row::sim_slowdown_range`]); `None` without both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_sim_range: Option<bool>,
+    /// The real 99th-percentile iteration lies inside fikit-sim's range
+    /// ([`Row::sim_p99_range_ms`]); `None` without both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_in_sim_range: Option<bool>,
     /// Launches that waited at the gate; time waited, ms; fills; timeouts;
     /// launches of unknown kernels (medians).
     pub gate: GateStats,

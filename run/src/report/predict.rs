@@ -3,7 +3,7 @@
 
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
-use fikit_sim_core::sim::host::first_kernel_ns;
+use fikit_sim_core::sim::host::{Corners, first_kernel_ns};
 use fikit_sim_core::sim::job::Job;
 use fikit_sim_core::sim::simulate::{
     SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated,
@@ -30,6 +30,44 @@ pub struct Predicted {
     /// Its region under the policy (alone under exclusive: the profile's
     /// own), from its first kernel, ms.
     pub region_ms: f64,
+    /// The slowdown's range, fikit-sim's: the least and the greatest of the
+    /// point and the same simulation with every host at the fastest and at
+    /// the slowest of its untraced runs ([`with_range`]); `None` where no
+    /// job has untraced runs.
+    pub slowdown_range: Option<[f64; 2]>,
+    /// The 99th-percentile iteration's range, ms, likewise.
+    pub p99_range_ms: Option<[f64; 2]>,
+}
+
+/// [`predict`] with each job's range, as fikit-sim gives it: the point from
+/// `jobs` (each host at its untraced speed), the ends from `corners` (every
+/// host at the fastest, then the slowest, of its untraced runs), each
+/// figure's range the least and the greatest of the three. Without
+/// corners, the point alone.
+pub fn with_range(
+    jobs: &[Job],
+    corners: Option<&Corners>,
+    first_launch_at: &[i64],
+    policy: PolicyKind,
+    model: &GpuModel,
+) -> Option<Vec<Predicted>> {
+    let mut point = predict(jobs, first_launch_at, policy, model)?;
+    let Some(c) = corners else {
+        return Some(point);
+    };
+    let low = predict(&c.low, first_launch_at, policy, model)?;
+    let high = predict(&c.high, first_launch_at, policy, model)?;
+    let span = |v: [f64; 3]| {
+        [
+            v.iter().copied().fold(f64::INFINITY, f64::min),
+            v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        ]
+    };
+    for ((p, l), h) in point.iter_mut().zip(&low).zip(&high) {
+        p.slowdown_range = Some(span([p.slowdown, l.slowdown, h.slowdown]));
+        p.p99_range_ms = Some(span([p.p99_ms, l.p99_ms, h.p99_ms]));
+    }
+    Some(point)
 }
 
 /// What the simulation says of every job of one round: the profiles as
@@ -64,6 +102,8 @@ pub fn predict(
                         p999_ms: ms(p999),
                         per_iteration: 1.0,
                         region_ms: ms(a.jobs[0].jct_ns() - p),
+                        slowdown_range: None,
+                        p99_range_ms: None,
                     }
                 })
                 .collect(),
@@ -101,6 +141,8 @@ pub fn predict(
                     p999_ms: ms(p999),
                     per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
                     region_ms: ms(r.region_ns),
+                    slowdown_range: None,
+                    p99_range_ms: None,
                 }
             })
             .collect(),

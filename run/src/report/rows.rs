@@ -171,6 +171,19 @@ impl Cell<'_, '_> {
             .map(|p| p.slowdown)
     }
 
+    /// The span of the predictions' ranges `f` over `rounds`: the least
+    /// low end and the greatest high end; `None` where none has a range.
+    fn sim_span(
+        &self,
+        rounds: &[(usize, &JobRun)],
+        f: fn(Predicted) -> Option<[f64; 2]>,
+    ) -> Option<[f64; 2]> {
+        rounds
+            .iter()
+            .filter_map(|&(r, _)| self.predicted(r).and_then(f))
+            .reduce(|a, b| [a[0].min(b[0]), a[1].max(b[1])])
+    }
+
     /// The median over its finished rounds of `f` of the prediction.
     fn sim_median(&self, f: fn(Predicted) -> f64) -> Option<f64> {
         Spread::of(
@@ -281,6 +294,14 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
         })
         .flatten();
     let pct = |q: f64| iteration_quantile_ms(c.ok.iter().map(|&(_, x)| x), q);
+    let sim_slowdown_range = c
+        .sim_span(&c.shared, |p| p.slowdown_range)
+        .filter(|_| c.sharing());
+    let sim_p99_range_ms = c.sim_span(&c.ok, |p| p.p99_range_ms);
+    let inside = |range: Option<[f64; 2]>, real: Option<f64>| {
+        Some((range?, real?)).map(|(r, v)| r[0] <= v && v <= r[1])
+    };
+    let p99_ms = pct(0.99);
     Row {
         policy: c.policy,
         job: name.to_string(),
@@ -302,12 +323,16 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
         vs_timeslice: real.vs_timeslice,
         sim_vs_timeslice: sim.vs_timeslice,
         p50_ms: pct(0.5),
-        p99_ms: pct(0.99),
+        p99_ms,
         p999_ms: pct(0.999),
         sim_region_ms: c.sim_median(|p| p.region_ms),
         sim_p50_ms: c.sim_median(|p| p.p50_ms),
         sim_p99_ms: c.sim_median(|p| p.p99_ms),
         sim_p999_ms: c.sim_median(|p| p.p999_ms),
+        sim_slowdown_range,
+        sim_p99_range_ms,
+        in_sim_range: inside(sim_slowdown_range, real.slowdown.map(|s| s.median)),
+        p99_in_sim_range: inside(sim_p99_range_ms, p99_ms),
         overlap,
         co_runs: (c.sharing() && several).then_some(c.shared.len()),
         per_iteration: real.per_iteration,

@@ -56,7 +56,10 @@ pub fn table(rows: &[Row]) -> String {
                 .map_or("-".into(), |c| format!("{c}/{}", r.ok_runs)),
             spread_sim(r.region_ms, "", r.sim_region_ms),
             spread(r.slowdown, "x"),
-            f2(r.sim_slowdown.map(|s| s.median), "x"),
+            match (r.sim_slowdown, r.sim_slowdown_range) {
+                (Some(s), Some([lo, hi])) => format!("{:.2}x [{lo:.2}-{hi:.2}]", s.median),
+                (s, _) => f2(s.map(|s| s.median), "x"),
+            },
             r.error.map_or("-".into(), |e| {
                 format!(
                     "{:+.1}%{}",

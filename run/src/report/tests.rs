@@ -51,6 +51,8 @@ fn sim(slowdowns: &[f64]) -> Option<Vec<Predicted>> {
                 p999_ms: 3.0 * s,
                 per_iteration: s + 0.5,
                 region_ms: 100.0 * s,
+                slowdown_range: Some([s - 0.1, s + 0.1]),
+                p99_range_ms: Some([2.0 * s - 0.5, 2.0 * s + 0.5]),
             })
             .collect(),
     )
@@ -139,8 +141,26 @@ fn rows_take_per_repetition_ratios() {
         (None, None, None)
     );
     assert_eq!(hi_fikit.launch_us, None, "no launch call timed");
+    // fikit-sim's ranges: 1.2 [1.1-1.3] and 1.0 [0.9-1.1] span 0.9-1.3,
+    // which holds the real 1.15; p99 2.4 [1.9-2.9] and 2.0 [1.5-2.5] span
+    // 1.5-2.9, which misses the real 3 ms.
+    let [lo, hi] = hi_fikit.sim_slowdown_range.unwrap();
+    assert!((lo - 0.9).abs() < 1e-9 && (hi - 1.3).abs() < 1e-9);
+    assert_eq!(hi_fikit.in_sim_range, Some(true));
+    let [lo, hi] = hi_fikit.sim_p99_range_ms.unwrap();
+    assert!((lo - 1.5).abs() < 1e-9 && (hi - 2.9).abs() < 1e-9);
+    assert_eq!(hi_fikit.p99_ms, Some(3.0));
+    assert_eq!(hi_fikit.p99_in_sim_range, Some(false));
+    // Alone no slowdown range, but the p99's: 1.8 [1.3-2.3], 1.4 [0.9-1.9].
+    assert_eq!((excl.sim_slowdown_range, excl.in_sim_range), (None, None));
+    let [lo, hi] = excl.sim_p99_range_ms.unwrap();
+    assert!((lo - 0.9).abs() < 1e-9 && (hi - 2.3).abs() < 1e-9);
     let text = table(&r);
     assert!(text.contains("1.15x [1.10-1.20]"), "{text}");
+    assert!(
+        text.contains("1.10x [0.90-1.30]"),
+        "simulated with its range: {text}"
+    );
     assert!(
         text.contains("2.00 (1.10)"),
         "real p50 beside simulated: {text}"
@@ -282,6 +302,8 @@ fn a_profile_off_its_runs_alone_is_called_off() {
             p999_ms: 1.0,
             per_iteration: 1.0,
             region_ms,
+            slowdown_range: None,
+            p99_range_ms: None,
         };
         Some(vec![p(hi), p(lo)])
     };

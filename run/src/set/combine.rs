@@ -45,6 +45,9 @@ pub struct CombinedRow {
     /// Whether the simulated figure is inside the real range, as the
     /// summary's row (or the pooling) says.
     pub within: bool,
+    /// Whether the real median is inside fikit-sim's range, likewise
+    /// (`None` without a range).
+    pub in_sim_range: Option<bool>,
 }
 
 /// How [`combine`] sets several summaries' rows together.
@@ -132,6 +135,7 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
                 simulated: r.row.sim_slowdown?.median,
                 error,
                 within: r.row.within_spread.unwrap_or(false),
+                in_sim_range: r.row.in_sim_range,
                 from,
                 pair: r.pair,
                 sample: r.sample,
@@ -157,6 +161,7 @@ pub fn combine(files: &[PathBuf], how: Combine) -> Result<Combined, String> {
             ) else {
                 continue;
             };
+            let fit = with_ranges(fit, of.iter().map(|r| r.in_sim_range));
             let Some(w) = of
                 .iter()
                 .max_by(|a, b| a.error.abs().total_cmp(&b.error.abs()))
@@ -258,6 +263,12 @@ pub(super) fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Vec<usize>, SummaryRo
                 o.row.slowdowns.extend(&r.row.slowdowns);
                 o.row.sim_slowdowns.extend(&r.row.sim_slowdowns);
                 o.row.co_runs = Some(o.row.co_runs.unwrap_or(0) + r.row.co_runs.unwrap_or(0));
+                // fikit-sim's ranges joined: the least and greatest end.
+                o.row.sim_slowdown_range =
+                    match (o.row.sim_slowdown_range, r.row.sim_slowdown_range) {
+                        (Some(a), Some(b)) => Some([a[0].min(b[0]), a[1].max(b[1])]),
+                        _ => None,
+                    };
             }
             None => out.push((vec![k], r)),
         }
@@ -272,6 +283,10 @@ pub(super) fn pool(rows: Vec<(usize, SummaryRow)>) -> Vec<(Vec<usize>, SummaryRo
         o.row.slowdown = Some(real);
         o.row.sim_slowdown = Some(sim);
         (o.row.error, o.row.within_spread) = against(Some(sim), Some(real));
+        o.row.in_sim_range = o
+            .row
+            .sim_slowdown_range
+            .map(|[lo, hi]| lo <= real.median && real.median <= hi);
     }
     out
 }

@@ -112,6 +112,7 @@ pub(super) fn fits_table<'a>(fits: impl IntoIterator<Item = &'a Fit>) -> comfy_t
         "median |error|",
         "worst |error|",
         "inside the real range",
+        "real inside fikit-sim's range",
     ]);
     for f in fits {
         t.add_row([
@@ -121,9 +122,30 @@ pub(super) fn fits_table<'a>(fits: impl IntoIterator<Item = &'a Fit>) -> comfy_t
             pct(f.median_abs_error),
             pct(f.worst_abs_error),
             format!("{}/{}", f.within_spread, f.rows),
+            sim_range_count(f),
         ]);
     }
     t
+}
+
+/// How many rows' real median lies inside fikit-sim's range, of those with
+/// one: "5/6", or "-" without any.
+pub(super) fn sim_range_count(f: &Fit) -> String {
+    if f.with_sim_range == 0 {
+        "-".into()
+    } else {
+        format!("{}/{}", f.in_sim_range, f.with_sim_range)
+    }
+}
+
+/// A row's simulated slowdown with fikit-sim's range where it has one,
+/// `1.32x [1.21-1.44]`, else `1.32x`; "-" without a prediction.
+pub(super) fn sim_with_range(row: &Row) -> String {
+    match (row.sim_slowdown, row.sim_slowdown_range) {
+        (Some(s), Some([lo, hi])) => format!("{:.2}x [{lo:.2}-{hi:.2}]", s.median),
+        (Some(s), None) => format!("{:.2}x", s.median),
+        _ => "-".into(),
+    }
 }
 
 /// An exclusive row's [`Row::profile_vs_alone`]: "1.02x", or "1.31x
@@ -182,8 +204,7 @@ pub fn summary_text(s: &Summary) -> String {
             row.co_runs
                 .map_or("-".into(), |c| format!("{c}/{}", row.ok_runs)),
             spread(row.slowdown),
-            row.sim_slowdown
-                .map_or("-".into(), |s| format!("{:.2}x", s.median)),
+            sim_with_range(row),
             signed_pct(row.error, row.within_spread),
             spread(row.per_iteration),
             row.sim_per_iteration
@@ -279,17 +300,18 @@ pub fn summary_html(set: &Set, s: &Summary) -> String {
         h.push_str(&format!("<p>{}</p>\n", esc(&set.about)));
     }
     let fits_html = |h: &mut String, fits: &[Fit]| {
-        h.push_str("<table><tr><th>policy</th><th>sample</th><th>rows</th><th>median |error|</th><th>worst |error|</th><th>inside the real range</th></tr>\n");
+        h.push_str("<table><tr><th>policy</th><th>sample</th><th>rows</th><th>median |error|</th><th>worst |error|</th><th>inside the real range</th><th>real inside fikit-sim's range</th></tr>\n");
         for f in fits {
             h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}/{}</td><td>{}</td></tr>\n",
                 f.policy.name(),
                 f.sample.name(),
                 f.rows,
                 pct(f.median_abs_error),
                 pct(f.worst_abs_error),
                 f.within_spread,
-                f.rows
+                f.rows,
+                sim_range_count(f)
             ));
         }
         h.push_str("</table>\n");

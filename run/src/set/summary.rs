@@ -33,6 +33,12 @@ pub struct Fit {
     /// Rows whose simulated slowdown lies inside the real range (the
     /// prediction's error is inside the run-to-run spread).
     pub within_spread: usize,
+    /// Rows with fikit-sim's range (its `x [lo-hi]`) beside the point.
+    #[serde(default)]
+    pub with_sim_range: usize,
+    /// Of those, the rows whose real median lies inside it.
+    #[serde(default)]
+    pub in_sim_range: usize,
 }
 
 /// A gated policy (FIKIT, preemptive) against time slicing in one pair, the
@@ -217,7 +223,19 @@ pub(super) fn fit_of(
         median_abs_error,
         worst_abs_error,
         within_spread,
+        with_sim_range: 0,
+        in_sim_range: 0,
     })
+}
+
+/// `fit` with the count of `ranges` (per row, whether its real median lies
+/// inside fikit-sim's range; `None` without a range).
+pub(super) fn with_ranges(mut fit: Fit, ranges: impl Iterator<Item = Option<bool>>) -> Fit {
+    for inside in ranges.flatten() {
+        fit.with_sim_range += 1;
+        fit.in_sim_range += usize::from(inside);
+    }
+    fit
 }
 
 /// Builds the summary from `out/<pair>/run.json` of every pair of `set`.
@@ -278,13 +296,14 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         let mut fits = Vec::new();
         for &policy in set.policies.iter().filter(|&&p| p != RunPolicy::Exclusive) {
             for sample in [Sample::In, Sample::Out] {
-                let of = rows
-                    .iter()
-                    .filter(|r| r.sample == sample && r.row.policy == policy)
-                    .filter(|r| !incomplete.contains(&r.pair))
-                    .filter(|r| !true_profiles || !off_pair(&r.pair))
-                    .map(|r| error(&r.row));
-                fits.extend(fit_of(policy, sample, of));
+                let of = || {
+                    rows.iter()
+                        .filter(move |r| r.sample == sample && r.row.policy == policy)
+                        .filter(|r| !incomplete.contains(&r.pair))
+                        .filter(move |r| !true_profiles || !off_pair(&r.pair))
+                };
+                let fit = fit_of(policy, sample, of().map(|r| error(&r.row)));
+                fits.extend(fit.map(|f| with_ranges(f, of().map(|r| r.row.in_sim_range))));
             }
         }
         fits
@@ -306,18 +325,20 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
     let mut p99_fits = Vec::new();
     for &policy in &set.policies {
         for sample in [Sample::In, Sample::Out] {
-            let of = rows
-                .iter()
-                .filter(|r| r.sample == sample && r.row.policy == policy)
-                .filter(|r| !incomplete.contains(&r.pair) && urgent(r))
-                .map(|r| {
-                    let e = match (r.row.sim_p99_ms, r.row.p99_ms) {
-                        (Some(s), Some(real)) if real > 0.0 => Some((s - real) / real),
-                        _ => None,
-                    };
-                    (e, None)
-                });
-            p99_fits.extend(fit_of(policy, sample, of));
+            let of = || {
+                rows.iter()
+                    .filter(move |r| r.sample == sample && r.row.policy == policy)
+                    .filter(|r| !incomplete.contains(&r.pair) && urgent(r))
+            };
+            let errors = of().map(|r| {
+                let e = match (r.row.sim_p99_ms, r.row.p99_ms) {
+                    (Some(s), Some(real)) if real > 0.0 => Some((s - real) / real),
+                    _ => None,
+                };
+                (e, None)
+            });
+            let fit = fit_of(policy, sample, errors);
+            p99_fits.extend(fit.map(|f| with_ranges(f, of().map(|r| r.row.p99_in_sim_range))));
         }
     }
     let mut vs_timeslice = Vec::new();

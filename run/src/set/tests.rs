@@ -125,6 +125,8 @@ fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> 
         sim_p50_ms: None,
         sim_p99_ms: None,
         sim_p999_ms: None,
+        sim_slowdown_range: None,
+        sim_p99_range_ms: None,
         overlap: None,
         co_runs: Some(3),
         sim_slowdown: Some(Spread {
@@ -135,6 +137,8 @@ fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> 
         sim_slowdowns: vec![sim],
         error: Some((sim - real) / real),
         within_spread: Some(range.0 <= sim && sim <= range.1),
+        in_sim_range: None,
+        p99_in_sim_range: None,
         gate: GateStats::default(),
         launch_us: None,
         host_vs_alone: None,
@@ -219,17 +223,21 @@ fn pooled_summaries_take_each_jobs_median_over_every_repetition() {
     // Pooled: 1.0, 1.05, 1.1, 1.4, 1.5, 1.7, median (1.1 + 1.4) / 2 =
     // 1.25; predicted 1.0 six times: -20%, inside 1.0-1.7 at its
     // least. "lo" only on a: 1.8 against 2.0, -10%, outside 1.9-2.1.
-    let hi = |reps: [f64; 3], sim: f64| Row {
+    // fikit-sim's range for hi: 0.9-1.3 on a (missing a's 1.5), 0.95-1.2
+    // on b (holding b's 1.05); pooled 0.9-1.3, holding the pooled 1.25.
+    let hi = |reps: [f64; 3], sim: f64, range: [f64; 2]| Row {
         slowdowns: reps.to_vec(),
         sim_slowdowns: vec![sim; 3],
+        sim_slowdown_range: Some(range),
+        in_sim_range: Some(range[0] <= reps[1] && reps[1] <= range[1]),
         ..row(Mps, "hi", reps[1], (reps[0], reps[2]), sim)
     };
     let a = serde_json::json!({"rows": [
-        summary_row("p1", hi([1.4, 1.5, 1.7], 1.0)),
+        summary_row("p1", hi([1.4, 1.5, 1.7], 1.0, [0.9, 1.3])),
         summary_row("p1", row(Mps, "lo", 2.0, (1.9, 2.1), 1.8)),
     ], "incomplete": []});
     let b = serde_json::json!({"rows": [
-        summary_row("p1", hi([1.0, 1.05, 1.1], 1.0)),
+        summary_row("p1", hi([1.0, 1.05, 1.1], 1.0, [0.95, 1.2])),
     ], "incomplete": []});
     let (fa, fb) = (d.path().join("a.json"), d.path().join("b.json"));
     std::fs::write(&fa, a.to_string()).unwrap();
@@ -242,9 +250,11 @@ fn pooled_summaries_take_each_jobs_median_over_every_repetition() {
         "{f:?}"
     );
     assert_eq!(w.source.as_ref(), Some(&fa));
+    assert_eq!((f.with_sim_range, f.in_sim_range), (2, 1), "{f:?}");
     let pooled = combine(&[fa.clone(), fb.clone()], Combine::Pool).unwrap();
     let (f, w) = &pooled.fits[0];
     assert_eq!((f.rows, f.within_spread), (2, 1), "{f:?}");
+    assert_eq!((f.with_sim_range, f.in_sim_range), (1, 1), "{f:?}");
     // |-20%| and |-10%|: median 15%, worst 20%, the pooled hi.
     assert!((f.worst_abs_error - 0.20).abs() < 1e-9, "{f:?}");
     assert!((f.median_abs_error - 0.15).abs() < 1e-9, "{f:?}");
@@ -302,6 +312,7 @@ fn pooled_summaries_take_each_jobs_median_over_every_repetition() {
             slowdowns: Vec::new(),
             sim_slowdowns: Vec::new(),
             sim_slowdown: Some(Spread { median: 1.0, min: 1.0, max: 1.0 }),
+            sim_slowdown_range: Some([0.95, 1.2]),
             ..row(Mps, "hi", 1.05, (1.0, 1.1), 1.0)
         }),
         summary_row("p1", Row {
@@ -354,9 +365,14 @@ fn the_summary_splits_errors_by_policy_and_sample() {
     std::fs::write(d.path().join("p1/run.json"), p1.to_string()).unwrap();
     // Out of sample: timeslice +10% (in range); mps -50%, but per
     // iteration -20%.
+    // fikit-sim's ranges: timeslice 1.0-1.2 holds the real 1.0, mps
+    // 1.2-1.8 misses the real 3.0.
     let mut mps = row(Mps, "hi", 3.0, (2.5, 3.5), 1.5);
     (mps.per_iteration_error, mps.per_iteration_within) = (Some(-0.2), Some(false));
-    write("p2", vec![row(Timeslice, "hi", 1.0, (0.9, 1.2), 1.1), mps]);
+    (mps.sim_slowdown_range, mps.in_sim_range) = (Some([1.2, 1.8]), Some(false));
+    let mut ts = row(Timeslice, "hi", 1.0, (0.9, 1.2), 1.1);
+    (ts.sim_slowdown_range, ts.in_sim_range) = (Some([1.0, 1.2]), Some(true));
+    write("p2", vec![ts, mps]);
     // p3 has no run.json yet; p4 stopped early: shown, not counted.
     std::fs::create_dir_all(d.path().join("p4")).unwrap();
     std::fs::write(
@@ -406,6 +422,15 @@ fn the_summary_splits_errors_by_policy_and_sample() {
     assert_eq!(fit(Timeslice, Sample::Out), Some((1, 0.1, 0.1, 1)));
     assert_eq!(fit(Mps, Sample::Out), Some((1, 0.5, 0.5, 0)));
     assert_eq!(fit(Mps, Sample::In), None);
+    let ranges = |p: RunPolicy, sample: Sample| {
+        sum.fits
+            .iter()
+            .find(|f| f.policy == p && f.sample == sample)
+            .map(|f| (f.with_sim_range, f.in_sim_range))
+    };
+    assert_eq!(ranges(Timeslice, Sample::Out), Some((1, 1)));
+    assert_eq!(ranges(Mps, Sample::Out), Some((1, 0)));
+    assert_eq!(ranges(Timeslice, Sample::In), Some((0, 0)));
     // Per iteration: only the row that has it.
     assert_eq!(sum.per_iteration_fits.len(), 1);
     let f = &sum.per_iteration_fits[0];
@@ -452,7 +477,9 @@ fn the_summary_splits_errors_by_policy_and_sample() {
         "{text}"
     );
     assert!(text.contains("+10.0% (in range)"), "{text}");
+    assert!(text.contains("1.10x [1.00-1.20]"), "{text}");
     let html = summary_html(&s, &sum);
+    assert!(html.contains("<td>1/1</td><td>1/1</td>"), "{html}");
     assert!(html.contains("<td class=\"far\">-50.0%</td>"), "{html}");
 }
 
