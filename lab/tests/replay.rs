@@ -1,6 +1,6 @@
 //! Issue 15's second criterion, kept by CI: the shipped GPU models still
 //! predict the saved live-replay runs of the replay validation sets (issue
-//! 5's, and the steady backgrounds' hold-out) within 5% median and 15% worst
+//! 5's) within 5% median and 15% worst
 //! JCT error for every policy. `fikit-lab validate --live-from` re-simulates
 //! each set's scenarios with the model and compares with what the GPU
 //! measured (no GPU needed); a model change that makes any of them worse
@@ -75,11 +75,6 @@ fn h200_holdout() {
 #[test]
 fn h200_holdout2() {
     within_criterion("h200", "holdout2", "h200-holdout2");
-}
-
-#[test]
-fn h200_steady_holdout() {
-    within_criterion("h200", "steady-holdout", "h200-steady-holdout");
 }
 
 #[test]

@@ -108,9 +108,12 @@ pub enum Step {
         /// True when it ends an iteration.
         ends_iteration: bool,
     },
-    /// Wait until `at_ns` after the job's arrival (a request arrives).
+    /// Wait until `at_ns` after the host first reached an `Arrive` step
+    /// (a request arrives; the simulator's [`HostStep::Arrive`]).
+    ///
+    /// [`HostStep::Arrive`]: fikit_sim_core::sim::job::HostStep::Arrive
     Arrive {
-        /// Arrival, ns after the job's arrival.
+        /// Arrival, ns after the host first reached an `Arrive` step.
         at_ns: i64,
     },
 }

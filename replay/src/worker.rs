@@ -394,6 +394,9 @@ fn replay_steps(
         result: Ok(()),
     };
     let mut iteration_start = arrived;
+    // What request arrivals count from: when the host first reached one
+    // (a serving job's set-up done), as the simulator counts them.
+    let mut requests_from: Option<i64> = None;
     for step in &plan.steps {
         if control.header().abort.load(Ordering::Relaxed) != 0 {
             r.result = Err(ReplayError::Timeout(
@@ -461,8 +464,9 @@ fn replay_steps(
                 }
             }
             Step::Arrive { at_ns } => {
-                r.t_ref = spin_until(arrived + at_ns).max(r.t_ref);
-                iteration_start = arrived + at_ns;
+                let from = *requests_from.get_or_insert(r.t_ref);
+                r.t_ref = spin_until(from + at_ns).max(r.t_ref);
+                iteration_start = from + at_ns;
             }
         }
     }

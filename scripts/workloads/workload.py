@@ -27,8 +27,8 @@ rate and seed has the same arrival times) or evenly spaced (`fixed`). A
 request waits until it has arrived and the one before it is done; its
 latency runs from its arrival to its result on the host (queueing included),
 and the JSON line adds its p50, p99 and p99.9 (nearest rank). Arrivals count
-from the end of the warm-up; a scenario's count from the job's start, so there
-its first requests also wait out the job's setup iteration. In open loop
+from the end of the warm-up, as a scenario's count from the end of the job's
+set-up. In open loop
 `ms_per_iter` is the span over the requests (idle included) and
 `ms_per_iter_median` the median service time.
 """

@@ -471,13 +471,41 @@ fn a_serving_job_runs_its_setup_once_then_one_recorded_iteration_per_request() {
         fixture::stream_sync(7, 4, 100, 150),
         fixture::stream_sync(7, 6, 150, 170),
     ];
-    // Requests at 0, 1000 and 1010 replay b, c, b. Request 0 waits for the
-    // setup: b [100,150), latency 150. Request 1: c [1000,1020), latency 20.
-    // Request 2 arrives while c runs: b [1020,1070), latency 1070-1010 = 60.
+    // Requests at 0, 1000 and 1010 after the setup (it ends at 100) replay
+    // b, c, b. Request 0 arrives at 100: b [100,150), latency 50. Request
+    // 1 at 1100: c [1100,1120), latency 20. Request 2 arrives at 1110
+    // while c runs: b [1120,1170), latency 1170-1110 = 60.
     let jobs = vec![Job::from_trace(&t).serving(&[0, 1000, 1010])];
     let r = run_policy(&jobs, &[0], PolicyKind::Exclusive, &model(), false).unwrap();
-    assert_eq!(r.jobs[0].iterations_ns, [150, 20, 60]);
-    assert_eq!(r.jobs[0].jct_ns(), 1070);
+    assert_eq!(r.jobs[0].iterations_ns, [50, 20, 60]);
+    assert_eq!(r.jobs[0].jct_ns(), 1170);
+    // Arriving later, the job counts its requests from its own set-up.
+    let r = run_policy(&jobs, &[5000], PolicyKind::Exclusive, &model(), false).unwrap();
+    assert_eq!(r.jobs[0].iterations_ns, [50, 20, 60]);
+}
+
+#[test]
+fn fikit_lets_others_run_while_a_serving_job_waits_for_requests() {
+    // srv: setup a [0,100), then b [100,150) per request; requests 0 and
+    // 1000 after the setup, i.e. at 100 and 1100. low: one 300 ns kernel,
+    // eligible at 0.
+    let mut t = job("srv", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 150)]);
+    t.syncs = vec![
+        fixture::stream_sync(7, 2, 0, 100),
+        fixture::stream_sync(7, 4, 100, 150),
+    ];
+    let jobs = vec![
+        Job::from_trace(&t).serving(&[0, 1000]),
+        Job::from_trace(&low(300)),
+    ];
+    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+    // a and request 0's b run first (srv is the top job); from 150 srv
+    // waits for its next request with nothing outstanding, so low's kernel
+    // runs [150,450) instead of waiting for srv's end (1150): no recorded
+    // gap after b would hold it. Request 1's b runs [1100,1150).
+    assert_eq!(r.jobs[1].jct_ns(), 450);
+    assert_eq!(r.jobs[0].iterations_ns, [50, 50]);
+    assert_eq!(r.jobs[0].jct_ns(), 1150);
 }
 
 #[test]

@@ -7,7 +7,8 @@ use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
 
 /// FIKIT ("Filling Inter-Kernel Idle Time"). The top job (highest priority,
-/// then lowest index, among the unfinished) owns the device: its kernels start
+/// then lowest index, among the unfinished, leaving out a serving job
+/// between requests) owns the device: its kernels start
 /// as soon as they are eligible and nothing else runs. While it sits in an idle
 /// gap, the scheduler predicts when the gap ends (the end of its last kernel
 /// plus the gap profiled after that kernel's position) and starts the waiting
@@ -57,9 +58,12 @@ impl Policy for Fikit {
         if self.predicted.len() != jobs.len() {
             self.predicted = jobs.iter().map(|j| vec![UNKNOWN; j.ops.len()]).collect();
         }
-        let top = self
-            .by_priority
-            .first(state, |st| st.arrival_ns <= now && !st.finished());
+        // A serving job between requests has nothing to protect: the next
+        // job is the top until a request arrives (the paper's FIKIT
+        // schedules a high-priority task's kernels while it runs).
+        let top = self.by_priority.first(state, |st| {
+            st.arrival_ns <= now && !st.finished() && !st.between_requests()
+        });
         let Some(h) = top else {
             return;
         };

@@ -113,6 +113,16 @@ pub struct JobRt {
     pub iterations_ns: Vec<i64>,
     /// When the current iteration started, ns.
     pub iteration_start: i64,
+    /// What [`HostStep::Arrive`] times count from: when the host reached
+    /// the first of them (the end of a serving job's set-up, as a server
+    /// takes requests once it is up); `None` before.
+    ///
+    /// [`HostStep::Arrive`]: crate::sim::job::HostStep::Arrive
+    requests_from: Option<i64>,
+    /// The host waits for a request that has not arrived yet
+    /// ([`crate::sim::job::HostStep::Arrive`]): a serving job between
+    /// requests ([`JobRt::between_requests`]).
+    awaiting_request: bool,
     host: Host,
     step: usize,
     host_t: i64,
@@ -126,6 +136,12 @@ impl JobRt {
     fn end_iteration(&mut self, at: i64) {
         self.iterations_ns.push(at - self.iteration_start);
         self.iteration_start = at;
+    }
+
+    /// True when the job serves requests and sits between them: its host
+    /// waits for the next to arrive and none of its work is outstanding.
+    pub fn between_requests(&self) -> bool {
+        self.awaiting_request && self.outstanding == 0
     }
 
     /// True when the job has kernels eligible or running.

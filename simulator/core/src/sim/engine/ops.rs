@@ -22,24 +22,28 @@ impl Engine<'_> {
             };
             let delay = match step {
                 HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. } => delay_ns,
-                HostStep::Arrive { at_ns } => st
-                    .arrival_ns
-                    .saturating_add(at_ns)
-                    .saturating_sub(st.host_t)
-                    .max(0),
+                HostStep::Arrive { at_ns } => {
+                    // Requests count from when the host reached the first
+                    // (re-entered at the same host time while it waits).
+                    let from = *st.requests_from.get_or_insert(st.host_t);
+                    from.saturating_add(at_ns).saturating_sub(st.host_t).max(0)
+                }
             };
             let due = st.host_t.saturating_add(delay);
             if due > self.now {
                 st.host = Host::Busy;
+                st.awaiting_request = matches!(step, HostStep::Arrive { .. });
                 self.schedule(due, Event::Host(j));
                 return;
             }
+            st.awaiting_request = false;
             st.step += 1;
             st.host_t = self.now;
             match step {
                 HostStep::Arrive { at_ns } => {
                     let st = &mut self.state[j];
-                    st.iteration_start = st.arrival_ns.saturating_add(at_ns);
+                    let from = st.requests_from.unwrap_or(st.arrival_ns);
+                    st.iteration_start = from.saturating_add(at_ns);
                 }
                 HostStep::Issue { op, .. } => self.issue(j, op as usize),
                 HostStep::Wait {

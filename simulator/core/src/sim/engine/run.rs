@@ -43,6 +43,8 @@ impl<'a> Engine<'a> {
                     finish_ns: None,
                     iterations_ns: Vec::new(),
                     iteration_start: arrival,
+                    requests_from: None,
+                    awaiting_request: false,
                     host: Host::Busy,
                     step: 0,
                     host_t: arrival,

@@ -162,10 +162,12 @@ pub enum HostStep {
         /// True when the wait ends an iteration (a blocking host synchronization).
         ends_iteration: bool,
     },
-    /// Wait until `at_ns` after the job's arrival: a request arrives; the
-    /// iteration that follows is measured from this time (queueing included).
+    /// Wait until `at_ns` after the host first reached an `Arrive` step (a
+    /// serving job's set-up done; the job's arrival when it has none): a
+    /// request arrives; the iteration that follows is measured from this
+    /// time (queueing included).
     Arrive {
-        /// Arrival time relative to the job's arrival, ns.
+        /// Arrival time relative to the host's first `Arrive` step, ns.
         at_ns: i64,
     },
 }

@@ -147,34 +147,36 @@ impl Job {
         self.rebuilt(&parts)
     }
 
-    /// The job serving requests that arrive at `arrivals` (ns after the job's
-    /// arrival, ascending). The first recorded iteration (setup: weight
-    /// uploads, warm-up, autotuning) runs once before the first request (which
-    /// waits for it; it is no iteration of its own), and
-    /// request `k` replays recorded iteration `1 + k mod (n - 1)`, starting
-    /// when it has arrived and the previous request is done; its latency runs
-    /// from its arrival. The steps after the last recorded iteration run once
-    /// at the end. A job with one iteration or none serves each request with
-    /// its whole program. (Of a program that makes its input on the GPU
-    /// before uploading its weights, whose second iteration is the upload
-    /// ([`Job::setup_iterations`]), that upload is one of the requests
-    /// replayed: kept so, as the saved live replays of serving scenarios
-    /// ran it so.)
+    /// The job serving requests that arrive at `arrivals` (ns, ascending,
+    /// counted from the end of its set-up: a server takes requests once it
+    /// is up, as `scripts/workloads/workload.py --rate` counts them from the
+    /// end of its warm-up). The recorded set-up iterations
+    /// ([`Job::setup_iterations`]: weight uploads, the first pass's
+    /// autotuning) run once before the first request (no iteration of their
+    /// own), and request `k` replays recorded iteration `s + k mod (n - s)`
+    /// of the `n`, `s` of them set-up, starting when it has arrived and the
+    /// previous request is done; its latency runs from its arrival. The
+    /// steps after the last recorded iteration run once at the end. A job
+    /// with no iteration past its set-up serves each request with its whole
+    /// program.
     pub fn serving(&self, arrivals: &[i64]) -> Job {
         let (iters, tail) = self.iterations();
-        if iters.len() >= 2 {
+        let setup = self.setup_iterations.max(1);
+        if iters.len() > setup {
+            let served = &iters[setup..];
             let requests = arrivals
                 .iter()
                 .enumerate()
-                .map(|(k, &a)| (Some(a), iters[1 + k % (iters.len() - 1)]));
-            let parts: Vec<(Option<i64>, &[HostStep])> = std::iter::once((None, iters[0]))
+                .map(|(k, &a)| (Some(a), served[k % served.len()]));
+            let parts: Vec<(Option<i64>, &[HostStep])> = iters[..setup]
+                .iter()
+                .map(|&i| (None, i))
                 .chain(requests)
                 .chain((!tail.is_empty()).then_some((None, tail)))
                 .collect();
             let mut job = self.rebuilt(&parts);
             job.setup_iterations = 0;
-            // The setup is no request: its time counts in the first request's
-            // latency (which waits for it), not as an iteration of its own.
+            // The setup is no request: it ends before the first arrives.
             let mut steps = job.steps.to_vec();
             for step in steps.iter_mut() {
                 match step {
