@@ -547,3 +547,86 @@ fn the_first_screen_gives_each_slowdown_its_range_over_the_untraced_hosts() {
     );
     assert!(!json.contains("high_slowdown_range"), "{json}");
 }
+
+#[test]
+fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
+    // The shipped H200 pair: mobilenet b1 serving beside resnet50 training.
+    let root = fikit_e2e::root();
+    let traces = root.join("traces/h200");
+    let traces = traces.to_str().unwrap();
+    let jobs = "mobilenet_v3_large-bs1-eval,resnet50-bs32-train";
+    let out = stdout_of(
+        &root,
+        &[
+            traces,
+            "--jobs",
+            jobs,
+            "--serve",
+            "40,400",
+            "--requests",
+            "150",
+            "--policy",
+            "exclusive,timeslice,fikit",
+            "--no-plots",
+            "--format",
+            "csv",
+        ],
+    );
+    // No field of this CSV is quoted: split at commas.
+    let mut lines = out.lines().map(|l| l.split(',').collect::<Vec<&str>>());
+    let head = lines.next().unwrap();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = lines.collect();
+    assert_eq!(rows.len(), 6, "two rates, three policies: {out}");
+    let num = |r: &Vec<&str>, c: &str| -> f64 { r[col(c)].parse().unwrap() };
+    let at = |rate: &str, policy: &str| {
+        rows.iter()
+            .find(|r| r[col("rate_per_s")] == rate && r[col("policy")] == policy)
+            .unwrap_or_else(|| panic!("no {rate} {policy} row: {out}"))
+    };
+    for r in &rows {
+        let (p50, p99, p999) = (num(r, "p50_ns"), num(r, "p99_ns"), num(r, "p999_ns"));
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= p999, "{r:?}");
+        assert!(
+            num(r, "p99_low_ns") <= p99 && p99 <= num(r, "p99_high_ns"),
+            "{r:?}"
+        );
+        assert_eq!(r[col("job")], "mobilenet_v3_large-bs1-eval");
+    }
+    // The same arrival draws ten times closer: a request waits at least as
+    // long for the ones before it, alone.
+    for c in ["p50_ns", "p99_ns"] {
+        assert!(
+            num(at("400", "exclusive"), c) >= num(at("40", "exclusive"), c),
+            "{c}: {out}"
+        );
+    }
+    // Alone the partner is not slowed; against time slicing it is 1.
+    assert_eq!(num(at("40", "exclusive"), "partner_slowdown"), 1.0);
+    assert_eq!(num(at("40", "timeslice"), "partner_vs_timeslice"), 1.0);
+    // At 40 requests a second the server idles most of the time: FIKIT
+    // lets the partner run then, at about its time-slicing speed.
+    assert!(
+        num(at("40", "fikit"), "partner_vs_timeslice") > 0.9,
+        "{out}"
+    );
+    for (args, what) in [
+        (
+            vec!["--serve", "0"],
+            "--serve: a rate must be a positive number",
+        ),
+        (
+            vec!["--serve", "50", "--requests", "0"],
+            "--requests: must be at least 1",
+        ),
+    ] {
+        let mut a = vec![traces, "--jobs", jobs, "--no-plots"];
+        a.extend(args);
+        rejects(&root, &a, what);
+    }
+    rejects(
+        &root,
+        &[traces, "--serve", "50", "--no-plots"],
+        "--serve: name the jobs that share the GPU",
+    );
+}

@@ -15,6 +15,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 pub mod export;
 pub mod import;
+pub mod serve;
 pub mod simulate;
 
 use simulate::{ModelChoice, Source};
@@ -98,6 +99,38 @@ struct SimArgs {
     /// plots inline; it fetches nothing) to FILE.
     #[arg(long, value_name = "FILE")]
     html: Option<PathBuf>,
+    /// Serve the latency-critical job's requests at each of these rates
+    /// (requests a second, comma-separated) instead of back to back, the
+    /// other jobs repeating until the last request: its p50, p99 and p99.9
+    /// latency (arrival to completion, queueing included) under each
+    /// policy and rate. With --jobs or --together.
+    #[arg(
+        long,
+        value_name = "RATE,RATE",
+        value_delimiter = ',',
+        conflicts_with = "scenario"
+    )]
+    serve: Vec<f64>,
+    /// Requests served at each rate (--serve).
+    #[arg(long, value_name = "N", default_value_t = 1000, requires = "serve")]
+    requests: usize,
+    /// How requests arrive (--serve): Poisson (seeded by --seed) or one
+    /// period apart.
+    #[arg(long, value_enum, default_value_t = ArrivalsArg::Poisson, requires = "serve")]
+    arrivals: ArrivalsArg,
+    /// Seed of the Poisson arrivals (--serve): the same seed, the same
+    /// arrivals (`scripts/workloads/workload.py --seed` serves them live).
+    #[arg(long, default_value_t = 1, requires = "serve")]
+    seed: u64,
+}
+
+/// `--arrivals`.
+#[derive(Clone, Copy, ValueEnum)]
+enum ArrivalsArg {
+    /// Exponential gaps at the mean rate.
+    Poisson,
+    /// One period apart.
+    Fixed,
 }
 
 /// The policy names the command line takes: `all` and the registry's.
@@ -325,6 +358,12 @@ impl From<SimArgs> for simulate::SimulateOptions {
             plots: (!a.no_plots).then_some(a.plots),
             html: a.html,
             as_profiled: a.common.as_profiled,
+            serve: (!a.serve.is_empty()).then_some(simulate::Serve {
+                rates: a.serve,
+                requests: a.requests,
+                fixed: matches!(a.arrivals, ArrivalsArg::Fixed),
+                seed: a.seed,
+            }),
         }
     }
 }

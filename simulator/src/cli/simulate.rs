@@ -70,6 +70,21 @@ pub struct SimulateOptions {
     pub html: Option<PathBuf>,
     /// Ignore the traces' characterization (host speed, MPS pressure).
     pub as_profiled: bool,
+    /// Serve the latency-critical job's requests at rates (`--serve`).
+    pub serve: Option<Serve>,
+}
+
+/// `--serve`: the latency-critical job as a server of requests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serve {
+    /// Requests a second, one simulation each.
+    pub rates: Vec<f64>,
+    /// Requests at each rate.
+    pub requests: usize,
+    /// One period apart instead of Poisson.
+    pub fixed: bool,
+    /// Seed of the Poisson arrivals.
+    pub seed: u64,
 }
 
 /// Which sweep.
@@ -260,6 +275,31 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let (model, model_line) = resolve_model(&o.model, &files)?;
     let mut scenario = load_scenario(&o.source, &files, false)?;
     pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
+    if let Some(s) = &o.serve {
+        if o.jobs.is_empty() && !o.together {
+            return Err(bad_input(anyhow::anyhow!(
+                "--serve: name the jobs that share the GPU (--jobs SERVER,PARTNER or --together)"
+            )));
+        }
+        if let Some(h) = &o.html {
+            return Err(bad_input(anyhow::anyhow!(
+                "--html {}: --serve writes its table, not an HTML report",
+                h.display()
+            )));
+        }
+        progress.phase("serving requests at each rate");
+        let r = super::serve::run_serving(
+            s,
+            &scenario,
+            &o.policies,
+            model,
+            &model_line,
+            o.as_profiled,
+            o.format,
+        );
+        progress.finish();
+        return r;
+    }
     let (lines, corners) = characterize(&mut scenario.jobs, &model, o.as_profiled);
     let pairwise = matches!(o.source, Source::Traces(_))
         && o.jobs.is_empty()
