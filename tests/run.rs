@@ -1183,3 +1183,111 @@ fn the_simulated_column_and_its_range_are_fikit_sims_answer() {
     }
     assert_eq!(compared, 4);
 }
+
+#[test]
+fn a_serving_jobs_latency_is_its_requests_real_and_simulated() {
+    // mobilenet b1 serving 200 Poisson requests at 100 a second beside
+    // resnet50 training, the shipped H200 profiles (closed loop, re-timed).
+    let d = tempfile::tempdir().unwrap();
+    let traces = fikit_e2e::root().join("traces/h200");
+    let scenario = serde_json::json!({
+        "policies": ["exclusive", "timeslice"],
+        "repetitions": 3,
+        "jobs": [
+            {"name": "srv", "priority": 0, "command": ["python3", "w.py", "--rate", "100"],
+             "profile": traces.join("mobilenet_v3_large-bs1-eval-662.parquet"),
+             "requests": {"count": 200, "rate_per_s": 100}},
+            {"name": "train", "priority": 9, "command": ["python3", "t.py"],
+             "profile": traces.join("resnet50-bs32-train-636.parquet")}
+        ]
+    });
+    let scenario_file = d.path().join("s.json");
+    std::fs::write(&scenario_file, scenario.to_string()).unwrap();
+    // Three repetitions; the server's output gave p99s of 9, 12 and 30 ms
+    // alone and 11, 14, 15 shared.
+    let served = |job: &str, p99: f64| {
+        let mut r = job_run(job, 1_000_000, 2_001_000_000);
+        r["requests"] = serde_json::json!({"p50_ms": 4.0, "p99_ms": p99, "p999_ms": 40.0});
+        r
+    };
+    let mut rounds = Vec::new();
+    for (rep, (alone, shared)) in [(9.0, 11.0), (12.0, 14.0), (30.0, 15.0)]
+        .into_iter()
+        .enumerate()
+    {
+        rounds.push(serde_json::json!({"policy": "exclusive", "repetition": rep,
+            "jobs": [served("srv", alone), job_run("train", 1_000_000, 3_001_000_000)]}));
+        rounds.push(serde_json::json!({"policy": "timeslice", "repetition": rep,
+            "jobs": [served("srv", shared), job_run("train", 1_000_000, 3_101_000_000)]}));
+    }
+    let saved = d.path().join("run.json");
+    std::fs::write(
+        &saved,
+        serde_json::json!({"complete": true, "rounds": rounds}).to_string(),
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    cmd("fikit-run")
+        .arg("report")
+        .arg(&saved)
+        .arg(&scenario_file)
+        .args(["--min-overlap", "0", "-o"])
+        .arg(&out)
+        .assert()
+        .code(0);
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    let row = |policy: &str| {
+        run["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == policy && r["job"] == "srv")
+            .unwrap()
+            .clone()
+    };
+    // Real: the median over the repetitions of the requests' p99.
+    assert_eq!(row("exclusive")["p99_ms"], 12.0);
+    assert_eq!(row("timeslice")["p99_ms"], 14.0);
+    // Simulated: the requests of fikit-sim --serve at the same rate, count
+    // and seed (0, workload.py's), alone and under time slicing.
+    let sim = cmd("fikit-sim")
+        .arg(&traces)
+        .args([
+            "--jobs",
+            "mobilenet_v3_large-bs1-eval,resnet50-bs32-train",
+            "--serve",
+            "100",
+            "--requests",
+            "200",
+            "--policy",
+            "exclusive,timeslice",
+            "--no-plots",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(sim.status.success());
+    let sim: serde_json::Value = serde_json::from_slice(&sim.stdout).unwrap();
+    let at = |policy: &str| {
+        sim.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == policy)
+            .unwrap()
+            .clone()
+    };
+    let ms = |v: &serde_json::Value| v.as_f64().unwrap();
+    let alone = ms(&at("exclusive")["p99_ns"]) / 1e6;
+    assert!(
+        (ms(&row("exclusive")["sim_p99_ms"]) - alone).abs() < 1e-6,
+        "{alone}"
+    );
+    assert!(
+        (ms(&row("exclusive")["sim_p50_ms"]) - ms(&at("exclusive")["p50_ns"]) / 1e6).abs() < 1e-6
+    );
+    // Shared, the partner repeats in --serve and not in fikit-run: the
+    // server's requests still wait for time slices, later than alone.
+    assert!(ms(&row("timeslice")["sim_p99_ms"]) > alone);
+}

@@ -197,7 +197,11 @@ pub struct Slot {
     /// Which way the gate sees launches ([`launch_path`]), written by the
     /// job's gate; 0 not yet.
     pub launch_path: AtomicU32,
-    _path_pad: u32,
+    /// Set by the parent: 1 for a job that serves requests, which under
+    /// FIKIT is away (not the top job) between them: its launches all done
+    /// and a blocking synchronization returned since the latest, as the
+    /// simulator's FIKIT leaves out a server waiting for its next request.
+    pub serving: AtomicU32,
     /// Through the shim: lookups of a launch entry point it could not wrap
     /// (their launches went ungated), written at the process's exit.
     pub shim_unwrapped: AtomicU64,

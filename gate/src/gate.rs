@@ -129,8 +129,10 @@ impl<'a> Gate<'a> {
     /// runs and has launched (a job still starting up competes for nothing)
     /// and, under FIKIT, unless another job is away: it has launched nothing
     /// for longer than its `away_after_ns` and its launches were seen done or
-    /// a blocking synchronization returned since (a job is never away in its
-    /// own view: it is launching); in flight = launches not yet seen done.
+    /// a blocking synchronization returned since, or it serves requests
+    /// ([`crate::block::Slot::serving`]) and both hold (a job is never away
+    /// in its own view: it is launching); in flight = launches not yet seen
+    /// done.
     pub fn views(&self, now: i64) -> Vec<JobView> {
         let mut buf = [EMPTY_VIEW; MAX_JOBS];
         self.views_in(now, &mut buf).to_vec()
@@ -148,12 +150,15 @@ impl<'a> Gate<'a> {
                 let first = s.first_launch_ns.load(Relaxed);
                 let last = first.max(s.last_launch_ns.load(Relaxed));
                 let away_after = s.away_after_ns.load(Relaxed);
-                // Quiet that long, with its work seen done or waited for.
+                let synced = s.last_sync_ns.load(Relaxed) >= last;
+                // Quiet that long, with its work seen done or waited for; or
+                // a server between requests: all done and waited for.
                 let away = fikit
                     && j != self.me
-                    && away_after > 0
-                    && now.saturating_sub(last) > away_after
-                    && (launched == done || s.last_sync_ns.load(Relaxed) >= last);
+                    && ((away_after > 0
+                        && now.saturating_sub(last) > away_after
+                        && (launched == done || synced))
+                        || (s.serving.load(Relaxed) != 0 && launched == done && synced));
                 JobView {
                     index: j,
                     priority: s.priority.load(Relaxed).min(255) as u8,
@@ -608,6 +613,21 @@ mod tests {
         // The top job launches again: present at once.
         s.last_launch_ns.store(3_600_000, SeqCst);
         assert!(active(&filler, 3_700_000));
+        // A server is away as soon as its launches are done and waited for.
+        s.serving.store(1, SeqCst);
+        s.last_launch_ns.store(4_000_000, SeqCst);
+        assert!(
+            active(&filler, 4_000_100),
+            "its launch neither done nor waited for"
+        );
+        s.last_sync_ns.store(4_050_000, SeqCst);
+        s.done.store(s.launched.load(SeqCst) as u32, SeqCst);
+        assert!(
+            !active(&filler, 4_060_000),
+            "between requests: away at once"
+        );
+        s.serving.store(0, SeqCst);
+        assert!(active(&filler, 4_060_000), "not a server: quiet 60 µs only");
         // Under preemptive priority nobody is ever away.
         let (_d2, p) = block(GatePolicy::Preemptive, &[0, 9]);
         let ps = p.slot(0);

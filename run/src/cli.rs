@@ -245,6 +245,8 @@ pub fn parse_job(s: &str) -> Result<JobSpec, String> {
         profile,
         more_profiles: Vec::new(),
         start: None,
+        requests: None,
+        profile_command: None,
     })
 }
 

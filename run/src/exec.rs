@@ -123,6 +123,38 @@ pub struct JobRun {
     /// `None` in runs from before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host_use: Option<HostUse>,
+    /// A serving job's requests' latency, arrival to completion, as its
+    /// output's last JSON line gave it ([`request_latency`]); `None` for
+    /// other jobs and where the line is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestLatency>,
+}
+
+/// A serving job's request latencies, ms (nearest rank over its requests).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+pub struct RequestLatency {
+    /// Median.
+    pub p50_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// 99.9th percentile.
+    pub p999_ms: f64,
+}
+
+/// The request latencies in `output`, a serving job's output: its last line
+/// that is a JSON object with `latency_ms: {"p50", "p99", "p99.9"}` (ms, as
+/// `scripts/workloads/workload.py --rate` prints it); `None` without one.
+pub fn request_latency(output: &str) -> Option<RequestLatency> {
+    output.lines().rev().find_map(|line| {
+        let v: serde_json::Value = serde_json::from_str(line.trim()).ok()?;
+        let l = v.get("latency_ms")?;
+        let f = |k: &str| l.get(k)?.as_f64().filter(|x| x.is_finite() && *x >= 0.0);
+        Some(RequestLatency {
+            p50_ms: f("p50")?,
+            p99_ms: f("p99")?,
+            p999_ms: f("p99.9")?,
+        })
+    })
 }
 
 /// What a job's main thread (the thread that launches, in a PyTorch
@@ -409,6 +441,12 @@ pub fn run_round(
     let mut out = launch.run(&block)?;
     for (k, o) in out.iter_mut().enumerate() {
         measure(&block, k, o);
+        if specs[k].requests.is_some() {
+            let log = logs.join(format!("{round}-{}.log", specs[k].name));
+            o.requests = std::fs::read_to_string(&log)
+                .ok()
+                .and_then(|t| request_latency(&t));
+        }
     }
     drop(mps);
     Ok(out)
@@ -450,6 +488,10 @@ fn control_block(
         .store(u32::from(opts.gate_ab_floor), SeqCst);
     for (k, s) in specs.iter().enumerate() {
         block.slot(k).priority.store(u32::from(s.priority), SeqCst);
+        block
+            .slot(k)
+            .serving
+            .store(u32::from(s.requests.is_some()), SeqCst);
     }
     if gp == GatePolicy::Fikit {
         // Under FIKIT the top job marks a launch only where some filler's shortest kernel fits.
@@ -743,6 +785,31 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_latency_is_the_last_json_line_that_has_it() {
+        let out = "loading\n{\"latency_ms\": {\"p50\": 1.0, \"p99\": 2.0, \"p99.9\": 3.0}}\n\
+                   {\"model\": \"m\", \"latency_ms\": {\"p50\": 4.5, \"p99\": 9.0, \"p99.9\": 12.0}}\n\
+                   bye\n";
+        assert_eq!(
+            request_latency(out),
+            Some(RequestLatency {
+                p50_ms: 4.5,
+                p99_ms: 9.0,
+                p999_ms: 12.0
+            })
+        );
+        // Closed loop (latency_ms null), a missing percentile, none at all.
+        assert_eq!(request_latency("{\"latency_ms\": null}\n"), None);
+        assert_eq!(
+            request_latency("{\"latency_ms\": {\"p50\": 1, \"p99\": 2}}"),
+            None
+        );
+        assert_eq!(
+            request_latency("Traceback (most recent call last):\n"),
+            None
+        );
+    }
 
     #[test]
     fn proc_files_parse() {

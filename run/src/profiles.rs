@@ -85,6 +85,10 @@ fn read_profile(path: &Path, j: &JobSpec) -> Result<(Table, Job, String)> {
     let table = Table::from_ops(&ops);
     // The prediction's FIKIT predicts gaps as the gate does: by key.
     let mut job = Job::from_trace(&t).with_gaps_by_key(|k| table.gap_after(Some(k)));
+    // A serving job: its profile re-timed to the requests it serves.
+    if let Some(r) = &j.requests {
+        job = job.serving(&r.arrivals_ns());
+    }
     job.name = j.name.clone();
     job.priority = j.priority;
     Ok((table, job, t.meta.device.name.clone()))

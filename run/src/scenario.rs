@@ -105,7 +105,63 @@ pub struct JobSpec {
     /// When it starts (default: at once).
     #[serde(default)]
     pub start: Option<Start>,
+    /// A serving job: how its command serves requests (the command itself
+    /// must serve them so, e.g. `workload.py --rate R --arrivals A --seed S
+    /// --iters N`). Its profile (of `profile_command`) is then re-timed to
+    /// them for the prediction, and its p50/p99/p99.9 are its requests'
+    /// latencies, arrival to completion, read from the last line of its
+    /// output (JSON with `latency_ms: {p50, p99, p99.9}`, as workload.py
+    /// prints it).
+    #[serde(default)]
+    pub requests: Option<Requests>,
+    /// The command `fikit-run set` profiles the job with, where it differs
+    /// from `command`: a serving job's model served back to back, one
+    /// profile for every rate (default: `command`).
+    #[serde(default)]
+    pub profile_command: Option<Vec<String>>,
 }
+
+/// How a serving job's requests arrive ([`JobSpec::requests`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Requests {
+    /// How many.
+    pub count: usize,
+    /// Requests a second.
+    pub rate_per_s: f64,
+    /// Poisson (default) or one period apart.
+    #[serde(default)]
+    pub arrivals: Arrivals,
+    /// The Poisson draw's seed (default 0, as workload.py's `--seed`).
+    #[serde(default)]
+    pub seed: u64,
+}
+
+/// [`Requests::arrivals`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// Exponential gaps at the mean rate, from the seed.
+    #[default]
+    Poisson,
+    /// One period apart.
+    Fixed,
+}
+
+impl Requests {
+    /// The arrival times, ns from the end of the server's set-up (the
+    /// simulator's draws, which workload.py's match).
+    pub fn arrivals_ns(&self) -> Vec<i64> {
+        use fikit_sim_core::sim::job::{fixed_arrivals, poisson_arrivals};
+        match self.arrivals {
+            Arrivals::Poisson => poisson_arrivals(self.count, self.rate_per_s, self.seed),
+            Arrivals::Fixed => fixed_arrivals(self.count, self.rate_per_s),
+        }
+    }
+}
+
+/// The most requests a serving job may declare.
+pub const MAX_REQUESTS: usize = 1_000_000;
 
 fn lowest() -> u8 {
     9
@@ -216,6 +272,26 @@ impl Scenario {
                     return Err(format!("{at}.start.delay_s: {}; use 0 to 3600", st.delay_s));
                 }
             }
+            if let Some(r) = &j.requests {
+                if r.count == 0 || r.count > MAX_REQUESTS {
+                    return Err(format!(
+                        "{at}.requests.count: {}; use 1 to {MAX_REQUESTS}",
+                        r.count
+                    ));
+                }
+                if !(r.rate_per_s.is_finite() && r.rate_per_s > 0.0) {
+                    return Err(format!(
+                        "{at}.requests.rate_per_s: {}; must be a positive number of requests a second",
+                        r.rate_per_s
+                    ));
+                }
+            }
+            if j.profile_command
+                .as_ref()
+                .is_some_and(|c| c.is_empty() || c[0].is_empty())
+            {
+                return Err(format!("{at}.profile_command: empty"));
+            }
             if self.policies.contains(&RunPolicy::Fikit) && j.profile.is_none() {
                 return Err(format!("{at}.profile: fikit needs each job's profile"));
             }
@@ -299,6 +375,27 @@ mod tests {
     }
 
     #[test]
+    fn a_serving_jobs_arrivals_are_the_simulators() {
+        let s = Scenario::parse(
+            r#"{"policies": ["mps"], "jobs": [{"name": "a", "command": ["x"],
+                "requests": {"count": 3, "rate_per_s": 100, "arrivals": "fixed"}}]}"#,
+            "s",
+        )
+        .unwrap();
+        let r = s.jobs[0].requests.as_ref().unwrap();
+        assert_eq!(r.arrivals_ns(), [10_000_000, 20_000_000, 30_000_000]);
+        // Poisson from seed 0 by default, as workload.py draws them.
+        let p = Requests {
+            arrivals: Arrivals::Poisson,
+            ..r.clone()
+        };
+        assert_eq!(
+            p.arrivals_ns(),
+            fikit_sim_core::sim::job::poisson_arrivals(3, 100.0, 0)
+        );
+    }
+
+    #[test]
     fn exclusive_is_added_for_slowdowns() {
         let s = Scenario::parse(
             r#"{"policies": ["fikit"], "jobs": [{"name": "a", "command": ["x"], "profile": "p"}]}"#,
@@ -339,6 +436,18 @@ mod tests {
             (
                 r#"{"jobs": [{"name": "a", "command": ["x"]}], "policies": ["mps", "mps"]}"#,
                 "twice",
+            ),
+            (
+                r#"{"jobs": [{"name": "a", "command": ["x"], "requests": {"count": 0, "rate_per_s": 5}}], "policies": ["mps"]}"#,
+                "jobs[0].requests.count: 0",
+            ),
+            (
+                r#"{"jobs": [{"name": "a", "command": ["x"], "requests": {"count": 9, "rate_per_s": -5}}], "policies": ["mps"]}"#,
+                "jobs[0].requests.rate_per_s: -5",
+            ),
+            (
+                r#"{"jobs": [{"name": "a", "command": ["x"], "profile_command": []}], "policies": ["mps"]}"#,
+                "jobs[0].profile_command: empty",
             ),
             (
                 r#"{"jobs": [{"name": "a", "command": ["x"], "more_profiles": ["p2"]}], "policies": ["mps"]}"#,

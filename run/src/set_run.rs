@@ -143,6 +143,8 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).with_context(|| format!("cannot make {}", work.display()))?;
     let log = dir.join(format!("{name}.log"));
+    // A serving job's model served back to back, where the set names it.
+    let command = j.profile_command.as_ref().unwrap_or(&j.command);
     let log_file =
         std::fs::File::create(&log).with_context(|| format!("cannot write {}", log.display()))?;
     eprintln!(
@@ -152,7 +154,7 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
         } else {
             String::new()
         },
-        j.command.join(" ")
+        command.join(" ")
     );
     let status = std::process::Command::new(profiler)
         .arg("--name")
@@ -162,7 +164,7 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
         .arg("-o")
         .arg(&work)
         .arg("--")
-        .args(&j.command)
+        .args(command)
         .stdout(log_file.try_clone()?)
         .stderr(log_file)
         .status()

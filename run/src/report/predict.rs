@@ -4,7 +4,7 @@
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
 use fikit_sim_core::sim::host::{Corners, first_kernel_ns};
-use fikit_sim_core::sim::job::Job;
+use fikit_sim_core::sim::job::{HostStep, Job};
 use fikit_sim_core::sim::simulate::{
     SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated,
 };
@@ -86,7 +86,12 @@ pub fn predict(
     let alone = run_isolated(jobs, model).ok()?;
     let alone_its: Vec<&[i64]> = alone
         .iter()
-        .map(|r| as_gated(&r.jobs[0].iterations_ns))
+        .zip(jobs)
+        .map(|(r, j)| {
+            let raw = &r.jobs[0].iterations_ns;
+            // A server's iterations are its requests, each counted.
+            if serves(j) { raw } else { as_gated(raw) }
+        })
         .collect();
     if policy == PolicyKind::Exclusive {
         return Some(
@@ -130,8 +135,13 @@ pub fn predict(
             .zip(&alone_its)
             .map(|((r, j), alone)| {
                 // The report's iterations are the simulator's measured ones
-                // (its set-up left out): counted as the gate counts.
-                let its = as_gated_measured(j, &r.iterations_ns);
+                // (its set-up left out): counted as the gate counts, or a
+                // server's requests, every one.
+                let its = if serves(j) {
+                    &r.iterations_ns[..]
+                } else {
+                    as_gated_measured(j, &r.iterations_ns)
+                };
                 let (p50, p99, p999) = percentiles(its);
                 Predicted {
                     // fikit-sim's one measure: region over region alone.
@@ -147,6 +157,14 @@ pub fn predict(
             })
             .collect(),
     )
+}
+
+/// Whether `job` serves requests ([`Job::serving`]): its iterations are
+/// their latencies, arrival to completion.
+fn serves(job: &Job) -> bool {
+    job.steps
+        .iter()
+        .any(|s| matches!(s, HostStep::Arrive { .. }))
 }
 
 /// The gate leaves out a job's spans up to its second stamped

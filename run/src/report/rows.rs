@@ -8,7 +8,7 @@ use super::{
     GateStats, Predicted, Row, Spread, against, co_run, iteration_quantile_ms, mean_ratio, ms,
     overlap,
 };
-use crate::exec::{JobRun, Round};
+use crate::exec::{JobRun, RequestLatency, Round};
 use crate::scenario::RunPolicy;
 
 /// The table rows: for each policy and job, the medians over `rounds`.
@@ -293,7 +293,16 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
                 .min_by(f64::total_cmp)
         })
         .flatten();
-    let pct = |q: f64| iteration_quantile_ms(c.ok.iter().map(|&(_, x)| x), q);
+    // A serving job's latency is its requests', as its output gave them
+    // (the median over its runs); else its iterations' as the gate saw them.
+    let served: Vec<RequestLatency> = c.ok.iter().filter_map(|(_, x)| x.requests).collect();
+    let pct = |q: f64, of_requests: fn(&RequestLatency) -> f64| {
+        if served.is_empty() {
+            iteration_quantile_ms(c.ok.iter().map(|&(_, x)| x), q)
+        } else {
+            Spread::of(&served.iter().map(of_requests).collect::<Vec<_>>()).map(|s| s.median)
+        }
+    };
     let sim_slowdown_range = c
         .sim_span(&c.shared, |p| p.slowdown_range)
         .filter(|_| c.sharing());
@@ -301,7 +310,7 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
     let inside = |range: Option<[f64; 2]>, real: Option<f64>| {
         Some((range?, real?)).map(|(r, v)| r[0] <= v && v <= r[1])
     };
-    let p99_ms = pct(0.99);
+    let p99_ms = pct(0.99, |r| r.p99_ms);
     Row {
         policy: c.policy,
         job: name.to_string(),
@@ -322,9 +331,9 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
         },
         vs_timeslice: real.vs_timeslice,
         sim_vs_timeslice: sim.vs_timeslice,
-        p50_ms: pct(0.5),
+        p50_ms: pct(0.5, |r| r.p50_ms),
         p99_ms,
-        p999_ms: pct(0.999),
+        p999_ms: pct(0.999, |r| r.p999_ms),
         sim_region_ms: c.sim_median(|p| p.region_ms),
         sim_p50_ms: c.sim_median(|p| p.p50_ms),
         sim_p99_ms: c.sim_median(|p| p.p99_ms),

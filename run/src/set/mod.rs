@@ -71,6 +71,13 @@ pub struct SetJob {
     /// Its profile, when one exists (relative to the set file).
     #[serde(default)]
     pub profile: Option<PathBuf>,
+    /// A serving job's requests ([`JobSpec::requests`]).
+    #[serde(default)]
+    pub requests: Option<crate::scenario::Requests>,
+    /// The command to profile it with, where not `command`
+    /// ([`JobSpec::profile_command`]).
+    #[serde(default)]
+    pub profile_command: Option<Vec<String>>,
 }
 
 /// One pair of a set.
@@ -249,6 +256,8 @@ impl Set {
                             .map(|v| v.iter().skip(1).cloned().collect())
                             .unwrap_or_default(),
                         start: None,
+                        requests: j.requests.clone(),
+                        profile_command: j.profile_command.clone(),
                     }
                 })
                 .collect(),

@@ -119,8 +119,9 @@ struct SimArgs {
     #[arg(long, value_enum, default_value_t = ArrivalsArg::Poisson, requires = "serve")]
     arrivals: ArrivalsArg,
     /// Seed of the Poisson arrivals (--serve): the same seed, the same
-    /// arrivals (`scripts/workloads/workload.py --seed` serves them live).
-    #[arg(long, default_value_t = 1, requires = "serve")]
+    /// arrivals (`scripts/workloads/workload.py --seed`, default 0 there too,
+    /// serves them live).
+    #[arg(long, default_value_t = 0, requires = "serve")]
     seed: u64,
 }
 
