@@ -1291,3 +1291,74 @@ fn a_serving_jobs_latency_is_its_requests_real_and_simulated() {
     // server's requests still wait for time slices, later than alone.
     assert!(ms(&row("timeslice")["sim_p99_ms"]) > alone);
 }
+
+#[test]
+fn jobs_profiled_with_one_command_share_its_profile() {
+    // A server at two rates, profiled with its model back to back: the
+    // first rate's profile exists, the second takes it, nothing is run to
+    // profile (no fikit-profile here).
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    std::fs::create_dir_all(out.join("profiles")).unwrap();
+    let srv = fikit_trace::fixture::serving("srv", 0, 3);
+    fikit_trace::write_trace(&out.join("profiles/srv40.parquet"), &srv).unwrap();
+    fikit_trace::write_trace(
+        &d.path().join("lo.parquet"),
+        &fikit_trace::fixture::training("lo", 9, 20),
+    )
+    .unwrap();
+    let served = |rate: u32| {
+        serde_json::json!({"priority": 0, "command": ["true", rate.to_string()],
+            "profile_command": ["true", "back-to-back"],
+            "requests": {"count": 5, "rate_per_s": rate}})
+    };
+    let set = d.path().join("set.json");
+    std::fs::write(
+        &set,
+        serde_json::json!({
+            "repetitions": 1,
+            "policies": ["exclusive", "timeslice"],
+            "jobs": {
+                "srv40": served(40),
+                "srv100": served(100),
+                "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"}
+            },
+            "pairs": [
+                {"name": "a", "jobs": ["srv40", "lo"], "sample": "out"},
+                {"name": "b", "jobs": ["srv100", "lo"], "sample": "out"}
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    cmd("fikit-run")
+        .arg("set")
+        .arg(&set)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("profile of srv100: "))
+        .stderr(predicates::str::contains(
+            "srv40.parquet's, the same command",
+        ));
+    assert_eq!(
+        std::fs::read(out.join("profiles/srv100.parquet")).unwrap(),
+        std::fs::read(out.join("profiles/srv40.parquet")).unwrap()
+    );
+    // Both pairs ran, each server predicted from the shared profile.
+    for pair in ["a", "b"] {
+        let run: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out.join(pair).join("run.json")).unwrap())
+                .unwrap();
+        assert_eq!(run["complete"], true, "{pair}");
+        let srv = run["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["policy"] == "exclusive" && r["job"].as_str().unwrap().starts_with("srv"))
+            .unwrap()
+            .clone();
+        assert!(srv["sim_p99_ms"].as_f64().unwrap() > 0.0, "{pair}: {srv}");
+    }
+}

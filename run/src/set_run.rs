@@ -134,6 +134,25 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
         eprintln!("fikit-run: profile of {name}: {} (kept)", dest.display());
         return Ok(dest);
     }
+    // A serving job's model served back to back, where the set names it.
+    // A job profiled with the same command as one already profiled (a
+    // server at several rates) shares its profile.
+    let command = j.profile_command.as_ref().unwrap_or(&j.command);
+    let twin = o.set.jobs.iter().find_map(|(other, oj)| {
+        let theirs = oj.profile_command.as_ref().unwrap_or(&oj.command);
+        let p = dest.with_file_name(format!("{other}.parquet"));
+        (other != name && oj.profile.is_none() && theirs == command && p.is_file()).then_some(p)
+    });
+    if let Some(twin) = twin {
+        std::fs::copy(&twin, &dest)
+            .with_context(|| format!("cannot copy {} to {}", twin.display(), dest.display()))?;
+        eprintln!(
+            "fikit-run: profile of {name}: {}'s, the same command ({})",
+            twin.display(),
+            dest.display()
+        );
+        return Ok(dest);
+    }
     let profiler = o.profiler.as_ref().ok_or_else(|| {
         bad(format!(
             "job {name} has no profile and fikit-profile is not beside this program"
@@ -143,8 +162,6 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).with_context(|| format!("cannot make {}", work.display()))?;
     let log = dir.join(format!("{name}.log"));
-    // A serving job's model served back to back, where the set names it.
-    let command = j.profile_command.as_ref().unwrap_or(&j.command);
     let log_file =
         std::fs::File::create(&log).with_context(|| format!("cannot write {}", log.display()))?;
     eprintln!(
