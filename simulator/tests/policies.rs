@@ -485,6 +485,42 @@ fn a_serving_job_runs_its_setup_once_then_one_recorded_iteration_per_request() {
 }
 
 #[test]
+fn a_request_spans_a_step_of_two_waits_and_the_slow_first_step_is_warm_up() {
+    // Setup a [0,100); then steps of a short x and a longer y, each with
+    // its own wait: x1 [100,110) y1 [110,400) (a slow first pass, 300 ns
+    // the step), then x2..x5 and y2..y5, 60 ns a step.
+    let mut kernels = vec![k("a", 1, 0, 100)];
+    let mut syncs = vec![fixture::stream_sync(7, 1000, 0, 100)];
+    let mut t0 = 100;
+    for step in 0..5u32 {
+        let y_ns = if step == 0 { 290 } else { 50 };
+        let (c, t1, t2) = (10 + 4 * step, t0 + 10, t0 + 10 + y_ns);
+        kernels.push(k("x", c, t0, t1));
+        syncs.push(fixture::stream_sync(7, 1001 + 2 * step, t0, t1));
+        kernels.push(k("y", c + 2, t1, t2));
+        syncs.push(fixture::stream_sync(7, 1002 + 2 * step, t1, t2));
+        t0 = t2;
+    }
+    let mut t = job("srv", 0, kernels);
+    t.syncs = syncs;
+    let job = Job::from_trace(&t);
+    // The steps repeat every two waits: a request is an x and a y; the
+    // first step, over twice the median, runs with the set-up, which ends
+    // at 400. Requests at 0 and 1000 after it: x2 y2 [400,460), x3 y3
+    // [1400,1460): 60 ns each, from arrival to the step's last wait.
+    let r = run_policy(
+        &[job.serving(&[0, 1000])],
+        &[0],
+        PolicyKind::Exclusive,
+        &model(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs[0].iterations_ns, [60, 60]);
+    assert_eq!(r.jobs[0].jct_ns(), 1460);
+}
+
+#[test]
 fn fikit_lets_others_run_while_a_serving_job_waits_for_requests() {
     // srv: setup a [0,100), then b [100,150) per request; requests 0 and
     // 1000 after the setup, i.e. at 100 and 1100. low: one 300 ns kernel,

@@ -150,50 +150,79 @@ impl Job {
     /// The job serving requests that arrive at `arrivals` (ns, ascending,
     /// counted from the end of its set-up: a server takes requests once it
     /// is up, as `scripts/workloads/workload.py --rate` counts them from the
-    /// end of its warm-up). The recorded set-up iterations
-    /// ([`Job::setup_iterations`]: weight uploads, the first pass's
-    /// autotuning) run once before the first request (no iteration of their
-    /// own), and request `k` replays recorded iteration `s + k mod (n - s)`
-    /// of the `n`, `s` of them set-up, starting when it has arrived and the
-    /// previous request is done; its latency runs from its arrival. The
-    /// steps after the last recorded iteration run once at the end. A job
-    /// with no iteration past its set-up serves each request with its whole
-    /// program.
+    /// end of its warm-up).
+    ///
+    /// A request is one step of the recorded program: as many consecutive
+    /// iterations as its kernels repeat with ([`request_period`]: two for a
+    /// program that waits twice a step, e.g. for its input and for its
+    /// result), its latency from its arrival to the step's last wait. The
+    /// recorded set-up iterations ([`Job::setup_iterations`]) and the
+    /// leading steps that took over twice the median step (the warm-up's
+    /// first passes: lazy initialisation, autotuning) run once before the
+    /// first request; request `k` replays steady step `k mod m`, starting
+    /// when it has arrived and the previous request is done. Iterations past
+    /// the last whole step are not replayed; the steps after the last
+    /// recorded iteration run once at the end. A job with no step past its
+    /// set-up serves each request with its whole program.
     pub fn serving(&self, arrivals: &[i64]) -> Job {
         let (iters, tail) = self.iterations();
-        let setup = self.setup_iterations.max(1);
-        if iters.len() > setup {
-            let served = &iters[setup..];
-            let requests = arrivals
+        let setup = self.setup_iterations.max(1).min(iters.len());
+        let rest = &iters[setup..];
+        let period = request_period(self, rest);
+        let steps: Vec<&[HostStep]> = rest
+            .chunks_exact(period)
+            .map(|c| join(&self.steps, c))
+            .collect();
+        if steps.is_empty() {
+            let parts: Vec<(Option<i64>, &[HostStep])> = arrivals
                 .iter()
-                .enumerate()
-                .map(|(k, &a)| (Some(a), served[k % served.len()]));
-            let parts: Vec<(Option<i64>, &[HostStep])> = iters[..setup]
-                .iter()
-                .map(|&i| (None, i))
-                .chain(requests)
-                .chain((!tail.is_empty()).then_some((None, tail)))
+                .map(|&a| (Some(a), &self.steps[..]))
                 .collect();
             let mut job = self.rebuilt(&parts);
             job.setup_iterations = 0;
-            // The setup is no request: it ends before the first arrives.
-            let mut steps = job.steps.to_vec();
-            for step in steps.iter_mut() {
-                match step {
-                    HostStep::Arrive { .. } => break,
-                    HostStep::Wait { ends_iteration, .. } => *ends_iteration = false,
-                    HostStep::Issue { .. } => {}
-                }
-            }
-            job.steps = steps.into();
             return job;
         }
-        let parts: Vec<(Option<i64>, &[HostStep])> = arrivals
+        let warm = warm_up_steps(self, &steps);
+        let steady = &steps[warm..];
+        let requests = arrivals
             .iter()
-            .map(|&a| (Some(a), &self.steps[..]))
+            .enumerate()
+            .map(|(k, &a)| (Some(a), steady[k % steady.len()]));
+        let parts: Vec<(Option<i64>, &[HostStep])> = iters[..setup]
+            .iter()
+            .chain(&steps[..warm])
+            .map(|&i| (None, i))
+            .chain(requests)
+            .chain((!tail.is_empty()).then_some((None, tail)))
             .collect();
         let mut job = self.rebuilt(&parts);
         job.setup_iterations = 0;
+        // The set-up is no request (it ends before the first arrives), and a
+        // request's latency ends at its step's last wait, not at each.
+        let mut steps = job.steps.to_vec();
+        let mut in_request = false;
+        let mut last_end: Option<usize> = None;
+        for i in 0..steps.len() {
+            match &mut steps[i] {
+                HostStep::Arrive { .. } => {
+                    in_request = true;
+                    if let Some(e) = last_end.take() {
+                        set_ends_iteration(&mut steps[e]);
+                    }
+                }
+                HostStep::Wait { ends_iteration, .. } if *ends_iteration => {
+                    *ends_iteration = false;
+                    if in_request {
+                        last_end = Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(e) = last_end {
+            set_ends_iteration(&mut steps[e]);
+        }
+        job.steps = steps.into();
         job
     }
 
@@ -276,6 +305,82 @@ impl Job {
             ),
         }
     }
+}
+
+/// Marks a wait as the end of an iteration.
+fn set_ends_iteration(step: &mut HostStep) {
+    if let HostStep::Wait { ends_iteration, .. } = step {
+        *ends_iteration = true;
+    }
+}
+
+/// The consecutive iterations `parts` (slices of `all`, in order) as one
+/// slice of `all`.
+fn join<'a>(all: &'a [HostStep], parts: &[&[HostStep]]) -> &'a [HostStep] {
+    let base = all.as_ptr() as usize;
+    let size = std::mem::size_of::<HostStep>();
+    let from = (parts[0].as_ptr() as usize - base) / size;
+    let last = parts[parts.len() - 1];
+    let to = (last.as_ptr() as usize - base) / size + last.len();
+    &all[from..to]
+}
+
+/// The kernels an iteration issues, by key, in order.
+fn kernel_keys(job: &Job, iteration: &[HostStep]) -> Vec<u64> {
+    iteration
+        .iter()
+        .filter_map(|s| match *s {
+            HostStep::Issue { op, .. } => job.ops[op as usize].kernel_key(),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The most iterations a request may span ([`request_period`]).
+pub const MAX_REQUEST_PERIOD: usize = 8;
+
+/// How many consecutive recorded iterations make one step of a program
+/// (one request of a server): the least `p` (1 to [`MAX_REQUEST_PERIOD`])
+/// for which at least 80% of the iterations issue the same kernels, by
+/// key and in order, as the one `p` later, and which fits twice into
+/// `iterations`; 1 when none does. A program that waits for its input and
+/// then for its result repeats every two.
+pub fn request_period(job: &Job, iterations: &[&[HostStep]]) -> usize {
+    let keys: Vec<Vec<u64>> = iterations.iter().map(|i| kernel_keys(job, i)).collect();
+    (1..=MAX_REQUEST_PERIOD)
+        .filter(|&p| 2 * p <= keys.len())
+        .find(|&p| {
+            let pairs = keys.len() - p;
+            let same = (0..pairs).filter(|&i| keys[i] == keys[i + p]).count();
+            5 * same >= 4 * pairs
+        })
+        .unwrap_or(1)
+}
+
+/// A step's recorded time, as the replay would spend it alone: its host
+/// delays and its operations' durations, ns.
+fn step_ns(job: &Job, step: &[HostStep]) -> i64 {
+    step.iter()
+        .map(|s| match *s {
+            HostStep::Issue { delay_ns, op } => delay_ns + job.ops[op as usize].duration_ns,
+            HostStep::Wait { delay_ns, .. } => delay_ns,
+            HostStep::Arrive { .. } => 0,
+        })
+        .sum()
+}
+
+/// How many of `steps` lead as warm-up: the leading ones over twice the
+/// median step's time, at most half of them.
+fn warm_up_steps(job: &Job, steps: &[&[HostStep]]) -> usize {
+    let times: Vec<i64> = steps.iter().map(|s| step_ns(job, s)).collect();
+    let mut sorted = times.clone();
+    sorted.sort_unstable();
+    let median = sorted[sorted.len() / 2];
+    times
+        .iter()
+        .take(steps.len() / 2)
+        .take_while(|&&t| t > 2 * median)
+        .count()
 }
 
 /// `count` arrivals one period (`1 / rate_per_s`) apart, ns from 0, the
