@@ -1207,7 +1207,8 @@ fn a_serving_jobs_latency_is_its_requests_real_and_simulated() {
     // alone and 11, 14, 15 shared.
     let served = |job: &str, p99: f64| {
         let mut r = job_run(job, 1_000_000, 2_001_000_000);
-        r["requests"] = serde_json::json!({"p50_ms": 4.0, "p99_ms": p99, "p999_ms": 40.0});
+        r["requests"] =
+            serde_json::json!({"p50_ms": 4.0, "p99_ms": p99, "p999_ms": 40.0, "busy_share": 0.3});
         r
     };
     let mut rounds = Vec::new();
@@ -1248,6 +1249,7 @@ fn a_serving_jobs_latency_is_its_requests_real_and_simulated() {
     };
     // Real: the median over the repetitions of the requests' p99.
     assert_eq!(row("exclusive")["p99_ms"], 12.0);
+    assert_eq!(row("exclusive")["busy_share"], 0.3);
     assert_eq!(row("timeslice")["p99_ms"], 14.0);
     // Simulated: the requests of fikit-sim --serve at the same rate, count
     // and seed (0, workload.py's), alone and under time slicing.

@@ -139,6 +139,10 @@ pub struct RequestLatency {
     pub p99_ms: f64,
     /// 99.9th percentile.
     pub p999_ms: f64,
+    /// The share of the requests' span the server was serving one (its
+    /// output's `busy_share`), where it says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_share: Option<f64>,
 }
 
 /// The request latencies in `output`, a serving job's output: its last line
@@ -153,6 +157,10 @@ pub fn request_latency(output: &str) -> Option<RequestLatency> {
             p50_ms: f("p50")?,
             p99_ms: f("p99")?,
             p999_ms: f("p99.9")?,
+            busy_share: v
+                .get("busy_share")
+                .and_then(serde_json::Value::as_f64)
+                .filter(|x| (0.0..=1.0).contains(x)),
         })
     })
 }
@@ -789,15 +797,21 @@ mod tests {
     #[test]
     fn request_latency_is_the_last_json_line_that_has_it() {
         let out = "loading\n{\"latency_ms\": {\"p50\": 1.0, \"p99\": 2.0, \"p99.9\": 3.0}}\n\
-                   {\"model\": \"m\", \"latency_ms\": {\"p50\": 4.5, \"p99\": 9.0, \"p99.9\": 12.0}}\n\
+                   {\"model\": \"m\", \"latency_ms\": {\"p50\": 4.5, \"p99\": 9.0, \"p99.9\": 12.0}, \"busy_share\": 0.25}\n\
                    bye\n";
         assert_eq!(
             request_latency(out),
             Some(RequestLatency {
                 p50_ms: 4.5,
                 p99_ms: 9.0,
-                p999_ms: 12.0
+                p999_ms: 12.0,
+                busy_share: Some(0.25),
             })
+        );
+        assert_eq!(
+            request_latency("{\"latency_ms\": {\"p50\": 1, \"p99\": 2, \"p99.9\": 3}}")
+                .and_then(|r| r.busy_share),
+            None
         );
         // Closed loop (latency_ms null), a missing percentile, none at all.
         assert_eq!(request_latency("{\"latency_ms\": null}\n"), None);

@@ -155,6 +155,10 @@ pub struct Row {
     /// ([`Row::sim_slowdown_range`]); `None` without both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_sim_range: Option<bool>,
+    /// A serving job's share of its requests' span spent serving one (the
+    /// median over its runs, as its output gave it); `None` for others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_share: Option<f64>,
     /// The real 99th-percentile iteration lies inside fikit-sim's range
     /// ([`Row::sim_p99_range_ms`]); `None` without both.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -342,6 +342,13 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
         sim_p99_range_ms,
         in_sim_range: inside(sim_slowdown_range, real.slowdown.map(|s| s.median)),
         p99_in_sim_range: inside(sim_p99_range_ms, p99_ms),
+        busy_share: Spread::of(
+            &served
+                .iter()
+                .filter_map(|r| r.busy_share)
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median),
         overlap,
         co_runs: (c.sharing() && several).then_some(c.shared.len()),
         per_iteration: real.per_iteration,
