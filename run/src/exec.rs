@@ -128,6 +128,11 @@ pub struct JobRun {
     /// other jobs and where the line is missing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<RequestLatency>,
+    /// In a traced round (`--trace`) of several jobs, for the
+    /// latency-critical one: its idle GPU time and what the others used of
+    /// it, from the round's traces ([`crate::fill`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<crate::fill::LiveFill>,
 }
 
 /// A serving job's request latencies, ms (nearest rank over its requests).
@@ -447,6 +452,14 @@ pub fn run_round(
         mps: mps.as_ref(),
     };
     let mut out = launch.run(&block)?;
+    // Traced, the latency-critical job's fill from the round's traces.
+    if let (Some(_), Some(td), true) = (&opts.profiler, &opts.trace_dir, specs.len() > 1) {
+        let top = (0..specs.len())
+            .min_by_key(|&k| (specs[k].priority, k))
+            .expect("jobs");
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        out[top].fill = crate::fill::from_traces(&td.join(&round), names[top], &names);
+    }
     for (k, o) in out.iter_mut().enumerate() {
         measure(&block, k, o);
         if specs[k].requests.is_some() {

@@ -27,6 +27,7 @@
 pub mod ab;
 pub mod cli;
 pub mod exec;
+pub mod fill;
 pub mod profiles;
 pub mod report;
 pub mod rounds;

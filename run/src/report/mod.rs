@@ -155,6 +155,15 @@ pub struct Row {
     /// ([`Row::sim_slowdown_range`]); `None` without both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_sim_range: Option<bool>,
+    /// For the latency-critical job, the share of its idle GPU time other
+    /// jobs' kernels used, from traced rounds (`--trace`; the median over
+    /// them); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill_share: Option<f64>,
+    /// The same, simulated (the policy's own limit: the median over the
+    /// counted repetitions' predictions); `None` alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_fill_share: Option<f64>,
     /// A serving job's share of its requests' span spent serving one (the
     /// median over its runs, as its output gave it); `None` for others.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -37,6 +37,10 @@ pub struct Predicted {
     pub slowdown_range: Option<[f64; 2]>,
     /// The 99th-percentile iteration's range, ms, likewise.
     pub p99_range_ms: Option<[f64; 2]>,
+    /// The round's fill: the share of the latency-critical job's idle GPU
+    /// time other jobs' kernels used (the policy's own limit); `None`
+    /// alone.
+    pub fill_share: Option<f64>,
 }
 
 /// [`predict`] with each job's range, as fikit-sim gives it: the point from
@@ -109,6 +113,7 @@ pub fn predict(
                         region_ms: ms(a.jobs[0].jct_ns() - p),
                         slowdown_range: None,
                         p99_range_ms: None,
+                        fill_share: None,
                     }
                 })
                 .collect(),
@@ -127,6 +132,7 @@ pub fn predict(
         &alone,
     )
     .ok()?;
+    let fill_share = report.policies.first().and_then(|p| p.fill_share);
     Some(
         report
             .jobs
@@ -153,6 +159,7 @@ pub fn predict(
                     region_ms: ms(r.region_ns),
                     slowdown_range: None,
                     p99_range_ms: None,
+                    fill_share,
                 }
             })
             .collect(),

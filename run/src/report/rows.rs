@@ -281,6 +281,15 @@ fn simulated(c: &Cell) -> Simulated {
 /// The row of `c`, the job `name` of priority `priority`.
 fn row(c: &Cell, name: &str, priority: u8) -> Row {
     let several = c.all.names.len() > 1;
+    // The latency-critical job: best priority, then first (as the fill
+    // counts it).
+    let urgent = c
+        .all
+        .names
+        .iter()
+        .enumerate()
+        .min_by_key(|&(k, (_, p))| (*p, k))
+        .is_some_and(|(k, _)| k == c.j);
     let real = measured(c);
     let sim = simulated(c);
     let (error, within) = against(sim.slowdown, real.slowdown);
@@ -346,6 +355,21 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
             &served
                 .iter()
                 .filter_map(|r| r.busy_share)
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median),
+        fill_share: Spread::of(
+            &c.shared
+                .iter()
+                .filter_map(|(_, x)| x.fill.and_then(|f| f.share()))
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median),
+        sim_fill_share: Spread::of(
+            &c.shared
+                .iter()
+                .filter(|_| c.sharing() && urgent)
+                .filter_map(|&(r, _)| c.predicted(r).and_then(|p| p.fill_share))
                 .collect::<Vec<_>>(),
         )
         .map(|s| s.median),

@@ -24,6 +24,7 @@ pub fn table(rows: &[Row]) -> String {
         "p99 ms (sim)",
         "p99.9 ms (sim)",
         "overlap",
+        "idle filled (sim)",
         "µs/launch",
         "gate waits / ms / fills",
     ]);
@@ -78,6 +79,14 @@ pub fn table(rows: &[Row]) -> String {
             with_sim(r.p999_ms, r.sim_p999_ms),
             r.overlap
                 .map_or("-".into(), |o| format!("{:.0}%", o * 100.0)),
+            match (r.fill_share, r.sim_fill_share) {
+                (None, None) => "-".into(),
+                (real, sim) => format!(
+                    "{}{}",
+                    real.map_or("-".into(), |f| format!("{:.0}%", f * 100.0)),
+                    sim.map_or(String::new(), |f| format!(" ({:.0}%)", f * 100.0))
+                ),
+            },
             spread(r.launch_us, ""),
             if r.policy == RunPolicy::Preemptive || r.policy == RunPolicy::Fikit {
                 format!(

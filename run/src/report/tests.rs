@@ -53,6 +53,7 @@ fn sim(slowdowns: &[f64]) -> Option<Vec<Predicted>> {
                 region_ms: 100.0 * s,
                 slowdown_range: Some([s - 0.1, s + 0.1]),
                 p99_range_ms: Some([2.0 * s - 0.5, 2.0 * s + 0.5]),
+                fill_share: Some(s / 10.0),
             })
             .collect(),
     )
@@ -83,6 +84,14 @@ fn rows_take_per_repetition_ratios() {
         mk(RunPolicy::Timeslice, 1, (0, 150), (0, 1100)),
         mk(RunPolicy::Fikit, 1, (0, 60), (0, 1200)),
     ];
+    // Traced fikit rounds: hi's idle GPU time 30% and 50% filled.
+    let mut rounds = rounds;
+    for (r, filled) in [(2, 30), (5, 50)] {
+        rounds[r].jobs[0].fill = Some(crate::fill::LiveFill {
+            idle_ns: 100,
+            filled_ns: filled,
+        });
+    }
     let sims = vec![
         sim(&[1.0, 0.9]),
         sim(&[1.8, 1.05]),
@@ -151,6 +160,11 @@ fn rows_take_per_repetition_ratios() {
     assert!((lo - 1.5).abs() < 1e-9 && (hi - 2.9).abs() < 1e-9);
     assert_eq!(hi_fikit.p99_ms, Some(3.0));
     assert_eq!(hi_fikit.p99_in_sim_range, Some(false));
+    // Fill, real from the traces (30%, 50%) and simulated (the rounds'
+    // predictions 0.12 and 0.10), for the latency-critical job only.
+    assert!((hi_fikit.fill_share.unwrap() - 0.4).abs() < 1e-9);
+    assert!((hi_fikit.sim_fill_share.unwrap() - 0.11).abs() < 1e-9);
+    assert_eq!((lo_fikit.fill_share, lo_fikit.sim_fill_share), (None, None));
     // Alone no slowdown range, but the p99's: 1.8 [1.3-2.3], 1.4 [0.9-1.9].
     assert_eq!((excl.sim_slowdown_range, excl.in_sim_range), (None, None));
     let [lo, hi] = excl.sim_p99_range_ms.unwrap();
@@ -160,6 +174,10 @@ fn rows_take_per_repetition_ratios() {
     assert!(
         text.contains("1.10x [0.90-1.30]"),
         "simulated with its range: {text}"
+    );
+    assert!(
+        text.contains("40% (11%)"),
+        "fill, real and simulated: {text}"
     );
     assert!(
         text.contains("2.00 (1.10)"),
@@ -304,6 +322,7 @@ fn a_profile_off_its_runs_alone_is_called_off() {
             region_ms,
             slowdown_range: None,
             p99_range_ms: None,
+            fill_share: None,
         };
         Some(vec![p(hi), p(lo)])
     };

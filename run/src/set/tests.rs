@@ -139,6 +139,8 @@ fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> 
         within_spread: Some(range.0 <= sim && sim <= range.1),
         in_sim_range: None,
         p99_in_sim_range: None,
+        fill_share: None,
+        sim_fill_share: None,
         busy_share: None,
         gate: GateStats::default(),
         launch_us: None,
