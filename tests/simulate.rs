@@ -604,6 +604,11 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
     // Alone the partner is not slowed; against time slicing it is 1.
     assert_eq!(num(at("40", "exclusive"), "partner_slowdown"), 1.0);
     assert_eq!(num(at("40", "timeslice"), "partner_vs_timeslice"), 1.0);
+    assert_eq!(
+        at("40", "exclusive")[col("partner_vs_timeslice")],
+        "",
+        "alone: none"
+    );
     // At 40 requests a second the server idles most of the time: FIKIT
     // lets the partner run then, at about its time-slicing speed.
     assert!(

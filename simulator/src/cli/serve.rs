@@ -196,7 +196,10 @@ fn rows_of(report: &Report, rate: f64, server: &str) -> Vec<ServeRow> {
         .iter()
         .find(|r| r.policy == PolicyKind::Timeslice)
         .map(|r| r.partner_slowdown);
-    for r in &mut rows {
+    for r in rows
+        .iter_mut()
+        .filter(|r| r.policy != PolicyKind::Exclusive)
+    {
         r.partner_vs_timeslice = timeslice.map(|t| t / r.partner_slowdown);
     }
     rows
