@@ -1116,21 +1116,12 @@ fn the_simulated_column_and_its_range_are_fikit_sims_answer() {
         .code(0);
     let run: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
-    let sim = cmd("fikit-sim")
-        .arg(fikit_e2e::root().join("traces/h200"))
-        .args([
-            "--jobs",
-            "resnet50-bs1-eval,resnet50-bs128-eval",
-            "--policy",
-            "timeslice,mps",
-            "--no-plots",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(sim.status.success());
-    let sim: serde_json::Value = serde_json::from_slice(&sim.stdout).unwrap();
+    let sim = sim_json_h200(&[
+        "--jobs",
+        "resnet50-bs1-eval,resnet50-bs128-eval",
+        "--policy",
+        "timeslice,mps",
+    ]);
     let f = |v: &serde_json::Value| v.as_f64().unwrap();
     let mut compared = 0;
     for policy in ["timeslice", "mps"] {
@@ -1253,25 +1244,16 @@ fn a_serving_jobs_latency_is_its_requests_real_and_simulated() {
     assert_eq!(row("timeslice")["p99_ms"], 14.0);
     // Simulated: the requests of fikit-sim --serve at the same rate, count
     // and seed (0, workload.py's), alone and under time slicing.
-    let sim = cmd("fikit-sim")
-        .arg(&traces)
-        .args([
-            "--jobs",
-            "mobilenet_v3_large-bs1-eval,resnet50-bs32-train",
-            "--serve",
-            "100",
-            "--requests",
-            "200",
-            "--policy",
-            "exclusive,timeslice",
-            "--no-plots",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    assert!(sim.status.success());
-    let sim: serde_json::Value = serde_json::from_slice(&sim.stdout).unwrap();
+    let sim = sim_json_h200(&[
+        "--jobs",
+        "mobilenet_v3_large-bs1-eval,resnet50-bs32-train",
+        "--serve",
+        "100",
+        "--requests",
+        "200",
+        "--policy",
+        "exclusive,timeslice",
+    ]);
     let at = |policy: &str| {
         sim.as_array()
             .unwrap()
@@ -1363,4 +1345,21 @@ fn jobs_profiled_with_one_command_share_its_profile() {
             .clone();
         assert!(srv["sim_p99_ms"].as_f64().unwrap() > 0.0, "{pair}: {srv}");
     }
+}
+
+/// `fikit-sim ARGS --no-plots --format json` on the shipped H200 traces,
+/// parsed.
+fn sim_json_h200(args: &[&str]) -> serde_json::Value {
+    let out = cmd("fikit-sim")
+        .arg(fikit_e2e::root().join("traces/h200"))
+        .args(args)
+        .args(["--no-plots", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }

@@ -224,12 +224,7 @@ fn table(rows: &[ServeRow], s: &Serve, server: &str, partners: &[&str]) -> Strin
             right(format!("{}", r.rate_per_s)),
             Cell::new(r.policy.as_str()),
             right(human_ns(r.p50_ns)),
-            right(match r.p99_range {
-                Some([lo, hi]) => {
-                    format!("{} [{}-{}]", human_ns(r.p99_ns), human_ns(lo), human_ns(hi))
-                }
-                None => human_ns(r.p99_ns),
-            }),
+            right(crate::report::p99_with_range(r.p99_ns, r.p99_range)),
             right(human_ns(r.p999_ns)),
             right(format!("{:.2}x", r.partner_slowdown)),
             right(

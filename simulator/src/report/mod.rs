@@ -45,6 +45,14 @@ pub fn render(report: &Report, format: Format) -> String {
     }
 }
 
+/// A p99 with its range where it has one: `5.99 ms [5.11 ms-6.06 ms]`.
+pub(crate) fn p99_with_range(p99_ns: i64, range: Option<[i64; 2]>) -> String {
+    match range {
+        Some([lo, hi]) => format!("{} [{}-{}]", human_ns(p99_ns), human_ns(lo), human_ns(hi)),
+        None => human_ns(p99_ns),
+    }
+}
+
 fn table(report: &Report) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
@@ -75,12 +83,7 @@ fn table(report: &Report) -> String {
             right(format!("{:.3}x", r.vs_timeslice)),
             right(r.iterations.to_string()),
             right(human_ns(r.p50_ns)),
-            right(match r.p99_range {
-                Some([lo, hi]) => {
-                    format!("{} [{}-{}]", human_ns(r.p99_ns), human_ns(lo), human_ns(hi))
-                }
-                None => human_ns(r.p99_ns),
-            }),
+            right(p99_with_range(r.p99_ns, r.p99_range)),
             right(human_ns(r.p999_ns)),
         ]);
     }
