@@ -4,6 +4,7 @@
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, Table};
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::policy::PolicyKind;
@@ -120,32 +121,35 @@ pub fn run_serving(
         model: model.clone(),
         record_segments: false,
     };
-    let mut rows = Vec::new();
-    let mut lines = Vec::new();
-    for &rate in &s.rates {
-        let mut jobs = serving_jobs(scenario, server, &arrivals(s, rate)).map_err(bad_input)?;
-        let (l, corners) = characterize(&mut jobs, &model, as_profiled);
-        if lines.is_empty() {
-            lines = l;
-        }
-        let run = |jobs: &[crate::sim::job::Job]| {
-            simulate(jobs, &scenario.arrivals, &opts)
-                .map_err(|e| other(anyhow::Error::from(e).context("simulating")))
-        };
-        let (report, ends) = rayon::join(
-            || run(&jobs),
-            || {
-                corners
-                    .as_ref()
-                    .map(|c| rayon::join(|| run(&c.low), || run(&c.high)))
-            },
-        );
-        let mut report = report?;
-        if let Some((low, high)) = ends {
-            with_host_range(&mut report, &low?, &high?);
-        }
-        rows.extend(rows_of(&report, rate, &name));
-    }
+    // Each rate is its own simulation (three with a host range): in
+    // parallel, the rows in the rates' order.
+    let per_rate = s
+        .rates
+        .par_iter()
+        .map(|&rate| -> Result<(Vec<String>, Vec<ServeRow>), Failure> {
+            let mut jobs = serving_jobs(scenario, server, &arrivals(s, rate)).map_err(bad_input)?;
+            let (lines, corners) = characterize(&mut jobs, &model, as_profiled);
+            let run = |jobs: &[crate::sim::job::Job]| {
+                simulate(jobs, &scenario.arrivals, &opts)
+                    .map_err(|e| other(anyhow::Error::from(e).context("simulating")))
+            };
+            let (report, ends) = rayon::join(
+                || run(&jobs),
+                || {
+                    corners
+                        .as_ref()
+                        .map(|c| rayon::join(|| run(&c.low), || run(&c.high)))
+                },
+            );
+            let mut report = report?;
+            if let Some((low, high)) = ends {
+                with_host_range(&mut report, &low?, &high?);
+            }
+            Ok((lines, rows_of(&report, rate, &name)))
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
+    let lines = per_rate.first().map(|(l, _)| l.clone()).unwrap_or_default();
+    let rows: Vec<ServeRow> = per_rate.into_iter().flat_map(|(_, r)| r).collect();
     eprintln!("fikit-sim: {model_line}");
     say_lines(&lines);
     let partners: Vec<&str> = scenario
