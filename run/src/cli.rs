@@ -62,7 +62,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct JobsArgs {
     /// A scenario file (JSON: jobs with name, command, priority, profile,
-    /// start; policies; repetitions). See run/README.md.
+    /// start and, for a server, requests; policies; repetitions). See
+    /// run/README.md.
     pub scenario: Option<PathBuf>,
     /// Instead of a scenario file: NAME[:PRIORITY[:PROFILE]]=COMMAND (the
     /// command split at spaces; quote the whole argument). Repeat per job.
@@ -152,8 +153,9 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct SetArgs {
     /// The validation set (JSON: jobs with priority, command and optional
-    /// profile; pairs with their jobs and whether they are in or out of
-    /// sample; policies; repetitions; see run/README.md).
+    /// profile, and for a server its requests and profile_command; pairs
+    /// with their jobs and whether they are in or out of sample; policies;
+    /// repetitions; see run/README.md).
     #[arg(value_name = "SET_JSON")]
     set: PathBuf,
     /// Output folder: profiles/, a folder per pair, summary.{txt,json,html}.
