@@ -198,9 +198,9 @@ pub struct Slot {
     /// job's gate; 0 not yet.
     pub launch_path: AtomicU32,
     /// Set by the parent: 1 for a job that serves requests, which under
-    /// FIKIT is away (not the top job) between them: its launches all done
-    /// and a blocking synchronization returned since the latest, as the
-    /// simulator's FIKIT leaves out a server waiting for its next request.
+    /// FIKIT is away (not the top job) between them: once a blocking
+    /// synchronization returned after its latest launch, as the simulator's
+    /// FIKIT leaves out a server waiting for its next request.
     pub serving: AtomicU32,
     /// Through the shim: lookups of a launch entry point it could not wrap
     /// (their launches went ungated), written at the process's exit.

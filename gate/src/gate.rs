@@ -130,9 +130,9 @@ impl<'a> Gate<'a> {
     /// and, under FIKIT, unless another job is away: it has launched nothing
     /// for longer than its `away_after_ns` and its launches were seen done or
     /// a blocking synchronization returned since, or it serves requests
-    /// ([`crate::block::Slot::serving`]) and both hold (a job is never away
-    /// in its own view: it is launching); in flight = launches not yet seen
-    /// done.
+    /// ([`crate::block::Slot::serving`]) and such a synchronization returned
+    /// since its latest launch (a job is never away in its own view: it is
+    /// launching); in flight = launches not yet seen done.
     pub fn views(&self, now: i64) -> Vec<JobView> {
         let mut buf = [EMPTY_VIEW; MAX_JOBS];
         self.views_in(now, &mut buf).to_vec()
@@ -152,13 +152,15 @@ impl<'a> Gate<'a> {
                 let away_after = s.away_after_ns.load(Relaxed);
                 let synced = s.last_sync_ns.load(Relaxed) >= last;
                 // Quiet that long, with its work seen done or waited for; or
-                // a server between requests: all done and waited for.
+                // a server between requests: a blocking synchronization
+                // returned since its latest launch (its launches need not
+                // be marked to be seen done).
                 let away = fikit
                     && j != self.me
                     && ((away_after > 0
                         && now.saturating_sub(last) > away_after
                         && (launched == done || synced))
-                        || (s.serving.load(Relaxed) != 0 && launched == done && synced));
+                        || (s.serving.load(Relaxed) != 0 && synced));
                 JobView {
                     index: j,
                     priority: s.priority.load(Relaxed).min(255) as u8,
@@ -613,15 +615,13 @@ mod tests {
         // The top job launches again: present at once.
         s.last_launch_ns.store(3_600_000, SeqCst);
         assert!(active(&filler, 3_700_000));
-        // A server is away as soon as its launches are done and waited for.
+        // A server is away as soon as a wait returns after its latest
+        // launch, whether or not that launch was marked and seen done.
         s.serving.store(1, SeqCst);
         s.last_launch_ns.store(4_000_000, SeqCst);
-        assert!(
-            active(&filler, 4_000_100),
-            "its launch neither done nor waited for"
-        );
+        assert!(active(&filler, 4_000_100), "its launch not waited for");
         s.last_sync_ns.store(4_050_000, SeqCst);
-        s.done.store(s.launched.load(SeqCst) as u32, SeqCst);
+        assert_ne!(s.launched.load(SeqCst) as u32, s.done.load(SeqCst));
         assert!(
             !active(&filler, 4_060_000),
             "between requests: away at once"
