@@ -624,6 +624,11 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
             vec!["--serve", "50", "--requests", "0"],
             "--requests: must be at least 1",
         ),
+        // The partner repeated over 1,000 s: refused before it is built.
+        (
+            vec!["--serve", "0.01", "--requests", "10"],
+            "more than the 16777216 --serve builds a job of",
+        ),
     ] {
         let mut a = vec![traces, "--jobs", jobs, "--no-plots"];
         a.extend(args);

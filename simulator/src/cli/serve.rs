@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::policy::PolicyKind;
 use crate::report::Format;
 use crate::sim::gpu::GpuModel;
-use crate::sim::job::{fixed_arrivals, poisson_arrivals};
+use crate::sim::job::{HostStep, fixed_arrivals, poisson_arrivals};
 use crate::sim::scenario::{MAX_JOB_STEPS, Scenario};
 use crate::sim::simulate::{Report, SimOptions, simulate, with_host_range};
 use fikit_trace::summary::human_ns;
@@ -57,6 +57,12 @@ fn arrivals(s: &Serve, rate: f64) -> Vec<i64> {
     }
 }
 
+/// The most steps and operations `--serve` builds a job of: far below the
+/// engine's [`MAX_JOB_STEPS`], so that a slow rate's long partner or many
+/// requests are refused at once rather than built (2e7 of them, a partner
+/// repeated over 1,000 s, took 3.4 GB and a minute on a 2-core machine).
+pub const MAX_SERVE_STEPS: usize = 1 << 24;
+
 /// The jobs of `scenario` with job `server` serving `arrivals` and every
 /// other job repeated back to back until the last arrival at least.
 fn serving_jobs(
@@ -67,13 +73,44 @@ fn serving_jobs(
     let last = arrivals.last().copied().unwrap_or(0);
     let mut jobs = scenario.jobs.clone();
     for (i, j) in jobs.iter_mut().enumerate() {
+        // Past the last arrival, which counts from the server's set-up
+        // (about one recorded span of a job): one repetition more.
+        let repeats = (last / j.recorded_span_ns.max(1)) as usize + 2;
+        // Refused before it is built: a request of twice the program's mean
+        // iteration, or the repetitions, over the steps a job may have.
+        let size = j.steps.len() + j.ops.len();
+        let iterations = j
+            .steps
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s,
+                    HostStep::Wait {
+                        ends_iteration: true,
+                        ..
+                    }
+                )
+            })
+            .count()
+            .max(1);
+        let estimate = if i == server {
+            (2 * size / iterations)
+                .max(1)
+                .saturating_mul(arrivals.len())
+        } else {
+            size.saturating_mul(repeats)
+        };
+        if estimate > MAX_SERVE_STEPS {
+            anyhow::bail!(
+                "--serve: {} would take about {estimate} steps and operations, more than the \
+                 {MAX_SERVE_STEPS} --serve builds a job of: fewer --requests or a higher rate",
+                j.name
+            );
+        }
         let rebuilt = if i == server {
             j.serving(arrivals)
         } else {
-            // Past the last arrival, which counts from the server's set-up
-            // (about one recorded span of a job): one repetition more.
-            let span = j.recorded_span_ns.max(1);
-            j.repeated((last / span) as usize + 2)
+            j.repeated(repeats)
         };
         let size = rebuilt.steps.len() + rebuilt.ops.len();
         if size > MAX_JOB_STEPS {
