@@ -123,8 +123,9 @@ impl Job {
     }
 
     /// The host program cut into iterations (each ends with a blocking wait),
-    /// and the steps after the last one.
-    fn iterations(&self) -> (Vec<&[HostStep]>, &[HostStep]) {
+    /// as index ranges into [`Job::steps`], and where the steps after the
+    /// last one begin.
+    fn iterations(&self) -> (Vec<std::ops::Range<usize>>, usize) {
         let mut out = Vec::new();
         let mut from = 0;
         for (i, s) in self.steps.iter().enumerate() {
@@ -133,11 +134,11 @@ impl Job {
                 ..
             } = s
             {
-                out.push(&self.steps[from..=i]);
+                out.push(from..i + 1);
                 from = i + 1;
             }
         }
-        (out, &self.steps[from..])
+        (out, from)
     }
 
     /// The job with its whole program played `times` times back to back.
@@ -165,13 +166,15 @@ impl Job {
     /// recorded iteration run once at the end. A job with no step past its
     /// set-up serves each request with its whole program.
     pub fn serving(&self, arrivals: &[i64]) -> Job {
-        let (iters, tail) = self.iterations();
+        let (ranges, tail_from) = self.iterations();
+        let iters: Vec<&[HostStep]> = ranges.iter().map(|r| &self.steps[r.clone()]).collect();
+        let tail = &self.steps[tail_from..];
         let setup = self.setup_iterations.max(1).min(iters.len());
-        let rest = &iters[setup..];
-        let period = request_period(self, rest);
-        let steps: Vec<&[HostStep]> = rest
+        let period = request_period(self, &iters[setup..]);
+        // Each step: `period` consecutive iterations, one slice of the steps.
+        let steps: Vec<&[HostStep]> = ranges[setup..]
             .chunks_exact(period)
-            .map(|c| join(&self.steps, c))
+            .map(|c| &self.steps[c[0].start..c[period - 1].end])
             .collect();
         if steps.is_empty() {
             let parts: Vec<(Option<i64>, &[HostStep])> = arrivals
@@ -312,17 +315,6 @@ fn set_ends_iteration(step: &mut HostStep) {
     if let HostStep::Wait { ends_iteration, .. } = step {
         *ends_iteration = true;
     }
-}
-
-/// The consecutive iterations `parts` (slices of `all`, in order) as one
-/// slice of `all`.
-fn join<'a>(all: &'a [HostStep], parts: &[&[HostStep]]) -> &'a [HostStep] {
-    let base = all.as_ptr() as usize;
-    let size = std::mem::size_of::<HostStep>();
-    let from = (parts[0].as_ptr() as usize - base) / size;
-    let last = parts[parts.len() - 1];
-    let to = (last.as_ptr() as usize - base) / size + last.len();
-    &all[from..to]
 }
 
 /// The kernels an iteration issues, by key, in order.
