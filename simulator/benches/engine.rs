@@ -1,7 +1,8 @@
 //! Simulated kernel events per second of the discrete-event engine, one core.
 //!
 //! 2, 4 and 8 co-located jobs on one GPU run under each policy
-//! (`simulate::run_policy`), on the shipped H200 model (MPS block by block
+//! (`simulate::run_policy`; exclusive: each job alone, `simulate::run_isolated`,
+//! as every command runs it), on the shipped H200 model (MPS block by block
 //! with its concurrent-kernel slowdown above 0, so the slowdown's
 //! bookkeeping runs):
 //! - `shipped_h200`: the first 2, 4 or 8 `traces/h200/*.parquet` at the
@@ -13,7 +14,8 @@
 //!
 //! The counter is the events the engine processed (`RunResult::events`), so divan prints items/s.
 //!
-//! `cargo bench -p fikit-sim --bench engine`; the target is at least
+//! `cargo bench -p fikit-sim --bench engine`; `FIKIT_BENCH_CASE='mps x8'` runs
+//! one policy and job count only (for a profiler). The target is at least
 //! 10 million events per second for every policy at every job count.
 
 use std::fmt;
@@ -25,7 +27,7 @@ use divan::counter::ItemsCount;
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::sim::gpu::GpuModel;
 use fikit_sim::sim::job::Job;
-use fikit_sim::sim::simulate::run_policy;
+use fikit_sim::sim::simulate::{run_isolated, run_policy};
 use fikit_sim::sim::sweep::{self, SweepOptions};
 use fikit_trace::{Kernel, Trace, fixture};
 
@@ -191,25 +193,43 @@ impl fmt::Display for Case {
     }
 }
 
-/// Every policy at every job count of [`JOBS`].
+/// Every policy at every job count of [`JOBS`]; `FIKIT_BENCH_CASE` (say
+/// `mps x8`) keeps the one case named, to profile it alone.
 fn cases() -> impl Iterator<Item = Case> {
-    JOBS.into_iter().flat_map(|jobs| {
-        PolicyKind::ALL
-            .into_iter()
-            .map(move |kind| Case { kind, jobs })
-    })
+    let only = std::env::var("FIKIT_BENCH_CASE").ok();
+    JOBS.into_iter()
+        .flat_map(|jobs| {
+            PolicyKind::ALL
+                .into_iter()
+                .map(move |kind| Case { kind, jobs })
+        })
+        .filter(move |c| only.as_ref().is_none_or(|o| *o == c.to_string()))
 }
 
-/// Runs the jobs of `w` together under `kind` on the H200 model, counting the engine's events.
+/// Runs the jobs of `w` under `kind` on the H200 model as `fikit-sim` runs
+/// them, counting the engine's events: together for a sharing policy, each
+/// alone for exclusive (the product never puts two jobs in one exclusive
+/// run: `simulate`, the sweeps and the exports all run each job alone).
 fn bench_jobs(bencher: Bencher, w: &Workload, kind: PolicyKind) {
     let model = h200();
     let arrivals = vec![0; w.jobs.len()];
-    let events = run_policy(&w.jobs, &arrivals, kind, model, false)
-        .expect("runs")
-        .events;
-    bencher.counter(ItemsCount::new(events)).bench(|| {
-        run_policy(divan::black_box(&w.jobs), &arrivals, kind, model, false).expect("runs")
-    });
+    let run = |jobs: &[Job]| -> u64 {
+        if kind == PolicyKind::Exclusive {
+            run_isolated(jobs, model)
+                .expect("runs")
+                .iter()
+                .map(|r| r.events)
+                .sum()
+        } else {
+            run_policy(jobs, &arrivals, kind, model, false)
+                .expect("runs")
+                .events
+        }
+    };
+    let events = run(&w.jobs);
+    bencher
+        .counter(ItemsCount::new(events))
+        .bench(|| run(divan::black_box(&w.jobs)));
 }
 
 /// The first 2, 4 or 8 shipped H200 traces under each policy.
