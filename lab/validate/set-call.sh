@@ -19,6 +19,9 @@
 # e.g. RUN_ARGS='--policy exclusive,timeslice,fikit --launch-hook preload';
 # RUN_ARGS="--policy exclusive,mps --repetitions 2 --trace OUT_DIR/traces"
 # traces both jobs of every round (in the pack; about 3 MB a job and round).
+# PROFILES (environment): comma-separated tar.xz files of profiles from an
+# earlier sitting (lab/validate/pack-pair-profiles.sh), unpacked into
+# OUT_DIR/profiles/ first, so their jobs are not profiled again.
 # QUIET=1 (environment): print only the rounds' progress, not the tables or
 # the summary (they are in the pack), for out-of-sample rounds that must not
 # be read before the model they will be judged with is committed.
@@ -35,6 +38,11 @@ for f in fikit-run fikit-profile libfikit_collector.so libfikit_shim.so; do
 done
 chmod +x "$BIN/fikit-run" "$BIN/fikit-profile"
 mkdir -p "$DIR"
+if [ -n "${PROFILES:-}" ]; then
+  mkdir -p "$DIR/profiles"
+  IFS=, read -ra packs <<<"$PROFILES"
+  for p in "${packs[@]}"; do tar -C "$DIR/profiles" -xJf "$p" || exit 2; done
+fi
 STAMP=$(mktemp)
 touch "$STAMP"
 sleep 1

@@ -11,8 +11,9 @@
 # the repository (the device's 64 MiB limit on what travels); their logs are
 # (profiles/*.log).
 #
-# The rounds: each pair's two profiles carried into its call (xz) and put in
-# /tmp/oos/s/profiles/, then
+# The rounds: each pair's two profiles carried into its call (xz; since
+# then lab/validate/pack-pair-profiles.sh and set-call.sh's PROFILES do
+# this) and put in /tmp/oos/s/profiles/, then
 #   QUIET=1 lab/validate/set-call.sh BIN lab/validate/oos-45.json /tmp/oos/s PACK 540 PAIR
 # for PAIR gpt2b1-r50b64 (machine 1, 2026-11-28T12:59Z), then
 # bertb2s64-effb64 (13:08Z), mobb4-gpt2t8 (13:13Z), r50b2-bertt16s64 (13:18Z),
