@@ -122,6 +122,7 @@ impl PolicyKind {
 }
 
 /// Starts every eligible kernel of job `j`.
+#[inline]
 fn start_all_of(j: usize, state: &[JobRt], cmds: &mut Commands) {
     // Most jobs have nothing eligible at most decisions: no extend then.
     let eligible = &state[j].eligible;

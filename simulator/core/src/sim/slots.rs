@@ -73,7 +73,13 @@ struct Active {
     job: usize,
     op: usize,
     duration_ns: i64,
-    per_sm: u64,
+    /// Blocks that fit on one SM, as `f64`.
+    per_sm_f: f64,
+    /// SMs its resident blocks hold ([`Active::held`]), kept as blocks
+    /// are placed and retire.
+    held_sms: f64,
+    /// SMs it presses on ([`Active::pressing`]), kept likewise.
+    press_sms: f64,
     /// Blocks of a full wave.
     width: u64,
     /// Waves alone.
@@ -172,7 +178,33 @@ impl Wave {
 impl Active {
     /// SMs its resident blocks hold.
     fn held(&self) -> f64 {
-        self.resident as f64 / self.per_sm as f64
+        self.held_sms
+    }
+
+    /// Sets [`Active::held_sms`] and [`Active::press_sms`] after its blocks
+    /// to place or resident changed from `was_resident`, and its job's
+    /// tallies with them ([`Tally`]).
+    #[inline]
+    fn counts_changed(&mut self, was_resident: u64, tally: &mut Tally) {
+        let (held, press) = (self.held_sms, self.press_sms);
+        self.held_sms = self.resident as f64 / self.per_sm_f;
+        self.press_sms = if self.resident == 0 {
+            0.0
+        } else {
+            (self.resident + self.to_place).min(self.width) as f64 / self.per_sm_f
+        };
+        let j = self.job;
+        tally.resident[j] = tally.resident[j] + self.resident - was_resident;
+        if tally.resident[j] == 0 {
+            // Exactly nothing, whatever the sums' rounding left.
+            tally.held[j] = 0.0;
+            tally.pressing[j] = 0.0;
+        } else {
+            tally.held[j] += self.held_sms - held;
+            if self.weight.is_finite() {
+                tally.pressing[j] += (self.press_sms - press) * self.weight;
+            }
+        }
     }
 
     /// SMs it presses on: once its first block runs, a full wave's room
@@ -181,10 +213,7 @@ impl Active {
     /// within a block time, so a started kernel works the memory system as
     /// a whole wave would; a kernel that has not started works nothing.
     fn pressing(&self) -> f64 {
-        if self.resident == 0 {
-            return 0.0;
-        }
-        (self.resident + self.to_place).min(self.width) as f64 / self.per_sm as f64
+        self.press_sms
     }
 
     /// Length of the next wave at full speed, ns: the integer split of the
@@ -192,13 +221,20 @@ impl Active {
     /// the block time for each wave more.
     fn next_wave_ns(&self) -> i64 {
         let (d, w, i) = (
-            i128::from(self.duration_ns.max(0)),
-            i128::from(self.waves),
-            i128::from(self.placed_waves),
+            self.duration_ns.max(0) as u64,
+            self.waves,
+            self.placed_waves,
         );
-        let at = |i: i128| d * i / w;
         if i < w {
-            (at(i + 1) - at(i)) as i64
+            // `d i / w` in 64 bits where `d (i + 1)` fits (always, but for
+            // kernels of hours in millions of waves), else in 128.
+            match d.checked_mul(i + 1) {
+                Some(next) => (next / w - d * i / w) as i64,
+                None => {
+                    let at = |i: u64| u128::from(d) * u128::from(i) / u128::from(w);
+                    (at(i + 1) - at(i)) as i64
+                }
+            }
         } else {
             (d as f64 / w as f64).round() as i64
         }
@@ -234,16 +270,40 @@ pub struct Tickets<'a> {
     pub limit: i64,
 }
 
+/// Per job, what its kernels in the pool hold and press on, kept as blocks
+/// are placed and retire (each decision reads them: summing every kernel's
+/// share at each would cost as much as the decision itself).
+#[derive(Debug, Default)]
+struct Tally {
+    /// Blocks resident.
+    resident: Vec<u64>,
+    /// SMs held ([`Active::held`] summed).
+    held: Vec<f64>,
+    /// SMs its started kernels press on, times their weights
+    /// ([`Active::pressing`]; kernels of a finite weight only: see
+    /// [`SlotPool::nonfinite_weights`]).
+    pressing: Vec<f64>,
+}
+
+impl Tally {
+    fn grow(&mut self, jobs: usize) {
+        if jobs > self.held.len() {
+            self.resident.resize(jobs, 0);
+            self.held.resize(jobs, 0.0);
+            self.pressing.resize(jobs, 0.0);
+        }
+    }
+}
+
 /// The kernels sharing the SMs and their waves in flight.
 #[derive(Debug, Default)]
 pub struct SlotPool {
     /// In the order they reached the GPU.
     kernels: Vec<Active>,
-    /// SMs held per job (scratch of [`SlotPool::place`]).
-    held: Vec<f64>,
-    /// SMs per job that its started kernels press on: held, plus what
-    /// their blocks still to place would hold (scratch of
-    /// [`SlotPool::place`]; see [`Active::pressing`]).
+    /// Per job: blocks resident, SMs held and pressed on.
+    tally: Tally,
+    /// SMs per job that its started kernels press on, with kernels of any
+    /// weight (scratch of [`SlotPool::place`] while a weight is not finite).
     pressing: Vec<f64>,
     /// Waves placed in the current [`SlotPool::place`], as (kernel, wave)
     /// indices (scratch).
@@ -252,6 +312,8 @@ pub struct SlotPool {
     spare: Vec<Vec<Wave>>,
     /// The kernel whose wave retires next, while `next_known`.
     next: Option<usize>,
+    /// Its wave's key, while `next_known`.
+    next_key: Option<(i64, u64)>,
     next_known: bool,
     /// No kernel from this index on has a wave in flight (a bound, not
     /// always the least one): [`SlotPool::next_wave`] looks no further.
@@ -277,11 +339,16 @@ impl SlotPool {
     pub fn new(jobs: usize) -> SlotPool {
         SlotPool {
             kernels: Vec::new(),
-            held: vec![0.0; jobs],
+            tally: Tally {
+                resident: vec![0; jobs],
+                held: vec![0.0; jobs],
+                pressing: vec![0.0; jobs],
+            },
             pressing: vec![0.0; jobs],
             fresh: Vec::new(),
             spare: Vec::new(),
             next: None,
+            next_key: None,
             next_known: true,
             active_end: 0,
             superseded: 0,
@@ -306,8 +373,8 @@ impl SlotPool {
         order: i64,
         weight: f64,
     ) {
-        if job >= self.held.len() {
-            self.held.resize(job + 1, 0.0);
+        if job >= self.pressing.len() {
+            self.tally.grow(job + 1);
             self.pressing.resize(job + 1, 0.0);
         }
         self.changed = true;
@@ -330,7 +397,9 @@ impl SlotPool {
                 job,
                 op,
                 duration_ns,
-                per_sm: occupancy.per_sm,
+                per_sm_f: occupancy.per_sm as f64,
+                held_sms: 0.0,
+                press_sms: 0.0,
                 width: occupancy.wave_blocks(),
                 waves: occupancy.waves(),
                 sms: f64::from(occupancy.sms),
@@ -409,7 +478,7 @@ impl SlotPool {
     fn place_waves(&mut self, now: i64, first: &mut Vec<(usize, usize)>) {
         let SlotPool {
             kernels,
-            held,
+            tally,
             fresh,
             active_end,
             superseded,
@@ -417,14 +486,7 @@ impl SlotPool {
             max_sms,
             ..
         } = self;
-        held.iter_mut().for_each(|h| *h = 0.0);
-        // A kernel with no block resident holds 0.0: adding it changes
-        // no sum, so the sums are those of every kernel. Those with blocks
-        // resident have waves in flight: all before `active_end`.
-        for k in kernels[..*active_end].iter().filter(|k| k.resident > 0) {
-            held[k.job] += k.held();
-        }
-        let mut total: f64 = held.iter().sum();
+        let mut total: f64 = tally.held.iter().sum();
         // The job of the first kernel with blocks left to place: later
         // kernels of other jobs place nothing (in-order dispatch).
         let mut waiting: Option<usize> = None;
@@ -434,20 +496,20 @@ impl SlotPool {
             // nothing later fits (the rest of the list is mostly kernels
             // of every job still queued).
             if let Some(w) = waiting
-                && (total - held[w]).max(0.0) >= *max_sms
+                && (total - tally.held[w]).max(0.0) >= *max_sms
             {
                 break;
             }
             if k.to_place == 0 || waiting.is_some_and(|w| w != k.job) {
                 continue;
             }
-            let others = (total - held[k.job]).max(0.0);
+            let others = (total - tally.held[k.job]).max(0.0);
             let room = k.sms - others - k.held();
             // Blocks that fit in `room` SMs; the tolerance keeps a whole
             // device's worth of blocks from losing one to rounding.
             let fit = if room > 0.0 {
                 // Truncation is `floor` here: the value is positive.
-                (room * k.per_sm as f64 + 1e-6) as u64
+                (room * k.per_sm_f + 1e-6) as u64
             } else {
                 0
             };
@@ -460,11 +522,11 @@ impl SlotPool {
             }
             let base = k.next_wave_ns();
             k.placed_waves += 1;
+            let (was, before) = (k.resident, tally.held[k.job]);
             k.to_place -= n;
             k.resident += n;
-            let added = n as f64 / k.per_sm as f64;
-            held[k.job] += added;
-            total += added;
+            k.counts_changed(was, tally);
+            total += tally.held[k.job] - before;
             if k.placed_waves == 1 {
                 first.push((k.job, k.op));
             }
@@ -522,6 +584,7 @@ impl SlotPool {
     ) {
         let SlotPool {
             kernels,
+            tally,
             pressing,
             fresh,
             superseded,
@@ -530,22 +593,22 @@ impl SlotPool {
             nonfinite_weights,
             ..
         } = self;
-        pressing.iter_mut().for_each(|p| *p = 0.0);
-        // A kernel with no block resident presses on 0.0 SMs: with a
-        // finite weight it adds 0.0, which changes no sum. Those with blocks
-        // resident are before `active_end`; the others matter only with a
-        // weight that is not finite.
-        let pressing_end = if *nonfinite_weights > 0 {
-            kernels.len()
+        // With every weight finite the tallies hold what each job presses
+        // on. Otherwise every kernel counts, as the weights say (a kernel
+        // with no block resident presses on 0.0 SMs, times a weight that
+        // is not finite: not a number).
+        let pressing: &[f64] = if *nonfinite_weights > 0 {
+            pressing.iter_mut().for_each(|p| *p = 0.0);
+            for k in kernels
+                .iter()
+                .filter(|k| k.resident > 0 || !k.weight.is_finite())
+            {
+                pressing[k.job] += k.pressing() * k.weight;
+            }
+            pressing
         } else {
-            *active_end
+            &tally.pressing
         };
-        for k in kernels[..pressing_end]
-            .iter()
-            .filter(|k| k.resident > 0 || !k.weight.is_finite())
-        {
-            pressing[k.job] += k.pressing() * k.weight;
-        }
         let pressed: f64 = pressing.iter().sum();
         let mut fresh = fresh.iter().peekable();
         // Kernels with a wave in flight (placed now or before) are all
@@ -606,8 +669,20 @@ impl SlotPool {
 
     /// The earliest wave end, `(time, sequence number)`; `None` when no
     /// wave is in flight.
+    #[inline]
     pub fn next_wave(&mut self) -> Option<(i64, u64)> {
         if !self.next_known {
+            self.find_next_wave();
+        }
+        self.next_key
+    }
+
+    /// [`SlotPool::next_wave`] after the pool changed: scans the kernels
+    /// with waves in flight (the engine asks for the next wave several
+    /// times an event, mostly of an unchanged pool).
+    #[inline(never)]
+    fn find_next_wave(&mut self) {
+        {
             self.next = None;
             let mut best = (i64::MAX, u64::MAX);
             let mut end = 0;
@@ -625,7 +700,7 @@ impl SlotPool {
             self.active_end = end;
             self.next_known = true;
         }
-        self.next.and_then(|i| self.kernels[i].next_key())
+        self.next_key = self.next.and_then(|i| self.kernels[i].next_key());
     }
 
     /// The wave [`SlotPool::next_wave`] gave retires: its kernel's `(job,
@@ -638,7 +713,9 @@ impl SlotPool {
         self.changed = true;
         let k = &mut self.kernels[i];
         let n = k.in_flight.swap_remove(k.next).blocks;
+        let was = k.resident;
         k.resident -= n;
+        k.counts_changed(was, &mut self.tally);
         k.find_next();
         let (job, op) = (k.job, k.op);
         let done = k.to_place == 0 && k.in_flight.is_empty();
@@ -667,6 +744,26 @@ impl SlotPool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    impl SlotPool {
+        /// Asserts that the per-job tallies are what summing every kernel
+        /// gives: resident blocks exactly, SMs held and pressed on to
+        /// rounding.
+        fn check_tally(&self) {
+            for j in 0..self.tally.held.len() {
+                let of_job = || self.kernels.iter().filter(|k| k.job == j);
+                let resident: u64 = of_job().map(|k| k.resident).sum();
+                let held: f64 = of_job().map(|k| k.resident as f64 / k.per_sm_f).sum();
+                let pressing: f64 = of_job()
+                    .filter(|k| k.resident > 0)
+                    .map(|k| (k.resident + k.to_place).min(k.width) as f64 / k.per_sm_f * k.weight)
+                    .sum();
+                assert_eq!(self.tally.resident[j], resident, "job {j}");
+                assert!((self.tally.held[j] - held).abs() < 1e-9, "job {j}");
+                assert!((self.tally.pressing[j] - pressing).abs() < 1e-9, "job {j}");
+            }
+        }
+    }
 
     /// Runs the pool by itself: kernels `(job, occupancy, duration, admitted
     /// at)`, each wave's end the next event; returns each kernel's (first
@@ -700,6 +797,7 @@ mod tests {
                 limit: i64::MAX,
             };
             pool.place(now, c, tickets, &mut first);
+            pool.check_tally();
             for &(_, op) in &first {
                 result[op].0 = now;
             }
@@ -712,6 +810,7 @@ mod tests {
             now = t;
             while pool.next_wave().is_some_and(|(t, _)| t == now) {
                 let (_, op, done) = pool.retire_next();
+                pool.check_tally();
                 if done {
                     result[op].1 = now;
                 }
