@@ -103,6 +103,10 @@ struct Active {
     in_flight: Vec<Wave>,
     /// Its wave that retires first (index in `in_flight`; [`NONE`]: none).
     next: usize,
+    /// That wave's key ([`Wave::key`]; `(i64::MAX, u64::MAX)` while none),
+    /// kept beside `next` so that finding the pool's next wave reads no
+    /// wave.
+    next_at: (i64, u64),
     /// Blocks it places within this long of placing a wave still in flight
     /// join that wave, ns.
     merge_ns: i64,
@@ -182,29 +186,16 @@ impl Active {
     }
 
     /// Sets [`Active::held_sms`] and [`Active::press_sms`] after its blocks
-    /// to place or resident changed from `was_resident`, and its job's
-    /// tallies with them ([`Tally`]).
-    #[inline]
-    fn counts_changed(&mut self, was_resident: u64, tally: &mut Tally) {
-        let (held, press) = (self.held_sms, self.press_sms);
+    /// to place or resident changed: once a change, not at every read (the
+    /// pool reads them at every decision).
+    #[inline(always)]
+    fn counts_changed(&mut self) {
         self.held_sms = self.resident as f64 / self.per_sm_f;
         self.press_sms = if self.resident == 0 {
             0.0
         } else {
             (self.resident + self.to_place).min(self.width) as f64 / self.per_sm_f
         };
-        let j = self.job;
-        tally.resident[j] = tally.resident[j] + self.resident - was_resident;
-        if tally.resident[j] == 0 {
-            // Exactly nothing, whatever the sums' rounding left.
-            tally.held[j] = 0.0;
-            tally.pressing[j] = 0.0;
-        } else {
-            tally.held[j] += self.held_sms - held;
-            if self.weight.is_finite() {
-                tally.pressing[j] += (self.press_sms - press) * self.weight;
-            }
-        }
     }
 
     /// SMs it presses on: once its first block runs, a full wave's room
@@ -236,13 +227,13 @@ impl Active {
                 }
             }
         } else {
-            (d as f64 / w as f64).round() as i64
+            round_ns(d as f64 / w as f64)
         }
     }
 
     /// The key of its wave that retires first.
     fn next_key(&self) -> Option<(i64, u64)> {
-        (self.next != NONE).then(|| self.in_flight[self.next].key())
+        (self.next != NONE).then_some(self.next_at)
     }
 
     /// Finds its wave that retires first.
@@ -255,6 +246,7 @@ impl Active {
                 self.next = i;
             }
         }
+        self.next_at = best;
     }
 }
 
@@ -270,40 +262,18 @@ pub struct Tickets<'a> {
     pub limit: i64,
 }
 
-/// Per job, what its kernels in the pool hold and press on, kept as blocks
-/// are placed and retire (each decision reads them: summing every kernel's
-/// share at each would cost as much as the decision itself).
-#[derive(Debug, Default)]
-struct Tally {
-    /// Blocks resident.
-    resident: Vec<u64>,
-    /// SMs held ([`Active::held`] summed).
-    held: Vec<f64>,
-    /// SMs its started kernels press on, times their weights
-    /// ([`Active::pressing`]; kernels of a finite weight only: see
-    /// [`SlotPool::nonfinite_weights`]).
-    pressing: Vec<f64>,
-}
-
-impl Tally {
-    fn grow(&mut self, jobs: usize) {
-        if jobs > self.held.len() {
-            self.resident.resize(jobs, 0);
-            self.held.resize(jobs, 0.0);
-            self.pressing.resize(jobs, 0.0);
-        }
-    }
-}
-
 /// The kernels sharing the SMs and their waves in flight.
 #[derive(Debug, Default)]
 pub struct SlotPool {
     /// In the order they reached the GPU.
     kernels: Vec<Active>,
-    /// Per job: blocks resident, SMs held and pressed on.
-    tally: Tally,
-    /// SMs per job that its started kernels press on, with kernels of any
-    /// weight (scratch of [`SlotPool::place`] while a weight is not finite).
+    /// Kernels per job with blocks to place.
+    queued: Vec<usize>,
+    /// SMs held per job (scratch of [`SlotPool::place`]).
+    held: Vec<f64>,
+    /// SMs per job that its started kernels press on: held, plus what
+    /// their blocks still to place would hold (scratch of
+    /// [`SlotPool::place`]; see [`Active::pressing`]).
     pressing: Vec<f64>,
     /// Waves placed in the current [`SlotPool::place`], as (kernel, wave)
     /// indices (scratch).
@@ -339,11 +309,8 @@ impl SlotPool {
     pub fn new(jobs: usize) -> SlotPool {
         SlotPool {
             kernels: Vec::new(),
-            tally: Tally {
-                resident: vec![0; jobs],
-                held: vec![0.0; jobs],
-                pressing: vec![0.0; jobs],
-            },
+            queued: vec![0; jobs],
+            held: vec![0.0; jobs],
             pressing: vec![0.0; jobs],
             fresh: Vec::new(),
             spare: Vec::new(),
@@ -374,9 +341,12 @@ impl SlotPool {
         weight: f64,
     ) {
         if job >= self.pressing.len() {
-            self.tally.grow(job + 1);
+            self.queued.resize(job + 1, 0);
+            self.held.resize(job + 1, 0.0);
             self.pressing.resize(job + 1, 0.0);
         }
+        // Every kernel has a block (`Occupancy::new`).
+        self.queued[job] += 1;
         self.changed = true;
         if !weight.is_finite() {
             self.nonfinite_weights += 1;
@@ -410,6 +380,7 @@ impl SlotPool {
                 factor: 1.0,
                 in_flight: self.spare.pop().unwrap_or_default(),
                 next: NONE,
+                next_at: (i64::MAX, u64::MAX),
                 merge_ns: merge_window(duration_ns, occupancy.waves()),
             },
         );
@@ -461,6 +432,7 @@ impl SlotPool {
                 let key = wave.key();
                 if kernel.next_key().is_none_or(|next| key < next) {
                     kernel.next = w;
+                    kernel.next_at = key;
                 }
             }
         }
@@ -478,7 +450,8 @@ impl SlotPool {
     fn place_waves(&mut self, now: i64, first: &mut Vec<(usize, usize)>) {
         let SlotPool {
             kernels,
-            tally,
+            queued,
+            held,
             fresh,
             active_end,
             superseded,
@@ -486,24 +459,38 @@ impl SlotPool {
             max_sms,
             ..
         } = self;
-        let mut total: f64 = tally.held.iter().sum();
+        held.iter_mut().for_each(|h| *h = 0.0);
+        // A kernel with no block resident holds 0.0: adding it changes
+        // no sum, so the sums are those of every kernel. Those with blocks
+        // resident have waves in flight: all before `active_end`. (Sums
+        // kept as blocks come and go would round differently from one run
+        // of decisions to another, and the answers with them.)
+        for k in kernels[..*active_end].iter().filter(|k| k.resident > 0) {
+            held[k.job] += k.held();
+        }
+        let mut total: f64 = held.iter().sum();
         // The job of the first kernel with blocks left to place: later
         // kernels of other jobs place nothing (in-order dispatch).
         let mut waiting: Option<usize> = None;
+        // Its kernels with blocks to place not visited yet.
+        let mut later = 0;
         for (i, k) in kernels.iter_mut().enumerate() {
             // Once a job waits, only its own later kernels may place, in the
-            // room other jobs leave; when that is none of any kernel's SMs,
-            // nothing later fits (the rest of the list is mostly kernels
-            // of every job still queued).
+            // room other jobs leave; when there are none, or that room is
+            // none of any kernel's SMs, nothing later places (the rest of
+            // the list is mostly kernels of every job still queued).
             if let Some(w) = waiting
-                && (total - tally.held[w]).max(0.0) >= *max_sms
+                && (later == 0 || (total - held[w]).max(0.0) >= *max_sms)
             {
                 break;
             }
             if k.to_place == 0 || waiting.is_some_and(|w| w != k.job) {
                 continue;
             }
-            let others = (total - tally.held[k.job]).max(0.0);
+            if waiting.is_some() {
+                later -= 1;
+            }
+            let others = (total - held[k.job]).max(0.0);
             let room = k.sms - others - k.held();
             // Blocks that fit in `room` SMs; the tolerance keeps a whole
             // device's worth of blocks from losing one to rounding.
@@ -514,19 +501,27 @@ impl SlotPool {
                 0
             };
             let n = k.to_place.min(k.width - k.resident).min(fit);
-            if k.to_place > n {
-                waiting.get_or_insert(k.job);
+            if k.to_place > n && waiting.is_none() {
+                waiting = Some(k.job);
+                // Each earlier kernel of its job with blocks to place placed
+                // them all (else it would wait): those it counts are this
+                // one and later ones.
+                later = queued[k.job] - 1;
             }
             if n == 0 {
                 continue;
             }
             let base = k.next_wave_ns();
             k.placed_waves += 1;
-            let (was, before) = (k.resident, tally.held[k.job]);
             k.to_place -= n;
+            if k.to_place == 0 {
+                queued[k.job] -= 1;
+            }
             k.resident += n;
-            k.counts_changed(was, tally);
-            total += tally.held[k.job] - before;
+            k.counts_changed();
+            let added = n as f64 / k.per_sm_f;
+            held[k.job] += added;
+            total += added;
             if k.placed_waves == 1 {
                 first.push((k.job, k.op));
             }
@@ -584,7 +579,6 @@ impl SlotPool {
     ) {
         let SlotPool {
             kernels,
-            tally,
             pressing,
             fresh,
             superseded,
@@ -593,22 +587,22 @@ impl SlotPool {
             nonfinite_weights,
             ..
         } = self;
-        // With every weight finite the tallies hold what each job presses
-        // on. Otherwise every kernel counts, as the weights say (a kernel
-        // with no block resident presses on 0.0 SMs, times a weight that
-        // is not finite: not a number).
-        let pressing: &[f64] = if *nonfinite_weights > 0 {
-            pressing.iter_mut().for_each(|p| *p = 0.0);
-            for k in kernels
-                .iter()
-                .filter(|k| k.resident > 0 || !k.weight.is_finite())
-            {
-                pressing[k.job] += k.pressing() * k.weight;
-            }
-            pressing
+        pressing.iter_mut().for_each(|p| *p = 0.0);
+        // A kernel with no block resident presses on 0.0 SMs: with a
+        // finite weight it adds 0.0, which changes no sum. Those with blocks
+        // resident are before `active_end`; the others matter only with a
+        // weight that is not finite.
+        let pressing_end = if *nonfinite_weights > 0 {
+            kernels.len()
         } else {
-            &tally.pressing
+            *active_end
         };
+        for k in kernels[..pressing_end]
+            .iter()
+            .filter(|k| k.resident > 0 || !k.weight.is_finite())
+        {
+            pressing[k.job] += k.pressing() * k.weight;
+        }
         let pressed: f64 = pressing.iter().sum();
         let mut fresh = fresh.iter().peekable();
         // Kernels with a wave in flight (placed now or before) are all
@@ -664,6 +658,7 @@ impl SlotPool {
                     k.next = j;
                 }
             }
+            k.next_at = best;
         }
     }
 
@@ -682,25 +677,22 @@ impl SlotPool {
     /// times an event, mostly of an unchanged pool).
     #[inline(never)]
     fn find_next_wave(&mut self) {
-        {
-            self.next = None;
-            let mut best = (i64::MAX, u64::MAX);
-            let mut end = 0;
-            for (i, k) in self.kernels[..self.active_end].iter().enumerate() {
-                if !k.in_flight.is_empty() {
-                    end = i + 1;
-                }
-                if let Some(key) = k.next_key()
-                    && key < best
-                {
-                    best = key;
-                    self.next = Some(i);
-                }
+        self.next = None;
+        // A kernel without a next wave has the greatest key: never taken.
+        let mut best = (i64::MAX, u64::MAX);
+        let mut end = 0;
+        for (i, k) in self.kernels[..self.active_end].iter().enumerate() {
+            if !k.in_flight.is_empty() {
+                end = i + 1;
             }
-            self.active_end = end;
-            self.next_known = true;
+            if k.next_at < best {
+                best = k.next_at;
+                self.next = Some(i);
+            }
         }
-        self.next_key = self.next.and_then(|i| self.kernels[i].next_key());
+        self.active_end = end;
+        self.next_known = true;
+        self.next_key = self.next.map(|_| best);
     }
 
     /// The wave [`SlotPool::next_wave`] gave retires: its kernel's `(job,
@@ -713,9 +705,8 @@ impl SlotPool {
         self.changed = true;
         let k = &mut self.kernels[i];
         let n = k.in_flight.swap_remove(k.next).blocks;
-        let was = k.resident;
         k.resident -= n;
-        k.counts_changed(was, &mut self.tally);
+        k.counts_changed();
         k.find_next();
         let (job, op) = (k.job, k.op);
         let done = k.to_place == 0 && k.in_flight.is_empty();
@@ -746,21 +737,24 @@ mod tests {
     use super::*;
 
     impl SlotPool {
-        /// Asserts that the per-job tallies are what summing every kernel
-        /// gives: resident blocks exactly, SMs held and pressed on to
-        /// rounding.
-        fn check_tally(&self) {
-            for j in 0..self.tally.held.len() {
-                let of_job = || self.kernels.iter().filter(|k| k.job == j);
-                let resident: u64 = of_job().map(|k| k.resident).sum();
-                let held: f64 = of_job().map(|k| k.resident as f64 / k.per_sm_f).sum();
-                let pressing: f64 = of_job()
-                    .filter(|k| k.resident > 0)
-                    .map(|k| (k.resident + k.to_place).min(k.width) as f64 / k.per_sm_f * k.weight)
-                    .sum();
-                assert_eq!(self.tally.resident[j], resident, "job {j}");
-                assert!((self.tally.held[j] - held).abs() < 1e-9, "job {j}");
-                assert!((self.tally.pressing[j] - pressing).abs() < 1e-9, "job {j}");
+        /// Asserts that what the pool keeps is what recounting gives: each
+        /// kernel's next wave's key, SMs held and pressed on, and per job
+        /// the kernels with blocks to place.
+        fn check_kept(&self) {
+            for k in &self.kernels {
+                let key = (k.next != NONE).then(|| k.in_flight[k.next].key());
+                assert_eq!(k.next_at, key.unwrap_or((i64::MAX, u64::MAX)));
+                assert_eq!(k.held_sms, k.resident as f64 / k.per_sm_f);
+                let pressing = if k.resident == 0 {
+                    0.0
+                } else {
+                    (k.resident + k.to_place).min(k.width) as f64 / k.per_sm_f
+                };
+                assert_eq!(k.press_sms, pressing);
+            }
+            for (j, &queued) in self.queued.iter().enumerate() {
+                let of_job = self.kernels.iter().filter(|k| k.job == j && k.to_place > 0);
+                assert_eq!(queued, of_job.count(), "job {j}");
             }
         }
     }
@@ -797,7 +791,7 @@ mod tests {
                 limit: i64::MAX,
             };
             pool.place(now, c, tickets, &mut first);
-            pool.check_tally();
+            pool.check_kept();
             for &(_, op) in &first {
                 result[op].0 = now;
             }
@@ -810,7 +804,7 @@ mod tests {
             now = t;
             while pool.next_wave().is_some_and(|(t, _)| t == now) {
                 let (_, op, done) = pool.retire_next();
-                pool.check_tally();
+                pool.check_kept();
                 if done {
                     result[op].1 = now;
                 }
