@@ -16,8 +16,9 @@
 #   lab/validate/gpus-call.sh BIN_ARCHIVE SET WORK TAG DEADLINE_S PAIRS_GPU0 [PAIRS_GPU1 ...]
 #
 # BIN_ARCHIVE: an xz tar of fikit-run, fikit-profile, libfikit_collector.so
-# and libfikit_shim.so. RUN_ARGS and QUIET pass through to set-call.sh. From
-# the repository root.
+# and libfikit_shim.so. RUN_ARGS and QUIET pass through to set-call.sh; a
+# sitting's own options follow its pairs after an @ (PAIRS@OPTIONS, e.g.
+# 'a-b@--policy exclusive,mps'), added to RUN_ARGS. From the repository root.
 set -u
 ARCHIVE=${1:?usage: gpus-call.sh BIN_ARCHIVE SET WORK TAG DEADLINE_S PAIRS_GPU0 [PAIRS_GPU1 ...]}
 SET=${2:?set file}
@@ -74,15 +75,18 @@ sleep 1
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $ngpu GPUs, $(nproc) CPUs"
 pids=()
 g=0
-for pairs in "$@"; do
+for arg in "$@"; do
+  pairs=${arg%%@*}
+  own=""
+  [ "$arg" != "$pairs" ] && own=${arg#*@}
   d="$WORK/g$g"
   mkdir -p "$d/profiles"
   cp -np "$WORK"/pool/*.parquet "$WORK"/pool/*.log "$d/profiles/" 2>/dev/null
   cpus=$(cpus_of "$g")
-  echo "== GPU $g: pairs $pairs, CPUs ${cpus:-all}"
+  echo "== GPU $g: pairs $pairs${own:+ ($own)}, CPUs ${cpus:-all}"
   pin=()
   [ -n "$cpus" ] && pin=(taskset -c "$cpus")
-  CUDA_VISIBLE_DEVICES=$g "${pin[@]}" lab/validate/set-call.sh "$WORK/bin" "$SET" "$d" \
+  RUN_ARGS="${RUN_ARGS:-} $own" CUDA_VISIBLE_DEVICES=$g "${pin[@]}" lab/validate/set-call.sh "$WORK/bin" "$SET" "$d" \
     "$WORK/pack-g$g" "$DEADLINE" "$pairs" >"$OUTDIR/device-$TAG-g$g.txt" 2>&1 &
   pids+=($!)
   g=$((g + 1))
