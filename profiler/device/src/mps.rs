@@ -33,12 +33,7 @@ pub struct MpsDaemon {
 /// where the daemon had none set (every device, as numbered).
 fn client_visible(daemons: Option<&str>) -> Option<String> {
     let n = daemons?.split(',').filter(|d| !d.trim().is_empty()).count();
-    (n > 0).then(|| {
-        (0..n)
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    })
+    (n > 0).then(|| (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","))
 }
 
 impl MpsDaemon {
