@@ -2,17 +2,17 @@
 """Why a batch-1 request served open loop takes longer than a closed-loop
 iteration (lab log 2026-11-28, issue 47's serving set on the H200).
 
-One process, one model (resnet50 b1 eval by default), four phases of N
-requests each, every request timed on the host (wall, ending in a
-synchronize; host: until the forward call returns, the launches) and on
-the GPU (CUDA events around it):
+One process, one model (resnet50 b1 eval by default), phases of N
+requests each (sleep and spin once per period named), every request timed
+on the host (wall, ending in a synchronize; host: until the forward call
+returns, the launches) and on the GPU (CUDA events around it):
   closed  back to back;
   sleep   one every PERIOD ms, waiting with time.sleep (as workload.py);
   spin    one every PERIOD ms, waiting in a busy loop on the host;
   closed2 back to back again (drift check).
 Prints one JSON line a phase: median and p90 of wall, host and GPU ms.
 
-    python3 lab/validate/serve-idle.py [--model resnet50] [--n 200] [--period-ms 20]
+    python3 lab/validate/serve-idle.py [--model resnet50] [--n 200] [--period-ms 20[,50,...]]
 """
 
 import argparse
@@ -28,7 +28,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="resnet50")  # a torchvision model
     ap.add_argument("--n", type=int, default=200)
-    ap.add_argument("--period-ms", type=float, default=20.0)
+    ap.add_argument("--period-ms", default="20", help="comma-separated periods, ms")
     a = ap.parse_args()
     model = getattr(torchvision.models, a.model)().cuda().eval()
     x = torch.randn(1, 3, 224, 224, device="cuda")
@@ -47,12 +47,14 @@ def main():
 
     for _ in range(30):
         request()
-    for phase in ("closed", "sleep", "spin", "closed2"):
+    periods = [float(p) for p in a.period_ms.split(",")]
+    phases = [("closed", 0.0)] + [(m, p) for p in periods for m in ("sleep", "spin")] + [("closed2", 0.0)]
+    for phase, period in phases:
         out = []
         nxt = time.perf_counter()
         for _ in range(a.n):
             if phase in ("sleep", "spin"):
-                nxt += a.period_ms / 1e3
+                nxt += period / 1e3
                 if phase == "sleep":
                     ahead = nxt - time.perf_counter()
                     if ahead > 0:
@@ -67,6 +69,7 @@ def main():
         q = lambda v, p: v[min(len(v) - 1, int(p * len(v)))]
         print(json.dumps({
             "phase": phase,
+            "period_ms": period,
             "wall_ms_p50": round(statistics.median(wall), 3),
             "wall_ms_p90": round(q(wall, 0.9), 3),
             "gpu_ms_p50": round(statistics.median(gpu), 3),
