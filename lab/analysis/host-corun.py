@@ -29,6 +29,7 @@ launches, Spearman at least 0.7).
 
 import glob
 import json
+from bisect import bisect_left
 import os
 import statistics
 import sys
@@ -64,17 +65,6 @@ def timed_launches(path, iters):
                 continue
             gaps.append(b - a)
     return durations, gaps
-
-
-def bisect_left(xs, x):
-    lo, hi = 0, len(xs)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if xs[mid] < x:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
 
 
 def arg(command, name, default):
