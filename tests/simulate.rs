@@ -398,6 +398,7 @@ fn a_job_with_untraced_runs_is_simulated_at_its_untraced_host_speed() {
             region_ns,
             launches: 6,
             iterations_ns: Vec::new(),
+            busy_ns: Vec::new(),
         })
         .collect();
     serving.meta.characterization = Some(c);

@@ -36,10 +36,12 @@ pub const TIMED_EVERY: u32 = 8;
 /// Flip times kept for the gate's A/B ([`Block::flips`]).
 pub const FLIPS: usize = 4096;
 const FLIPS_AT: usize = STAMPS_AT + MAX_JOBS * STAMPS * 8;
+const BUSY_AT: usize = FLIPS_AT + FLIPS * 8;
 /// Size of the control file.
-pub const SIZE: usize = FLIPS_AT + FLIPS * 8;
-// "fikitru2": the second layout (320-byte slots); a gate of another layout refuses the file.
-const MAGIC: u64 = 0x6669_6b69_7472_7532;
+pub const SIZE: usize = BUSY_AT + MAX_JOBS * STAMPS * 8;
+// "fikitru3": the third layout (busy starts after the flips); a gate of
+// another layout refuses the file.
+const MAGIC: u64 = 0x6669_6b69_7472_7533;
 
 /// The policy a run's gates apply, as stored in [`Header::policy`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,6 +207,9 @@ pub struct Slot {
     /// Through the shim: lookups of a launch entry point it could not wrap
     /// (their launches went ungated), written at the process's exit.
     pub shim_unwrapped: AtomicU64,
+    /// When the first launch since the latest stamp was made, ns: where the
+    /// busy part of the iteration that the next stamp ends began.
+    pub busy_from_ns: AtomicI64,
 }
 
 pub use crate::shm::ControlFile;
@@ -326,6 +331,20 @@ impl Block {
         unsafe { self.map.slice::<AtomicI64>(FLIPS_AT, FLIPS) }
     }
 
+    /// Job `j`'s busy starts: entry `n`, when the first launch after stamp
+    /// `n - 1` (after the job's start for `n` = 0) was made, written with
+    /// stamp `n`. A stamp minus its busy start is the iteration's busy
+    /// part: its first launch to its end, without the host's idle before
+    /// it (a server waiting for its next request).
+    pub fn busy_starts(&self, j: usize) -> &[AtomicI64] {
+        assert!(j < self.jobs, "job {j} of {}", self.jobs);
+        // SAFETY: MAX_JOBS arrays of STAMPS i64 follow the flips inside the mapping; 8-byte aligned.
+        unsafe {
+            self.map
+                .slice::<AtomicI64>(BUSY_AT + j * STAMPS * 8, STAMPS)
+        }
+    }
+
     fn stamps_of(&self, j: usize) -> &[AtomicI64] {
         assert!(j < self.jobs, "job {j} of {}", self.jobs);
         // SAFETY: MAX_JOBS arrays of STAMPS i64 follow the slots inside the mapping; 8-byte aligned.
@@ -359,6 +378,8 @@ pub struct Measured {
     pub end_ns: Option<i64>,
     /// Its iterations ([`iterations`]), ns.
     pub iterations_ns: Vec<i64>,
+    /// The busy part of the same iterations ([`busy`]), ns.
+    pub busy_ns: Vec<i64>,
     /// Kernel launches it made.
     pub launches: u64,
 }
@@ -380,6 +401,10 @@ impl Block {
             .iter()
             .map(|w| w.load(Ordering::SeqCst))
             .collect();
+        let starts: Vec<i64> = self.busy_starts(j)[..n]
+            .iter()
+            .map(|w| w.load(Ordering::SeqCst))
+            .collect();
         Measured {
             first_launch_ns: (first != 0).then_some(first),
             end_ns: (first != 0).then(|| {
@@ -388,6 +413,7 @@ impl Block {
                     .max(s.last_sync_ns.load(Ordering::SeqCst))
             }),
             iterations_ns: iterations(first, &stamps),
+            busy_ns: busy(first, &stamps, &starts),
             launches: s.launched.load(Ordering::SeqCst),
         }
     }
@@ -404,6 +430,19 @@ pub fn iterations(first_launch: i64, stamps: &[i64]) -> Vec<i64> {
         .filter(|&t| first_launch != 0 && t >= first_launch)
         .collect();
     after.windows(2).skip(1).map(|w| w[1] - w[0]).collect()
+}
+
+/// The busy parts of the iterations [`iterations`] gives, in its order:
+/// each stamp after the first two after the first launch, minus its busy
+/// start (`starts`, entry for entry with `stamps`).
+pub fn busy(first_launch: i64, stamps: &[i64], starts: &[i64]) -> Vec<i64> {
+    stamps
+        .iter()
+        .zip(starts)
+        .filter(|&(&t, _)| first_launch != 0 && t >= first_launch)
+        .skip(2)
+        .map(|(&t, &s)| t - s)
+        .collect()
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() <= HEADER);
@@ -451,6 +490,11 @@ mod tests {
         // Syncs at 5 (before any launch), 100, 150, 170, 230.
         assert_eq!(iterations(50, &[5, 100, 150, 170, 230]), vec![20, 60]);
         assert!(iterations(0, &[1, 2, 3]).is_empty());
+        // The same iterations' busy parts: their first launches at 160 and
+        // 200 (the idle before them, 150-160 and 170-200, left out).
+        let starts = [0, 50, 120, 160, 200];
+        assert_eq!(busy(50, &[5, 100, 150, 170, 230], &starts), vec![10, 30]);
+        assert!(busy(0, &[1, 2, 3], &[0, 0, 0]).is_empty());
     }
 
     #[test]

@@ -271,7 +271,13 @@ impl<'a> Gate<'a> {
             }
             s.first_launch_ns.store(start, SeqCst);
         }
-        let seq = (s.launched.load(Relaxed) as u32).wrapping_add(1);
+        let launched = s.launched.load(Relaxed);
+        if launched == s.stamped_launched.load(Relaxed) {
+            // The first launch since the latest stamp: the iteration's busy
+            // part begins (whatever the policy then makes it wait).
+            s.busy_from_ns.store(start, Relaxed);
+        }
+        let seq = (launched as u32).wrapping_add(1);
         let policy = b.policy();
         let (predicted, known) = self.table.duration(key);
         if policy == GatePolicy::Fikit && !known {
@@ -429,6 +435,7 @@ impl<'a> Gate<'a> {
         let n = s.syncs.fetch_add(1, Relaxed) as usize;
         if let Some(w) = self.block.stamps(self.me).get(n) {
             w.store(now, Relaxed);
+            self.block.busy_starts(self.me)[n].store(s.busy_from_ns.load(Relaxed), Relaxed);
         }
     }
 }
@@ -875,9 +882,14 @@ mod tests {
         assert_eq!(b.slot(0).last_sync_ns.load(SeqCst), 30);
         let mut c = script(&b, 40, |_, _| panic!("waited"));
         g.before_launch(Some(1), &mut c);
+        // A second launch in the same iteration: its busy part still began
+        // at the first.
+        let mut c = script(&b, 45, |_, _| panic!("waited"));
+        g.before_launch(Some(1), &mut c);
         g.synced(50);
         assert_eq!(b.slot(0).syncs.load(SeqCst), 2);
         assert_eq!(b.stamps(0)[1].load(SeqCst), 50);
+        assert_eq!(b.busy_starts(0)[1].load(SeqCst), 40);
     }
 
     #[test]

@@ -276,11 +276,13 @@ pub fn characterization(gpu_name: &str) -> Characterization {
                 region_ns: 9_000,
                 launches: 2,
                 iterations_ns: vec![4_000, 4_500],
+                busy_ns: vec![3_800, 4_100],
             },
             UntracedRun {
                 region_ns: 8_000,
                 launches: 2,
                 iterations_ns: vec![3_900],
+                busy_ns: Vec::new(),
             },
         ],
         pressure: None,

@@ -487,6 +487,12 @@ pub struct UntracedRun {
     /// first span (setup) left out: its iterations, ns.
     #[serde(default)]
     pub iterations_ns: Vec<i64>,
+    /// The busy part of each of the same iterations: from its first kernel
+    /// launch to the blocking synchronization that ends it, ns (the host's
+    /// idle before the launch, a server waiting for a request, left out).
+    /// Empty in traces from before the field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub busy_ns: Vec<i64>,
 }
 
 impl Characterization {
@@ -519,6 +525,17 @@ impl Characterization {
             if let Some(d) = r.iterations_ns.iter().find(|d| **d > r.region_ns) {
                 return Err(format!(
                     "untraced_runs[{i}].iterations_ns: an iteration of {d} ns is longer than the run's region ({} ns)",
+                    r.region_ns
+                ));
+            }
+            if let Some((j, d)) = r.busy_ns.iter().enumerate().find(|(_, d)| **d <= 0) {
+                return Err(format!(
+                    "untraced_runs[{i}].busy_ns[{j}]: expected a positive number of ns, found {d}"
+                ));
+            }
+            if let Some(d) = r.busy_ns.iter().find(|d| **d > r.region_ns) {
+                return Err(format!(
+                    "untraced_runs[{i}].busy_ns: a busy part of {d} ns is longer than the run's region ({} ns)",
                     r.region_ns
                 ));
             }

@@ -277,7 +277,7 @@ fn a_characterization_is_optional_but_checked() {
             *v = j.to_string();
         })
     };
-    let cases: [(&Edit, String); 5] = [
+    let cases: [(&Edit, String); 6] = [
         (
             &|j| j["gpu_name"] = "NVIDIA H200".into(),
             format!(
@@ -291,6 +291,13 @@ fn a_characterization_is_optional_but_checked() {
         (
             &|j| j["untraced_runs"][0]["iterations_ns"][1] = (-3).into(),
             "untraced_runs[0].iterations_ns[1]: expected a positive number of ns, found -3".into(),
+        ),
+        (
+            &|j| j["untraced_runs"][0]["busy_ns"][0] = i64::MAX.into(),
+            format!(
+                "untraced_runs[0].busy_ns: a busy part of {} ns is longer than the run's region (9000 ns)",
+                i64::MAX
+            ),
         ),
         (
             &|j| j["untraced_runs"][0]["launches"] = 0.into(),

@@ -682,6 +682,7 @@ mod untraced {
             region_ns: ms * 1_000_000,
             launches: 10,
             iterations_ns: vec![1_000_000],
+            busy_ns: Vec::new(),
         }
     }
 

@@ -114,6 +114,12 @@ fn outcome(m: &fikit_gate::block::Measured) -> Outcome {
                 .copied()
                 .filter(|&d| d > 0 && d <= region_ns)
                 .collect(),
+            busy_ns: m
+                .busy_ns
+                .iter()
+                .copied()
+                .filter(|&d| d > 0 && d <= region_ns)
+                .collect(),
         }),
         _ => Outcome::NoLaunches,
     }
@@ -216,14 +222,15 @@ mod tests {
             // A stamp past the region (a racing synchronization) and a
             // zero span are left out.
             iterations_ns: vec![300, 0, 2_000, 400],
+            busy_ns: vec![250, 1_500, 0],
             launches: 7,
         };
         let Outcome::Measured(r) = outcome(&m) else {
             panic!("a measured run")
         };
         assert_eq!(
-            (r.region_ns, r.launches, r.iterations_ns),
-            (1_000, 7, vec![300, 400])
+            (r.region_ns, r.launches, r.iterations_ns, r.busy_ns),
+            (1_000, 7, vec![300, 400], vec![250])
         );
         let none = Measured { launches: 0, ..m };
         assert!(matches!(outcome(&none), Outcome::NoLaunches));
@@ -235,6 +242,7 @@ mod tests {
             region_ns: ms * 1_000_000,
             launches: 1,
             iterations_ns: Vec::new(),
+            busy_ns: Vec::new(),
         };
         assert_eq!(regions_line(&[]), "none");
         assert_eq!(regions_line(&[run(12)]), "12.0 ms");
@@ -257,6 +265,7 @@ mod tests {
             region_ns: 10,
             launches: 0,
             iterations_ns: Vec::new(),
+            busy_ns: Vec::new(),
         }];
         let e = add_to_trace(&p, bad).unwrap_err();
         assert!(

@@ -18,6 +18,13 @@
 //! found by fixed-point steps on the host part, kept within
 //! [`FACTOR_LIMITS`]. Each run's own factor gives the range the host's
 //! speed varied over ([`HostSpeed::low`], [`HostSpeed::high`]).
+//!
+//! A server's region holds its idle between requests, which no host speed
+//! changes; where its untraced runs measured their iterations' busy parts
+//! (first launch to the synchronization that ends it,
+//! [`fikit_trace::UntracedRun::busy_ns`]), a serving job's factor makes
+//! the median busy part of its recorded iterations replayed alone theirs
+//! ([`busy_factor`]).
 
 use rayon::prelude::*;
 
@@ -46,6 +53,9 @@ pub struct HostSpeed {
     pub high: f64,
     /// Untraced runs it comes from.
     pub runs: usize,
+    /// Fitted on the runs' busy parts ([`busy_factor`], a server), not on
+    /// their regions ([`region_factor`]).
+    pub busy: bool,
 }
 
 /// When `job`'s first kernel started in its profile, from the job's start
@@ -67,32 +77,67 @@ pub fn first_kernel_ns(job: &Job) -> i64 {
 /// alone or has no region.
 pub fn region_factor(job: &Job, region_ns: f64, model: &GpuModel, from: f64) -> Option<f64> {
     let pre = first_kernel_ns(job);
-    let region_with = |f: f64| -> Option<f64> {
+    fit_factor(region_ns, from, |f| {
         let alone =
             run_isolated(std::slice::from_ref(&job.with_region_host_speed(f)), model).ok()?;
         let r = (alone[0].jobs[0].jct_ns() - pre) as f64;
         (r > 0.0).then_some(r)
-    };
+    })
+}
+
+/// The factor on `job`'s host time that makes the median busy part of its
+/// iterations after its set-up, replayed alone on `model`, `busy_ns`: each
+/// iteration's latency less the host's delay before its first step
+/// ([`Job::iteration_first_delays`]), as the gate measures a run's busy
+/// parts from each iteration's first launch. For a server recorded as it
+/// served, whose region holds its idle between requests: the busy parts
+/// leave the idle out. `None` as [`region_factor`].
+pub fn busy_factor(job: &Job, busy_ns: f64, model: &GpuModel, from: f64) -> Option<f64> {
+    fit_factor(busy_ns, from, |f| {
+        let fast = job.with_region_host_speed(f);
+        let alone = run_isolated(std::slice::from_ref(&fast), model).ok()?;
+        let latencies = &alone[0].jobs[0].iterations_ns;
+        let firsts = fast.iteration_first_delays();
+        if latencies.len() != firsts.len() {
+            return None;
+        }
+        let busy: Vec<i64> = latencies
+            .iter()
+            .zip(&firsts)
+            .skip(fast.setup_iterations)
+            .map(|(l, d)| l - d)
+            .collect();
+        median(&busy).filter(|&b| b > 0.0)
+    })
+}
+
+/// The factor, within [`FACTOR_LIMITS`], at which `measure` (a replay's
+/// figure at a factor; close to affine in it, the GPU's time fixed and the
+/// host's scaled) gives `target`, starting from `from`: after one
+/// proportional step, secant steps through the last two points, a few
+/// replays even where the host is a small part of the figure, where
+/// proportional steps alone crawl. `None` when `measure` has no figure.
+fn fit_factor(target: f64, from: f64, measure: impl Fn(f64) -> Option<f64>) -> Option<f64> {
     let (lo, hi) = FACTOR_LIMITS;
-    let close = |r: f64| (r / region_ns - 1.0).abs() < CLOSE;
+    let close = |r: f64| (r / target - 1.0).abs() < CLOSE;
     let mut f0 = from.clamp(lo, hi);
-    let mut r0 = region_with(f0)?;
+    let mut r0 = measure(f0)?;
     if close(r0) {
         return Some(f0);
     }
-    let mut f1 = (f0 * region_ns / r0).clamp(lo, hi);
+    let mut f1 = (f0 * target / r0).clamp(lo, hi);
     for _ in 0..STEPS {
-        let r1 = region_with(f1)?;
+        let r1 = measure(f1)?;
         if close(r1) || f1 == f0 {
             break;
         }
         let slope = (r1 - r0) / (f1 - f0);
         let next = if slope > 0.0 {
-            f1 + (region_ns - r1) / slope
+            f1 + (target - r1) / slope
         } else {
             // Not increasing here (the host hidden behind the GPU): a
             // proportional step.
-            f1 * region_ns / r1
+            f1 * target / r1
         };
         (f0, r0) = (f1, r1);
         f1 = next.clamp(lo, hi);
@@ -131,14 +176,21 @@ pub fn characterized(job: &Job, model: &GpuModel) -> Job {
 /// `job`'s host speed untraced on `model`, from its untraced runs
 /// ([`Job::untraced_regions_ns`]); `None` without any.
 pub fn untraced(job: &Job, model: &GpuModel) -> Option<HostSpeed> {
-    let regions = &job.untraced_regions_ns;
     // The runs measured the program as recorded: fit on it, not on a
     // repeated or serving program rebuilt from it.
     let fit = job.recorded.as_deref().unwrap_or(job);
-    let factor = region_factor(fit, median(regions)?, model, 1.0)?;
-    let each: Vec<f64> = regions
+    // A server's region holds its idle between requests, which the host's
+    // speed does not change: its runs' busy parts, where they measured them.
+    let busy = serves(job) && !job.untraced_busy_ns.is_empty();
+    let (figures, factor_at): (&[i64], FactorAt) = if busy {
+        (&job.untraced_busy_ns, busy_factor)
+    } else {
+        (&job.untraced_regions_ns, region_factor)
+    };
+    let factor = factor_at(fit, median(figures)?, model, 1.0)?;
+    let each: Vec<f64> = figures
         .iter()
-        .map(|&r| region_factor(fit, r as f64, model, factor))
+        .map(|&r| factor_at(fit, r as f64, model, factor))
         .collect::<Option<_>>()?;
     // The median's factor lies between the runs' where the region grows
     // with the factor; where it does not quite, the range still holds it.
@@ -146,8 +198,20 @@ pub fn untraced(job: &Job, model: &GpuModel) -> Option<HostSpeed> {
         factor,
         low: each.iter().copied().fold(factor, f64::min),
         high: each.iter().copied().fold(factor, f64::max),
-        runs: regions.len(),
+        runs: figures.len(),
+        busy,
     })
+}
+
+/// A fit of the host's factor to one figure ([`region_factor`], [`busy_factor`]).
+type FactorAt = fn(&Job, f64, &GpuModel, f64) -> Option<f64>;
+
+/// Whether `job` serves requests ([`Job::serving`]: its program waits for
+/// arrivals).
+fn serves(job: &Job) -> bool {
+    job.steps
+        .iter()
+        .any(|s| matches!(s, crate::sim::job::HostStep::Arrive { .. }))
 }
 
 /// Each job on its host's untraced speed where its trace has untraced runs
@@ -229,12 +293,13 @@ pub fn describe(job: &Job, speed: Option<&HostSpeed>) -> String {
     let name = &job.name;
     match speed {
         Some(h) => format!(
-            "{name} {:.2}x [{:.2}-{:.2}] ({} untraced run{}{})",
+            "{name} {:.2}x [{:.2}-{:.2}] ({} untraced run{}{}{})",
             h.factor,
             h.low,
             h.high,
             h.runs,
             if h.runs == 1 { "" } else { "s" },
+            if h.busy { ", busy parts" } else { "" },
             if h.factor <= FACTOR_LIMITS.0 || h.factor >= FACTOR_LIMITS.1 {
                 "; at the factor's limit: the untraced runs do not look like this profile"
             } else {
@@ -409,6 +474,82 @@ mod tests {
         ));
         job.untraced_regions_ns = Arc::from(vec![1_000_000_000]);
         assert_eq!(untraced(&job, &model).unwrap().factor, FACTOR_LIMITS.1);
+    }
+
+    /// A server recorded as it served: the iterations of
+    /// [`fikit_trace::fixture::serving`] (kernel `conv` [0, 10) us, `fc`
+    /// [40, 45) us, a stream synchronization [41, 46) us that waits for it),
+    /// starting at `starts_us`, so 54 us of host before each iteration that
+    /// follows the one before at once, and idle added before the others.
+    fn served_recording(starts_us: &[i64]) -> Job {
+        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
+        let mut t = empty("server", 0);
+        for (i, &s) in starts_us.iter().enumerate() {
+            let (base, c) = (s * 1_000, i as u32 * 3);
+            t.kernels
+                .push(launched_at_start("conv", c + 1, base, base + 10_000));
+            t.kernels
+                .push(launched_at_start("fc", c + 2, base + 40_000, base + 45_000));
+            t.syncs
+                .push(stream_sync(7, c + 3, base + 41_000, base + 46_000));
+        }
+        Job::from_trace(&t)
+    }
+
+    /// Eight iterations; a millisecond of idle before the fourth and two
+    /// before the sixth (a request that waited to arrive).
+    const SERVED_US: [i64; 8] = [0, 100, 200, 1_300, 1_400, 3_500, 3_600, 3_700];
+
+    #[test]
+    fn a_server_recorded_as_it_served_waits_only_for_its_new_arrivals() {
+        let model = no_switch();
+        let job = served_recording(&SERVED_US);
+        assert_eq!(
+            job.iteration_first_delays()[1..],
+            [54_000, 54_000, 1_054_000, 54_000, 2_054_000, 54_000, 54_000]
+        );
+        // Requests 1 ms apart, each alone on the GPU: arrival, 54 us of
+        // host, `conv`, `fc` launched 40 us after it, the wait back 6 us
+        // later: 100 us each, the recording's idle gone.
+        let served = job.serving(&[1_000_000, 2_000_000, 3_000_000, 4_000_000]);
+        let alone = run_isolated(std::slice::from_ref(&served), &model).unwrap();
+        assert_eq!(
+            alone[0].jobs[0].iterations_ns,
+            [100_000, 100_000, 100_000, 100_000]
+        );
+    }
+
+    #[test]
+    fn a_server_is_fitted_on_its_busy_parts() {
+        let model = no_switch();
+        let recorded = served_recording(&SERVED_US);
+        // An iteration's busy part, its first launch to its wait's return:
+        // `fc` issued at 40 us, done at 45, the wait issued at 41 and back
+        // at 46. At half the host's time: `fc` at 20, done at 25, back at
+        // 26 us.
+        let f = busy_factor(&recorded, 26_000.0, &model, 1.0).unwrap();
+        assert!((f - 0.5).abs() < 1e-3, "{f}");
+        // As a server with its untraced runs' busy parts (26, 24 and 28 us:
+        // 0.5, 0.45 and 0.55) it is fitted on them, not on its regions,
+        // which hold the recording's idle.
+        let mut served = recorded.serving(&[1_000_000, 2_000_000]);
+        served.untraced_regions_ns = Arc::from(vec![3_000_000]);
+        served.untraced_busy_ns = Arc::from(vec![26_000, 24_000, 28_000]);
+        let h = untraced(&served, &model).unwrap();
+        assert!(h.busy && (h.factor - 0.5).abs() < 1e-3, "{h:?}");
+        assert!(
+            (h.low - 0.45).abs() < 1e-3 && (h.high - 0.55).abs() < 1e-3,
+            "{h:?}"
+        );
+        assert_eq!(
+            describe(&served, Some(&h)),
+            "server 0.50x [0.45-0.55] (3 untraced runs, busy parts)"
+        );
+        // Not serving, the same recording is fitted on its region.
+        let mut plain = recorded.clone();
+        plain.untraced_regions_ns = Arc::from(vec![3_000_000]);
+        plain.untraced_busy_ns = Arc::from(vec![26_000]);
+        assert!(!untraced(&plain, &model).unwrap().busy);
     }
 
     #[test]

@@ -117,6 +117,18 @@ impl Job {
                 .iter()
                 .flat_map(|c| c.untraced_runs.iter().map(|r| r.region_ns))
                 .collect(),
+            untraced_busy_ns: trace
+                .meta
+                .characterization
+                .iter()
+                .flat_map(|c| c.untraced_runs.iter())
+                .filter(|r| !r.busy_ns.is_empty())
+                .map(|r| {
+                    let mut b = r.busy_ns.clone();
+                    b.sort_unstable();
+                    b[b.len() / 2]
+                })
+                .collect(),
             measured_pressure: trace
                 .meta
                 .characterization

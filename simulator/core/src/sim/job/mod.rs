@@ -219,6 +219,13 @@ pub struct Job {
     /// run (the trace's characterization; empty without one). What
     /// [`crate::sim::host`] sets the host's speed by.
     pub untraced_regions_ns: Arc<[i64]>,
+    /// Each untraced run's median busy part of an iteration, ns (its first
+    /// kernel launch to the blocking synchronization that ends it, the
+    /// host's idle before it left out), for the runs that measured them
+    /// (empty in traces from before [`fikit_trace::UntracedRun::busy_ns`]):
+    /// what [`crate::sim::host`] sets a server's host speed by, as its
+    /// region holds its idle between requests.
+    pub untraced_busy_ns: Arc<[i64]>,
     /// What the trace's pressure pass measured, with the job's SM share:
     /// what [`Job::pressure_weight`] is set from for a model
     /// ([`crate::sim::pressure::set_measured_pressure`]). `None` without a pressure pass.

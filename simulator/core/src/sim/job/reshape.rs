@@ -165,6 +165,12 @@ impl Job {
     /// the last whole step are not replayed; the steps after the last
     /// recorded iteration run once at the end. A job with no step past its
     /// set-up serves each request with its whole program.
+    ///
+    /// The host's time before each iteration of a request is the least of
+    /// the steady steps' at its place in the step ([`idle_floor`]):
+    /// recorded as it served, a server waited before a request's first
+    /// iteration (wherever the recording's steps are cut), and the new
+    /// arrivals set that idle.
     pub fn serving(&self, arrivals: &[i64]) -> Job {
         let (ranges, tail_from) = self.iterations();
         let iters: Vec<&[HostStep]> = ranges.iter().map(|r| &self.steps[r.clone()]).collect();
@@ -187,6 +193,17 @@ impl Job {
         }
         let warm = warm_up_steps(self, &steps);
         let steady = &steps[warm..];
+        // The least delay before each of a step's iterations, by position.
+        let floors: Vec<i64> = (0..period)
+            .map(|p| {
+                let firsts: Vec<&[HostStep]> = ranges[setup..]
+                    .chunks_exact(period)
+                    .skip(warm)
+                    .map(|c| &self.steps[c[p].clone()])
+                    .collect();
+                idle_floor(&firsts).unwrap_or(i64::MAX)
+            })
+            .collect();
         let requests = arrivals
             .iter()
             .enumerate()
@@ -200,9 +217,36 @@ impl Job {
             .collect();
         let mut job = self.rebuilt(&parts);
         job.setup_iterations = 0;
+        let mut steps = job.steps.to_vec();
+        // Each of a request's iterations waits before its first step only
+        // as long as the least of that iteration's recorded waits (the
+        // server's idle, wherever in the recorded step a request began).
+        let mut at: Option<usize> = None;
+        let mut pending = false;
+        for s in &mut steps {
+            match s {
+                HostStep::Arrive { .. } => (at, pending) = (Some(0), true),
+                HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. } => {
+                    if let Some(p) = at
+                        && std::mem::take(&mut pending)
+                        && let Some(&f) = floors.get(p)
+                    {
+                        *delay_ns = (*delay_ns).min(f);
+                    }
+                    if let HostStep::Wait {
+                        ends_iteration: true,
+                        ..
+                    } = s
+                        && let Some(p) = at.as_mut()
+                    {
+                        *p += 1;
+                        pending = *p < period;
+                    }
+                }
+            }
+        }
         // The set-up is no request (it ends before the first arrives), and a
         // request's latency ends at its step's last wait, not at each.
-        let mut steps = job.steps.to_vec();
         let mut in_request = false;
         let mut last_end: Option<usize> = None;
         for i in 0..steps.len() {
@@ -227,6 +271,36 @@ impl Job {
         }
         job.steps = steps.into();
         job
+    }
+
+    /// The host delay before each iteration's first step (the idle before
+    /// it, where the host waited for work, and the host's own work), in
+    /// the order of the iterations; the job's first iteration's counts from
+    /// its start.
+    pub fn iteration_first_delays(&self) -> Vec<i64> {
+        let mut out = Vec::new();
+        let mut first = true;
+        for s in self.steps.iter() {
+            match *s {
+                HostStep::Arrive { .. } => {}
+                HostStep::Issue { delay_ns, .. } => {
+                    if std::mem::take(&mut first) {
+                        out.push(delay_ns);
+                    }
+                }
+                HostStep::Wait {
+                    delay_ns,
+                    ends_iteration,
+                    ..
+                } => {
+                    if std::mem::take(&mut first) {
+                        out.push(delay_ns);
+                    }
+                    first = ends_iteration;
+                }
+            }
+        }
+        out
     }
 
     /// A job whose program is `parts` in order, each optionally preceded by an
@@ -300,6 +374,7 @@ impl Job {
             shapes: Arc::clone(&self.shapes),
             pressure_weight: self.pressure_weight,
             untraced_regions_ns: Arc::clone(&self.untraced_regions_ns),
+            untraced_busy_ns: Arc::clone(&self.untraced_busy_ns),
             measured_pressure: self.measured_pressure,
             recorded: Some(
                 self.recorded
@@ -349,16 +424,40 @@ pub fn request_period(job: &Job, iterations: &[&[HostStep]]) -> usize {
         .unwrap_or(1)
 }
 
-/// A step's recorded time, as the replay would spend it alone: its host
-/// delays and its operations' durations, ns.
-fn step_ns(job: &Job, step: &[HostStep]) -> i64 {
-    step.iter()
-        .map(|s| match *s {
-            HostStep::Issue { delay_ns, op } => delay_ns + job.ops[op as usize].duration_ns,
-            HostStep::Wait { delay_ns, .. } => delay_ns,
-            HostStep::Arrive { .. } => 0,
+/// The least host delay before the first of `steps` (each one request's
+/// part of a program; `None` when there are none): in a program recorded
+/// as it served requests, that delay is the idle until the request arrived
+/// plus the host's own work before its first launch, and a request that
+/// arrived while the one before it was served waited for nothing, so the
+/// least is the host's own work. In a program recorded back to back, the
+/// delays differ only by the host's noise.
+pub fn idle_floor(steps: &[&[HostStep]]) -> Option<i64> {
+    steps
+        .iter()
+        .filter_map(|s| match s.first()? {
+            HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. } => Some(*delay_ns),
+            HostStep::Arrive { .. } => None,
         })
-        .sum()
+        .min()
+}
+
+/// A step's recorded time, as the replay would spend it alone without the
+/// host's delay before its first step (the idle there in a served
+/// recording): its other host delays and its operations' durations, ns.
+fn step_ns(job: &Job, step: &[HostStep]) -> i64 {
+    let before = match step.first() {
+        Some(HostStep::Issue { delay_ns, .. } | HostStep::Wait { delay_ns, .. }) => *delay_ns,
+        _ => 0,
+    };
+    -before
+        + step
+            .iter()
+            .map(|s| match *s {
+                HostStep::Issue { delay_ns, op } => delay_ns + job.ops[op as usize].duration_ns,
+                HostStep::Wait { delay_ns, .. } => delay_ns,
+                HostStep::Arrive { .. } => 0,
+            })
+            .sum::<i64>()
 }
 
 /// How many of `steps` lead as warm-up: the leading ones over twice the
