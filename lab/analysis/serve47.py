@@ -2,7 +2,7 @@
 """Issue 47's serving set judged by its rule (lab/validate/serve-47.json's
 `about`, lab log 2026-11-28 "Issue 47's serving validation set").
 
-    lab/analysis/serve47.py SITTING_DIR [SITTING_DIR ...]
+    [SERVE_SET=lab/validate/serve-open.json] lab/analysis/serve47.py SITTING_DIR [SITTING_DIR ...]
 
 Each SITTING_DIR is a `fikit-run set` output folder (OUT/<pair>/run.json).
 A pair's rows under a policy come from the sitting that ran that policy
@@ -111,7 +111,7 @@ def main():
         ok = ratio <= 1.10 and all(v >= 0.86 for _n, v in partners)
         print(f"  {pair:26} busy {busy:.2f}  p99 {ratio:.2f}x alone  partners vs time slicing: {p}  {'pass' if ok else 'FAIL'}")
     print()
-    print("the server alone (not judged): p99 request latency real against simulated, and its median service time a request against its profile's untraced closed-loop iteration")
+    print("the server alone (not judged): p99 request latency real against simulated, and its median service time a request against its profile's untraced runs' median iteration (idle included where the profile served)")
     seen = set()
     for (pair, pol), (d, rows, alone, jobs) in sorted(got.items()):
         server = jobs[0][0]
@@ -124,14 +124,16 @@ def main():
         closed = statistics.median(closed[1:4]) if len(closed) > 1 else float("nan")  # the untraced runs
         e = (a["sim_p99_ms"] - a["p99_ms"]) / a["p99_ms"]
         print(f"  {pair:26} {'/'.join(d.rstrip('/').split('/')[-2:]):8} p99 {a['p99_ms']:7.2f} sim {a['sim_p99_ms']:7.2f} ms ({pct(e)}); "
-              f"service {served:.2f} ms a request against {closed:.2f} ms closed loop ({served / closed:.2f}x); busy {a['busy_share']:.2f}")
+              f"service {served:.2f} ms a request against {closed:.2f} ms profiled ({served / closed:.2f}x); busy {a['busy_share']:.2f}")
     missing = [(p["name"], pol) for p in json.load(open(SET))["pairs"] for pol in POLICIES if (p["name"], pol) not in got]
     if missing:
         print()
         print("not run (every repetition co-run): " + ", ".join(f"{a} {b}" for a, b in missing))
 
 
-SET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "validate", "serve-47.json")
+# The set whose pairs are listed as not run: SERVE_SET, else serve-47.json.
+SET = os.environ.get("SERVE_SET") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "validate", "serve-47.json")
 
 if __name__ == "__main__":
     main()

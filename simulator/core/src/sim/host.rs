@@ -97,8 +97,10 @@ pub fn busy_factor(job: &Job, busy_ns: f64, model: &GpuModel, from: f64) -> Opti
         let fast = job.with_region_host_speed(f);
         let alone = run_isolated(std::slice::from_ref(&fast), model).ok()?;
         let latencies = &alone[0].jobs[0].iterations_ns;
+        // One more first delay than iterations where steps follow the
+        // last iteration's wait (the program's end).
         let firsts = fast.iteration_first_delays();
-        if latencies.len() != firsts.len() {
+        if firsts.len() < latencies.len() {
             return None;
         }
         let busy: Vec<i64> = latencies
@@ -493,6 +495,11 @@ mod tests {
             t.syncs
                 .push(stream_sync(7, c + 3, base + 41_000, base + 46_000));
         }
+        // A last kernel after the last wait (the program's end: no iteration).
+        let end = starts_us.last().map_or(0, |s| s * 1_000 + 60_000);
+        let c = starts_us.len() as u32 * 3 + 1;
+        t.kernels
+            .push(launched_at_start("free", c, end, end + 1_000));
         Job::from_trace(&t)
     }
 
@@ -506,7 +513,9 @@ mod tests {
         let job = served_recording(&SERVED_US);
         assert_eq!(
             job.iteration_first_delays()[1..],
-            [54_000, 54_000, 1_054_000, 54_000, 2_054_000, 54_000, 54_000]
+            [
+                54_000, 54_000, 1_054_000, 54_000, 2_054_000, 54_000, 54_000, 14_000
+            ]
         );
         // Requests 1 ms apart, each alone on the GPU: arrival, 54 us of
         // host, `conv`, `fc` launched 40 us after it, the wait back 6 us
