@@ -529,6 +529,43 @@ mod tests {
     }
 
     #[test]
+    fn a_servers_idle_goes_wherever_its_recorded_steps_are_cut() {
+        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
+        let model = no_switch();
+        // A request of two iterations: `pre` ([0, 5) us, its wait back at
+        // 6), then `conv` and `fc` as in `served_recording` (back at 46),
+        // 54 us of host before each. The recording's set-up is its first
+        // `pre`, so its steps are cut `conv`-`pre`: the idle before each
+        // request (a millisecond, before the 3rd, 4th and 5th `pre`) falls
+        // inside a step.
+        let mut t = empty("server", 0);
+        let (mut at, mut c) = (0i64, 1u32);
+        for i in 0..12 {
+            if i % 2 == 0 {
+                if (6..=10).contains(&i) {
+                    at += 1_000_000;
+                }
+                t.kernels.push(launched_at_start("pre", c, at, at + 5_000));
+                t.syncs.push(stream_sync(7, c + 1, at + 1_000, at + 6_000));
+                (at, c) = (at + 60_000, c + 2);
+            } else {
+                t.kernels
+                    .push(launched_at_start("conv", c, at, at + 10_000));
+                t.kernels
+                    .push(launched_at_start("fc", c + 1, at + 40_000, at + 45_000));
+                t.syncs
+                    .push(stream_sync(7, c + 2, at + 41_000, at + 46_000));
+                (at, c) = (at + 100_000, c + 3);
+            }
+        }
+        let job = Job::from_trace(&t);
+        // Each request alone: 54 + 46 + 54 + 6 us, none of the idle.
+        let served = job.serving(&[5_000_000, 6_000_000, 7_000_000]);
+        let alone = run_isolated(std::slice::from_ref(&served), &model).unwrap();
+        assert_eq!(alone[0].jobs[0].iterations_ns, [160_000, 160_000, 160_000]);
+    }
+
+    #[test]
     fn a_server_is_fitted_on_its_busy_parts() {
         let model = no_switch();
         let recorded = served_recording(&SERVED_US);
