@@ -641,3 +641,86 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
         "--serve: name the jobs that share the GPU",
     );
 }
+
+#[test]
+fn a_server_recorded_as_it_served_predicts_as_one_recorded_back_to_back() {
+    // Twelve requests of `conv` [0, 10) us and `fc` [40, 45) us, waited for
+    // until 46 us, 54 us of host before each: once back to back, once as
+    // served (a millisecond of idle before four of them). Each untraced run
+    // measured their busy parts; the regions differ by the idle.
+    use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
+    let recording = |idle_before: &[usize]| {
+        let mut t = empty("serving", 0);
+        let mut at = 0i64;
+        for i in 0..12usize {
+            if idle_before.contains(&i) {
+                at += 1_000_000;
+            }
+            let c = i as u32 * 3 + 1;
+            t.kernels
+                .push(launched_at_start("conv", c, at, at + 10_000));
+            t.kernels
+                .push(launched_at_start("fc", c + 1, at + 40_000, at + 45_000));
+            t.syncs
+                .push(stream_sync(7, c + 2, at + 41_000, at + 46_000));
+            at += 100_000;
+        }
+        let gpu = t.meta.device.name.clone();
+        let mut c = fixture::characterization(&gpu);
+        c.untraced_runs = [24_000, 26_000, 28_000]
+            .into_iter()
+            .map(|busy| fikit_trace::UntracedRun {
+                region_ns: at,
+                launches: 24,
+                iterations_ns: Vec::new(),
+                busy_ns: vec![busy; 10],
+            })
+            .collect();
+        t.meta.characterization = Some(c);
+        t
+    };
+    let predict = |t: &fikit_trace::Trace| {
+        let dir = tempfile::tempdir().unwrap();
+        setup(dir.path());
+        write_trace(&dir.path().join("serving.parquet"), t).unwrap();
+        let out = cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args([
+                "--no-plots",
+                "--format",
+                "csv",
+                "--jobs",
+                "serving,training",
+            ])
+            .args([
+                "--serve",
+                "200",
+                "--requests",
+                "20",
+                "--policy",
+                "exclusive,timeslice",
+                ".",
+            ])
+            .assert()
+            .success();
+        let o = out.get_output();
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (closed, said) = predict(&recording(&[]));
+    let (served, said_served) = predict(&recording(&[3, 5, 8, 10]));
+    // Both fitted on the busy parts, to the same speed.
+    for s in [&said, &said_served] {
+        let line = s
+            .lines()
+            .find(|l| l.starts_with("fikit-sim: host: as run untraced"))
+            .unwrap_or_else(|| panic!("{s}"));
+        assert!(line.contains("(3 untraced runs, busy parts)"), "{line}");
+    }
+    assert_eq!(said, said_served);
+    // The recording's idle is gone: the same latencies at every policy.
+    assert!(closed.lines().count() >= 3, "{closed}");
+    assert_eq!(closed, served);
+}
