@@ -94,21 +94,7 @@ pub fn region_factor(job: &Job, region_ns: f64, model: &GpuModel, from: f64) -> 
 /// leave the idle out. `None` as [`region_factor`].
 pub fn busy_factor(job: &Job, busy_ns: f64, model: &GpuModel, from: f64) -> Option<f64> {
     fit_factor(busy_ns, from, |f| {
-        let fast = job.with_region_host_speed(f);
-        let alone = run_isolated(std::slice::from_ref(&fast), model).ok()?;
-        let latencies = &alone[0].jobs[0].iterations_ns;
-        // One more first delay than iterations where steps follow the
-        // last iteration's wait (the program's end).
-        let firsts = fast.iteration_first_delays();
-        if firsts.len() < latencies.len() {
-            return None;
-        }
-        let busy: Vec<i64> = latencies
-            .iter()
-            .zip(&firsts)
-            .skip(fast.setup_iterations)
-            .map(|(l, d)| l - d)
-            .collect();
+        let busy = busy_parts_alone(&job.with_region_host_speed(f), model)?;
         median(&busy).filter(|&b| b > 0.0)
     })
 }
@@ -222,10 +208,141 @@ fn serves(job: &Job) -> bool {
 pub fn on_untraced_host(jobs: &[Job], model: &GpuModel) -> (Vec<Job>, Vec<Option<HostSpeed>>) {
     jobs.par_iter()
         .map(|j| match untraced(j, model) {
-            Some(h) => (j.with_region_host_speed(h.factor), Some(h)),
+            Some(h) => (at_speed(j, &h, Speed::Median, model), Some(h)),
             None => (j.clone(), None),
         })
         .unzip()
+}
+
+/// Which of a job's untraced speeds ([`HostSpeed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Speed {
+    /// The factor of the runs' median.
+    Median,
+    /// The fastest run's.
+    Low,
+    /// The slowest run's.
+    High,
+}
+
+/// `job` on its host's untraced speed `h` ([`untraced`]), at `which`: its
+/// host time scaled by the factor from its first kernel on; a server
+/// fitted on its runs' busy parts, also request by request
+/// ([`served_untraced`]: at the median, every run's busy parts; at an
+/// end, that run's), or by the factor alone where that replay fails.
+pub fn at_speed(job: &Job, h: &HostSpeed, which: Speed, model: &GpuModel) -> Job {
+    let factor = match which {
+        Speed::Median => h.factor,
+        Speed::Low => h.low,
+        Speed::High => h.high,
+    };
+    let runs = &job.untraced_busy_parts_ns;
+    if h.busy && !runs.is_empty() && runs.len() == job.untraced_busy_ns.len() {
+        let m = &job.untraced_busy_ns;
+        let pick = |better: fn(i64, i64) -> bool| {
+            (0..m.len()).fold(0, |b, k| if better(m[k], m[b]) { k } else { b })
+        };
+        let parts: Vec<i64> = match which {
+            Speed::Median => runs.iter().flat_map(|r| r.iter().copied()).collect(),
+            Speed::Low => runs[pick(|a, b| a < b)].to_vec(),
+            Speed::High => runs[pick(|a, b| a > b)].to_vec(),
+        };
+        if let Some(j) = served_untraced(job, factor, &parts, model) {
+            return j;
+        }
+    }
+    job.with_region_host_speed(factor)
+}
+
+/// The busy part of each of `job`'s iterations after its set-up, replayed
+/// alone on `model`: its latency less the host's delay before its first
+/// step.
+fn busy_parts_alone(job: &Job, model: &GpuModel) -> Option<Vec<i64>> {
+    let alone = run_isolated(std::slice::from_ref(job), model).ok()?;
+    let latencies = &alone[0].jobs[0].iterations_ns;
+    // One more first delay than iterations where steps follow the last
+    // iteration's wait (the program's end).
+    let firsts = job.iteration_first_delays();
+    if firsts.len() < latencies.len() {
+        return None;
+    }
+    Some(
+        latencies
+            .iter()
+            .zip(&firsts)
+            .skip(job.setup_iterations)
+            .map(|(l, d)| l - d)
+            .collect(),
+    )
+}
+
+/// The serving job `job` with its recorded program's host at `factor` and
+/// each iteration's busy part taking what its rank among them takes among
+/// the untraced runs' busy parts `parts` (the recording's slowest request
+/// the runs' slowest, its median their median): the runs' spread of
+/// request times, which a single factor on the recording's own spread
+/// does not give. Each iteration's host delays but its first are scaled to
+/// that (a second replay corrects for the GPU's part, which does not
+/// scale), then the program serves `job`'s arrivals again. `None` where
+/// `job` was not rebuilt from a recording or cannot be replayed alone.
+pub fn served_untraced(job: &Job, factor: f64, parts: &[i64], model: &GpuModel) -> Option<Job> {
+    use crate::sim::job::HostStep;
+    let recorded = job.recorded.as_deref()?;
+    let arrivals: Vec<i64> = job
+        .steps
+        .iter()
+        .filter_map(|s| match *s {
+            HostStep::Arrive { at_ns } => Some(at_ns),
+            _ => None,
+        })
+        .collect();
+    let mut target = parts.to_vec();
+    target.sort_unstable();
+    if target.is_empty() || arrivals.is_empty() {
+        return None;
+    }
+    let base = recorded.with_region_host_speed(factor);
+    let setup = base.setup_iterations;
+    let b = busy_parts_alone(&base, model)?;
+    let n = b.len();
+    if n == 0 {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&k| (b[k], k));
+    let mut t = vec![0i64; n];
+    for (r, &k) in order.iter().enumerate() {
+        let q = if n == 1 {
+            0.5
+        } else {
+            r as f64 / (n - 1) as f64
+        };
+        t[k] = target[(q * (target.len() - 1) as f64).round() as usize];
+    }
+    let (lo, hi) = FACTOR_LIMITS;
+    let step = |scale: f64, want: i64, got: i64| {
+        if got > 0 && want > 0 {
+            (scale * want as f64 / got as f64).clamp(lo, hi)
+        } else {
+            scale
+        }
+    };
+    let mut scale: Vec<f64> = (0..n).map(|k| step(1.0, t[k], b[k])).collect();
+    let once = busy_parts_alone(&base.with_iteration_host_scale(setup, &scale), model)?;
+    if once.len() == n {
+        for k in 0..n {
+            scale[k] = step(scale[k], t[k], once[k]);
+        }
+    }
+    let mut served = base
+        .with_iteration_host_scale(setup, &scale)
+        .serving(&arrivals);
+    served.name = job.name.clone();
+    served.priority = job.priority;
+    served.pressure_weight = job.pressure_weight;
+    served.measured_pressure = job.measured_pressure;
+    served.recorded = job.recorded.clone();
+    Some(served)
 }
 
 /// The jobs with every host at the fastest and at the slowest of its
@@ -264,18 +381,18 @@ pub fn set_untraced_host(
         .zip(&speeds)
         .map(|(j, h)| describe(j, h.as_ref()))
         .collect();
-    let at = |pick: fn(&HostSpeed) -> f64| -> Vec<Job> {
-        jobs.iter()
+    let at = |which: Speed| -> Vec<Job> {
+        jobs.par_iter()
             .zip(&speeds)
             .map(|(j, h)| match h {
-                Some(h) => j.with_region_host_speed(pick(h)),
+                Some(h) => at_speed(j, h, which, model),
                 None => j.clone(),
             })
             .collect()
     };
     let corners = Corners {
-        low: at(|h| h.low),
-        high: at(|h| h.high),
+        low: at(Speed::Low),
+        high: at(Speed::High),
     };
     *jobs = on_host;
     (
@@ -596,6 +713,50 @@ mod tests {
         plain.untraced_regions_ns = Arc::from(vec![3_000_000]);
         plain.untraced_busy_ns = Arc::from(vec![26_000]);
         assert!(!untraced(&plain, &model).unwrap().busy);
+    }
+
+    #[test]
+    fn a_servers_requests_spread_as_its_untraced_runs_did() {
+        let model = no_switch();
+        // Seven requests after the set-up, each busy 46 us as recorded
+        // (`fc` issued at 40 us, its wait back at 46: 40 c + 6 at a host
+        // factor c). Three untraced runs busy 26, 46 and 66 us: the median's
+        // factor is 1.
+        let mut served = served_recording(&SERVED_US)
+            .serving(&(1..=7).map(|k| k * 1_000_000).collect::<Vec<_>>());
+        served.untraced_regions_ns = Arc::from(vec![3_000_000; 3]);
+        served.untraced_busy_ns = Arc::from(vec![26_000, 46_000, 66_000]);
+        served.untraced_busy_parts_ns = Arc::from(vec![
+            Arc::from(vec![26_000]),
+            Arc::from(vec![46_000]),
+            Arc::from(vec![66_000]),
+        ]);
+        let h = untraced(&served, &model).unwrap();
+        assert!((h.factor - 1.0).abs() < 1e-3 && h.busy, "{h:?}");
+        let latencies = |j: &Job| {
+            run_isolated(std::slice::from_ref(j), &model).unwrap()[0].jobs[0]
+                .iterations_ns
+                .clone()
+        };
+        // At the median, the requests take the runs' busy parts by rank
+        // (equal as recorded, so in order): 26, 26, 46, 46, 46, 66, 66 us,
+        // after 54 us of host each, within a microsecond (two replays
+        // correct for the GPU's 6 us, which does not scale).
+        let at = latencies(&at_speed(&served, &h, Speed::Median, &model));
+        let want = [26, 26, 46, 46, 46, 66, 66].map(|b| (54 + b) * 1_000);
+        assert_eq!(at.len(), want.len(), "{at:?}");
+        for (a, w) in at.iter().zip(want) {
+            assert!((a - w).abs() <= 1_000, "{at:?} against {want:?}");
+        }
+        // At the fastest run (factor 0.5, its parts alone): 27 us of host,
+        // then 26 us busy.
+        for a in latencies(&at_speed(&served, &h, Speed::Low, &model)) {
+            assert!((a - 53_000).abs() <= 1_000, "{a}");
+        }
+        // Without the runs' parts, the factor alone: every request alike.
+        served.untraced_busy_parts_ns = Arc::from(Vec::new());
+        let flat = latencies(&at_speed(&served, &h, Speed::Median, &model));
+        assert!(flat.iter().all(|&a| a == flat[0]), "{flat:?}");
     }
 
     #[test]

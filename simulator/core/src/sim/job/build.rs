@@ -129,6 +129,14 @@ impl Job {
                     b[b.len() / 2]
                 })
                 .collect(),
+            untraced_busy_parts_ns: trace
+                .meta
+                .characterization
+                .iter()
+                .flat_map(|c| c.untraced_runs.iter())
+                .filter(|r| !r.busy_ns.is_empty())
+                .map(|r| Arc::from(r.busy_ns.as_slice()))
+                .collect(),
             measured_pressure: trace
                 .meta
                 .characterization

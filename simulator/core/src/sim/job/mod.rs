@@ -226,6 +226,10 @@ pub struct Job {
     /// what [`crate::sim::host`] sets a server's host speed by, as its
     /// region holds its idle between requests.
     pub untraced_busy_ns: Arc<[i64]>,
+    /// Each of those runs' busy parts, every iteration's, in the order of
+    /// [`Job::untraced_busy_ns`]: how a server's requests spread about
+    /// the median ([`crate::sim::host`] gives the replay that spread).
+    pub untraced_busy_parts_ns: Arc<[Arc<[i64]>]>,
     /// What the trace's pressure pass measured, with the job's SM share:
     /// what [`Job::pressure_weight`] is set from for a model
     /// ([`crate::sim::pressure::set_measured_pressure`]). `None` without a pressure pass.

@@ -273,6 +273,49 @@ impl Job {
         job
     }
 
+    /// The job with the host delays of its iterations from `from` on
+    /// (counted from its first, set-up included) scaled, iteration
+    /// `from + k`'s by `scale[k]`: every delay in it but the one before its
+    /// first step (the host's wait for work, a server's idle). Iterations
+    /// past `scale` and the steps after the last iteration stay as they are.
+    pub fn with_iteration_host_scale(&self, from: usize, scale: &[f64]) -> Job {
+        let mut steps = self.steps.to_vec();
+        let (mut iteration, mut first) = (0usize, true);
+        for s in &mut steps {
+            let f = iteration
+                .checked_sub(from)
+                .and_then(|k| scale.get(k))
+                .copied()
+                .filter(|_| !first);
+            match s {
+                HostStep::Arrive { .. } => continue,
+                HostStep::Issue { delay_ns, .. } => {
+                    if let Some(f) = f {
+                        *delay_ns = (*delay_ns as f64 * f).round() as i64;
+                    }
+                    first = false;
+                }
+                HostStep::Wait {
+                    delay_ns,
+                    ends_iteration,
+                    ..
+                } => {
+                    if let Some(f) = f {
+                        *delay_ns = (*delay_ns as f64 * f).round() as i64;
+                    }
+                    first = *ends_iteration;
+                    if *ends_iteration {
+                        iteration += 1;
+                    }
+                }
+            }
+        }
+        Job {
+            steps: steps.into(),
+            ..self.clone()
+        }
+    }
+
     /// The host delay before each iteration's first step (the idle before
     /// it, where the host waited for work, and the host's own work), in
     /// the order of the iterations; the job's first iteration's counts from
@@ -375,6 +418,7 @@ impl Job {
             pressure_weight: self.pressure_weight,
             untraced_regions_ns: Arc::clone(&self.untraced_regions_ns),
             untraced_busy_ns: Arc::clone(&self.untraced_busy_ns),
+            untraced_busy_parts_ns: Arc::clone(&self.untraced_busy_parts_ns),
             measured_pressure: self.measured_pressure,
             recorded: Some(
                 self.recorded
