@@ -76,6 +76,7 @@ def main():
     print()
     print(f"{'pair':26} {'policy':9} {'job':9} {'real':>10} {'sim':>10} {'error':>8}  measure")
     errs = {p: [] for p in POLICIES}
+    ranged = {p: [] for p in POLICIES}
     live = []
     for (pair, pol), (d, rows, alone, jobs) in sorted(got.items(), key=lambda k: (k[0][0], POLICIES.index(k[0][1]))):
         server = jobs[0][0]
@@ -83,11 +84,15 @@ def main():
             r = rows[name]
             if name == server:
                 real, sim, what = r["p99_ms"], r["sim_p99_ms"], "p99 ms"
+                inside = r.get("p99_in_sim_range")
             else:
                 real, sim, what = med(r["slowdown"]), med(r["sim_slowdown"]), "slowdown"
+                inside = r.get("in_sim_range")
             e = (sim - real) / real
             errs[pol].append((abs(e), pair, name))
-            print(f"{pair:26} {pol:9} {name:9} {real:10.3f} {sim:10.3f} {pct(e):>8}  {what}")
+            ranged[pol].append(inside)
+            mark = {True: "in range", False: "", None: "no range"}[inside]
+            print(f"{pair:26} {pol:9} {name:9} {real:10.3f} {sim:10.3f} {pct(e):>8}  {what} {mark}")
         if pol == "fikit":
             s = rows[server]
             if (s.get("busy_share") or 1.0) <= 0.5:
@@ -104,6 +109,13 @@ def main():
         m = statistics.median(x[0] for x in e)
         ok = m <= 0.10 and e[-1][0] <= 0.25
         print(f"  {pol:9} {len(e):2} rows  {100 * m:5.1f}% / {100 * e[-1][0]:5.1f}% ({e[-1][1]} {e[-1][2]})  {'pass' if ok else 'FAIL'}")
+    print()
+    print("the real median inside fikit-sim's range (serve-oos3's rule: at least 80% of the rows)")
+    for pol in POLICIES:
+        r = ranged[pol]
+        if r:
+            n = sum(x is True for x in r)
+            print(f"  {pol:9} {n} of {len(r)} rows ({100 * n / len(r):.0f}%)")
     print()
     print("live FIKIT where the server's busy share is at most 0.5 (rule: p99 at most 1.10x alone, partners at least 0.86x time slicing)")
     for pair, busy, ratio, partners, _s in live:

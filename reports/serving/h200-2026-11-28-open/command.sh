@@ -12,3 +12,5 @@ SERVE_SET=lab/validate/serve-open.json lab/analysis/serve47.py DIR/so/g{0,1,2,3}
 # After the busy-fit fix, each sitting with the partners' profiles copied in:
 #   fikit-run summary lab/validate/serve-open.json -o DIR/re/gN --resimulate
 SERVE_SET=lab/validate/serve-open.json lab/analysis/serve47.py DIR/re/g{0,1,2,3} > resimulated.txt
+# With 9017581 (the runs' spread), the same in DIR/re2/gN:
+SERVE_SET=lab/validate/serve-open.json lab/analysis/serve47.py DIR/re2/g{0,1,2,3} > resimulated-spread.txt
