@@ -14,6 +14,29 @@ fn setup(dir: &Path) {
     write_trace(&dir.join("training.parquet"), &training).unwrap();
 }
 
+/// Runs `fikit-sim --no-plots --format csv --jobs serving,training .` and
+/// `extra` in `dir`, which must succeed: its standard output and error.
+fn serving_beside_training(dir: &Path, extra: &[&str]) -> (String, String) {
+    let out = cmd("fikit-sim")
+        .current_dir(dir)
+        .args([
+            "--no-plots",
+            "--format",
+            "csv",
+            "--jobs",
+            "serving,training",
+            ".",
+        ])
+        .args(extra)
+        .assert()
+        .success();
+    let o = out.get_output();
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
 /// Runs fikit-sim in `dir` and checks it fails as bad input (exit 2) saying `what`, without a panic.
 fn rejects(dir: &Path, args: &[&str], what: &str) {
     cmd("fikit-sim")
@@ -403,26 +426,7 @@ fn a_job_with_untraced_runs_is_simulated_at_its_untraced_host_speed() {
         .collect();
     serving.meta.characterization = Some(c);
     write_trace(&dir.path().join("serving.parquet"), &serving).unwrap();
-    let run = |extra: &[&str]| {
-        let out = cmd("fikit-sim")
-            .current_dir(dir.path())
-            .args([
-                "--no-plots",
-                "--format",
-                "csv",
-                "--jobs",
-                "serving,training",
-                ".",
-            ])
-            .args(extra)
-            .assert()
-            .success();
-        let o = out.get_output();
-        (
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
-    };
+    let run = |extra: &[&str]| serving_beside_training(dir.path(), extra);
     let (untraced, said) = run(&[]);
     let line = said
         .lines()
@@ -648,23 +652,17 @@ fn a_server_recorded_as_it_served_predicts_as_one_recorded_back_to_back() {
     // until 46 us, 54 us of host before each: once back to back, once as
     // served (a millisecond of idle before four of them). Each untraced run
     // measured their busy parts; the regions differ by the idle.
-    use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
     let recording = |idle_before: &[usize]| {
-        let mut t = empty("serving", 0);
+        let mut starts = Vec::new();
         let mut at = 0i64;
         for i in 0..12usize {
             if idle_before.contains(&i) {
                 at += 1_000_000;
             }
-            let c = i as u32 * 3 + 1;
-            t.kernels
-                .push(launched_at_start("conv", c, at, at + 10_000));
-            t.kernels
-                .push(launched_at_start("fc", c + 1, at + 40_000, at + 45_000));
-            t.syncs
-                .push(stream_sync(7, c + 2, at + 41_000, at + 46_000));
+            starts.push(at);
             at += 100_000;
         }
+        let mut t = fixture::serving_at("serving", 0, &starts);
         let gpu = t.meta.device.name.clone();
         let mut c = fixture::characterization(&gpu);
         c.untraced_runs = [24_000, 26_000, 28_000]
@@ -683,30 +681,16 @@ fn a_server_recorded_as_it_served_predicts_as_one_recorded_back_to_back() {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
         write_trace(&dir.path().join("serving.parquet"), t).unwrap();
-        let out = cmd("fikit-sim")
-            .current_dir(dir.path())
-            .args([
-                "--no-plots",
-                "--format",
-                "csv",
-                "--jobs",
-                "serving,training",
-            ])
-            .args([
+        serving_beside_training(
+            dir.path(),
+            &[
                 "--serve",
                 "200",
                 "--requests",
                 "20",
                 "--policy",
                 "exclusive,timeslice",
-                ".",
-            ])
-            .assert()
-            .success();
-        let o = out.get_output();
-        (
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
+            ],
         )
     };
     let (closed, said) = predict(&recording(&[]));

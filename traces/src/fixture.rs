@@ -216,17 +216,35 @@ pub fn launched_at_start(name: &str, correlation_id: u32, start_ns: i64, end_ns:
 /// `conv` [0, 10) µs, host work, kernel `fc` [40, 45) µs and a stream
 /// synchronization [41, 46) µs that waits for it.
 pub fn serving(name: &str, priority: u8, iterations: u32) -> Trace {
+    let starts: Vec<i64> = (0..i64::from(iterations)).map(|i| i * 100_000).collect();
+    serving_at(name, priority, &starts)
+}
+
+/// A latency-critical job whose iterations, those of [`serving`], start
+/// at `starts_ns` (a server recorded as it served: idle where one starts
+/// later than 100 µs after the one before).
+pub fn serving_at(name: &str, priority: u8, starts_ns: &[i64]) -> Trace {
     let mut t = empty(name, priority);
-    for i in 0..iterations {
-        let (base, c) = (i64::from(i) * 100_000, i * 3);
-        t.kernels
-            .push(launched_at_start("conv", c + 1, base, base + 10_000));
-        t.kernels
-            .push(launched_at_start("fc", c + 2, base + 40_000, base + 45_000));
-        t.syncs
-            .push(stream_sync(7, c + 3, base + 41_000, base + 46_000));
+    for (i, &at) in starts_ns.iter().enumerate() {
+        push_serving_iteration(&mut t, i as u32 * 3 + 1, at);
     }
     t
+}
+
+/// Appends one iteration of [`serving`] starting at `at_ns` to `t`, its
+/// correlation ids `correlation_id` to `correlation_id + 2`.
+pub fn push_serving_iteration(t: &mut Trace, correlation_id: u32, at_ns: i64) {
+    let c = correlation_id;
+    t.kernels
+        .push(launched_at_start("conv", c, at_ns, at_ns + 10_000));
+    t.kernels.push(launched_at_start(
+        "fc",
+        c + 1,
+        at_ns + 40_000,
+        at_ns + 45_000,
+    ));
+    t.syncs
+        .push(stream_sync(7, c + 2, at_ns + 41_000, at_ns + 46_000));
 }
 
 /// A throughput job of `kernels` back-to-back 20 µs `gemm` kernels.

@@ -517,27 +517,21 @@ impl Characterization {
                     "untraced_runs[{i}].launches: expected at least 1 (a run with a region launched a kernel), found 0"
                 ));
             }
-            if let Some((j, d)) = r.iterations_ns.iter().enumerate().find(|(_, d)| **d <= 0) {
-                return Err(format!(
-                    "untraced_runs[{i}].iterations_ns[{j}]: expected a positive number of ns, found {d}"
-                ));
-            }
-            if let Some(d) = r.iterations_ns.iter().find(|d| **d > r.region_ns) {
-                return Err(format!(
-                    "untraced_runs[{i}].iterations_ns: an iteration of {d} ns is longer than the run's region ({} ns)",
-                    r.region_ns
-                ));
-            }
-            if let Some((j, d)) = r.busy_ns.iter().enumerate().find(|(_, d)| **d <= 0) {
-                return Err(format!(
-                    "untraced_runs[{i}].busy_ns[{j}]: expected a positive number of ns, found {d}"
-                ));
-            }
-            if let Some(d) = r.busy_ns.iter().find(|d| **d > r.region_ns) {
-                return Err(format!(
-                    "untraced_runs[{i}].busy_ns: a busy part of {d} ns is longer than the run's region ({} ns)",
-                    r.region_ns
-                ));
+            for (field, what, spans) in [
+                ("iterations_ns", "an iteration", &r.iterations_ns),
+                ("busy_ns", "a busy part", &r.busy_ns),
+            ] {
+                if let Some((j, d)) = spans.iter().enumerate().find(|(_, d)| **d <= 0) {
+                    return Err(format!(
+                        "untraced_runs[{i}].{field}[{j}]: expected a positive number of ns, found {d}"
+                    ));
+                }
+                if let Some(d) = spans.iter().find(|d| **d > r.region_ns) {
+                    return Err(format!(
+                        "untraced_runs[{i}].{field}: {what} of {d} ns is longer than the run's region ({} ns)",
+                        r.region_ns
+                    ));
+                }
             }
         }
         if let Some(p) = &self.pressure {

@@ -601,17 +601,9 @@ mod tests {
     /// starting at `starts_us`, so 54 us of host before each iteration that
     /// follows the one before at once, and idle added before the others.
     fn served_recording(starts_us: &[i64]) -> Job {
-        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
-        let mut t = empty("server", 0);
-        for (i, &s) in starts_us.iter().enumerate() {
-            let (base, c) = (s * 1_000, i as u32 * 3);
-            t.kernels
-                .push(launched_at_start("conv", c + 1, base, base + 10_000));
-            t.kernels
-                .push(launched_at_start("fc", c + 2, base + 40_000, base + 45_000));
-            t.syncs
-                .push(stream_sync(7, c + 3, base + 41_000, base + 46_000));
-        }
+        use fikit_trace::fixture::{launched_at_start, serving_at};
+        let starts: Vec<i64> = starts_us.iter().map(|s| s * 1_000).collect();
+        let mut t = serving_at("server", 0, &starts);
         // A last kernel after the last wait (the program's end: no iteration).
         let end = starts_us.last().map_or(0, |s| s * 1_000 + 60_000);
         let c = starts_us.len() as u32 * 3 + 1;
@@ -647,7 +639,7 @@ mod tests {
 
     #[test]
     fn a_servers_idle_goes_wherever_its_recorded_steps_are_cut() {
-        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
+        use fikit_trace::fixture::{empty, launched_at_start, push_serving_iteration, stream_sync};
         let model = no_switch();
         // A request of two iterations: `pre` ([0, 5) us, its wait back at
         // 6), then `conv` and `fc` as in `served_recording` (back at 46),
@@ -666,12 +658,7 @@ mod tests {
                 t.syncs.push(stream_sync(7, c + 1, at + 1_000, at + 6_000));
                 (at, c) = (at + 60_000, c + 2);
             } else {
-                t.kernels
-                    .push(launched_at_start("conv", c, at, at + 10_000));
-                t.kernels
-                    .push(launched_at_start("fc", c + 1, at + 40_000, at + 45_000));
-                t.syncs
-                    .push(stream_sync(7, c + 2, at + 41_000, at + 46_000));
+                push_serving_iteration(&mut t, c, at);
                 (at, c) = (at + 100_000, c + 3);
             }
         }

@@ -96,6 +96,15 @@ impl Job {
         let mean_duration_ns = mean_durations(trace);
         drop(raw);
         let kernel_position = kernel_positions(&ops);
+        // The untraced runs' busy parts, of the runs that measured them.
+        let busy_runs: Vec<Arc<[i64]>> = trace
+            .meta
+            .characterization
+            .iter()
+            .flat_map(|c| c.untraced_runs.iter())
+            .filter(|r| !r.busy_ns.is_empty())
+            .map(|r| Arc::from(r.busy_ns.as_slice()))
+            .collect();
         Job {
             kernel_position: kernel_position.into(),
             occupancies: occupancies.into(),
@@ -117,26 +126,15 @@ impl Job {
                 .iter()
                 .flat_map(|c| c.untraced_runs.iter().map(|r| r.region_ns))
                 .collect(),
-            untraced_busy_ns: trace
-                .meta
-                .characterization
+            untraced_busy_ns: busy_runs
                 .iter()
-                .flat_map(|c| c.untraced_runs.iter())
-                .filter(|r| !r.busy_ns.is_empty())
-                .map(|r| {
-                    let mut b = r.busy_ns.clone();
+                .map(|b| {
+                    let mut b = b.to_vec();
                     b.sort_unstable();
                     b[b.len() / 2]
                 })
                 .collect(),
-            untraced_busy_parts_ns: trace
-                .meta
-                .characterization
-                .iter()
-                .flat_map(|c| c.untraced_runs.iter())
-                .filter(|r| !r.busy_ns.is_empty())
-                .map(|r| Arc::from(r.busy_ns.as_slice()))
-                .collect(),
+            untraced_busy_parts_ns: busy_runs.into(),
             measured_pressure: trace
                 .meta
                 .characterization
