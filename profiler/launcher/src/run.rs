@@ -140,7 +140,7 @@ fn untraced_runs_with(
     written: &[PathBuf],
     run_once: &mut dyn FnMut(usize) -> Result<crate::untraced::Outcome>,
 ) -> Result<i32> {
-    use crate::untraced::{Outcome, add_to_trace, regions_line};
+    use crate::untraced::{Outcome, add_to_trace, busy_line, regions_line};
     if opts.runs == 0 {
         return Ok(0);
     }
@@ -201,8 +201,11 @@ fn untraced_runs_with(
         ));
         return Ok(code);
     }
+    let busy = busy_line(&runs).map_or(String::new(), |b| {
+        format!("; an iteration's busy part (first launch to its end): {b}")
+    });
     say(&format!(
-        "untraced runs, first kernel launch to end: {}{traced}; added to {}",
+        "untraced runs, first kernel launch to end: {}{traced}{busy}; added to {}",
         regions_line(&runs),
         trace.display()
     ));

@@ -208,6 +208,32 @@ pub fn regions_line(runs: &[UntracedRun]) -> String {
     }
 }
 
+/// The runs' busy part of an iteration (each run's median, then their
+/// median and range, ms), for the same line: what a server's requests take
+/// untraced, its idle left out; `None` where no run measured busy parts.
+pub fn busy_line(runs: &[UntracedRun]) -> Option<String> {
+    let mut m: Vec<f64> = runs
+        .iter()
+        .filter(|r| !r.busy_ns.is_empty())
+        .map(|r| {
+            let mut b = r.busy_ns.clone();
+            b.sort_unstable();
+            b[b.len() / 2] as f64 / 1e6
+        })
+        .collect();
+    m.sort_by(f64::total_cmp);
+    match m.as_slice() {
+        [] => None,
+        [one] => Some(format!("{one:.2} ms")),
+        _ => Some(format!(
+            "median {:.2} ms [{:.2}-{:.2}]",
+            m[m.len() / 2],
+            m[0],
+            m[m.len() - 1]
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,6 +275,20 @@ mod tests {
         assert_eq!(
             regions_line(&[run(12), run(10), run(15)]),
             "median 12.0 ms [10.0-15.0]"
+        );
+        // Busy parts: each run's median (2.5, 4 and 3 ms), then theirs.
+        assert_eq!(busy_line(&[run(12)]), None);
+        let busy = |parts: &[i64]| UntracedRun {
+            busy_ns: parts.iter().map(|us| us * 1_000).collect(),
+            ..run(12)
+        };
+        assert_eq!(
+            busy_line(&[
+                busy(&[2_000, 2_500, 9_000]),
+                busy(&[4_000]),
+                busy(&[3_000, 3_000])
+            ]),
+            Some("median 3.00 ms [2.50-4.00]".into())
         );
     }
 
