@@ -27,6 +27,7 @@ fn table() -> Table {
         kernels: (0..300u64).map(|k| (k, (20_000, 5_000))).collect(),
         unknown_ns: 1_000_000,
         away_after_ns: 0,
+        hold_ns: 0,
     }
 }
 

@@ -39,9 +39,9 @@ const FLIPS_AT: usize = STAMPS_AT + MAX_JOBS * STAMPS * 8;
 const BUSY_AT: usize = FLIPS_AT + FLIPS * 8;
 /// Size of the control file.
 pub const SIZE: usize = BUSY_AT + MAX_JOBS * STAMPS * 8;
-// "fikitru3": the third layout (busy starts after the flips); a gate of
-// another layout refuses the file.
-const MAGIC: u64 = 0x6669_6b69_7472_7533;
+// "fikitru4": the fourth layout (each slot's hold); a gate of another
+// layout refuses the file.
+const MAGIC: u64 = 0x6669_6b69_7472_7534;
 
 /// The policy a run's gates apply, as stored in [`Header::policy`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,6 +210,14 @@ pub struct Slot {
     /// When the first launch since the latest stamp was made, ns: where the
     /// busy part of the iteration that the next stamp ends began.
     pub busy_from_ns: AtomicI64,
+    /// Under FIKIT, written by the job's own gate from its profile
+    /// ([`crate::table::Table::hold_ns`]): while the job is away, a job of
+    /// lower priority keeps at most this much predicted kernel time in
+    /// flight ([`fikit_rules::may_queue`]). 0: no bound.
+    pub hold_ns: AtomicI64,
+    /// Launches that waited because a job above was away and this job's
+    /// queue on the GPU was at that job's hold.
+    pub held: AtomicU64,
 }
 
 pub use crate::shm::ControlFile;

@@ -3,6 +3,7 @@
 //! say wait. No CUDA here: the caller (the collector) queues the completion
 //! marker the returned [`Launch`] asks for, so the protocol is tested on the CPU.
 
+use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 
 use crate::block::{Block, GatePolicy, MAX_JOBS, state};
@@ -108,21 +109,67 @@ const EMPTY_VIEW: JobView = JobView {
 /// partner that never launches a kernel costs one delay, not a hang.
 pub const ALIGN_LIMIT_NS: i64 = 120_000_000_000;
 
+/// Launches whose predicted durations a gate keeps for its in-flight sum;
+/// more launches in flight than this count as over any hold.
+const RING: usize = 4096;
+
 /// One job's gate.
 pub struct Gate<'a> {
     block: &'a Block,
     me: usize,
     table: Table,
+    /// The predicted kernel time of this job's launches up to and including
+    /// sequence number `seq`, at `seq % RING`, ns.
+    through: Box<[AtomicI64]>,
 }
 
 impl<'a> Gate<'a> {
     /// The gate of job `me` (below `block.jobs()`), predicting with `table`.
     pub fn new(block: &'a Block, me: usize, table: Table) -> Gate<'a> {
-        block
-            .slot(me)
-            .away_after_ns
-            .store(table.away_after_ns, SeqCst);
-        Gate { block, me, table }
+        let s = block.slot(me);
+        s.away_after_ns.store(table.away_after_ns, SeqCst);
+        s.hold_ns.store(table.hold_ns, SeqCst);
+        Gate {
+            block,
+            me,
+            table,
+            through: (0..RING).map(|_| AtomicI64::new(0)).collect(),
+        }
+    }
+
+    /// This job's launches in flight (launched, not seen done) and their
+    /// predicted kernel time, ns (`i64::MAX` when more than the gate keeps).
+    fn in_flight(&self) -> (u64, i64) {
+        let s = self.block.slot(self.me);
+        let launched = s.launched.load(Relaxed) as u32;
+        let done = s.done.load(SeqCst);
+        let n = launched.wrapping_sub(done);
+        if n as usize >= RING {
+            return (u64::from(n), i64::MAX);
+        }
+        let at = |seq: u32| self.through[seq as usize % RING].load(Relaxed);
+        (u64::from(n), at(launched).saturating_sub(at(done)))
+    }
+
+    /// The hold of the jobs above this one that are away (running, launched
+    /// before, not active in `views`): the least of theirs that set one, ns;
+    /// 0 when none is away or none sets a bound.
+    fn away_hold(&self, views: &[JobView]) -> i64 {
+        let me = self.block.slot(self.me);
+        let mine = (me.priority.load(Relaxed), self.me);
+        views
+            .iter()
+            .filter(|v| v.index != self.me && !v.active)
+            .map(|v| (v.index, self.block.slot(v.index)))
+            .filter(|(j, o)| {
+                (o.priority.load(Relaxed), *j) < mine
+                    && o.state.load(SeqCst) == state::RUNNING
+                    && o.first_launch_ns.load(Relaxed) != 0
+            })
+            .map(|(_, o)| o.hold_ns.load(Relaxed))
+            .filter(|&h| h > 0)
+            .min()
+            .unwrap_or(0)
     }
 
     /// What the gate sees of every job at `now`: active once its command
@@ -286,6 +333,7 @@ impl<'a> Gate<'a> {
         let (mut last_progress, mut since) = (self.progress(), start);
         let mut now = start;
         let mut timed_out = false;
+        let mut held = false;
         let mut buf = [EMPTY_VIEW; MAX_JOBS];
         let mark = loop {
             if b.header().abort.load(Relaxed) != 0 {
@@ -310,19 +358,32 @@ impl<'a> Gate<'a> {
                             break true;
                         }
                     }
-                    // The top job (or nothing else active): go at once;
-                    // mark where a fill could follow (a job waits with a
-                    // kernel that fits the predicted gap after this launch,
-                    // or the gap is long enough that one arriving in it may
-                    // still use it), and every launch while a job above this
-                    // one is present but not active.
+                    // The top job (or nothing else active): go at once, but
+                    // while a job above this one is away keep this job's
+                    // queue on the GPU within that job's hold (the
+                    // simulator's FIKIT holds the same queue); mark where a
+                    // fill could follow (a job waits with a kernel that fits
+                    // the predicted gap after this launch, or the gap is
+                    // long enough that one arriving in it may still use it),
+                    // and every launch while a job above this one is present
+                    // but not active.
                     _ => {
-                        let gap = self.table.gap_after(key);
-                        s.last_gap_ns.store(gap, SeqCst);
-                        break self.above_me_present()
-                            || gap >= b.header().min_fill_ns.load(Relaxed)
-                                && (gap >= ALWAYS_MARK_GAP_NS
-                                    || self.shortest_waiting().is_some_and(|w| w <= gap));
+                        let hold = self.away_hold(v);
+                        let (n, ns) = if hold > 0 { self.in_flight() } else { (0, 0) };
+                        if !fikit_rules::may_queue(n, ns, predicted, hold) {
+                            // Wait (with the timeout) for its queue to drain.
+                            if !held {
+                                held = true;
+                                s.held.fetch_add(1, Relaxed);
+                            }
+                        } else {
+                            let gap = self.table.gap_after(key);
+                            s.last_gap_ns.store(gap, SeqCst);
+                            break self.above_me_present()
+                                || gap >= b.header().min_fill_ns.load(Relaxed)
+                                    && (gap >= ALWAYS_MARK_GAP_NS
+                                        || self.shortest_waiting().is_some_and(|w| w <= gap));
+                        }
                     }
                 },
             }
@@ -350,6 +411,8 @@ impl<'a> Gate<'a> {
             s.waits.fetch_add(1, Relaxed);
             s.wait_ns.fetch_add((now - start) as u64, Relaxed);
         }
+        let before = self.through[(seq.wrapping_sub(1)) as usize % RING].load(Relaxed);
+        self.through[seq as usize % RING].store(before.saturating_add(predicted), Relaxed);
         s.launched.store(u64::from(seq), SeqCst);
         s.last_launch_ns.store(now, Relaxed);
         if mark {
@@ -481,6 +544,7 @@ mod tests {
             kernels: kernels.iter().map(|&(k, d, g)| (k, (d, g))).collect(),
             unknown_ns: 1_000_000,
             away_after_ns: 0,
+            hold_ns: 0,
         }
     }
 
@@ -642,6 +706,65 @@ mod tests {
         ps.first_launch_ns.store(1, SeqCst);
         ps.last_sync_ns.store(1, SeqCst);
         assert!(Gate::new(&p, 1, table(&[])).views(1_000_000)[0].active);
+    }
+
+    #[test]
+    fn while_a_server_is_away_its_partner_queues_at_most_its_hold() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        // The server sets a hold of 100 µs and is between requests: it
+        // launched (seq 3, done) and a wait returned since.
+        let srv = Gate::new(
+            &b,
+            0,
+            Table {
+                hold_ns: 100_000,
+                ..table(&[])
+            },
+        );
+        assert_eq!(b.slot(0).hold_ns.load(SeqCst), 100_000);
+        let s = b.slot(0);
+        s.serving.store(1, SeqCst);
+        s.first_launch_ns.store(1, SeqCst);
+        s.last_launch_ns.store(1_000, SeqCst);
+        s.launched.store(3, SeqCst);
+        s.done.store(3, SeqCst);
+        s.last_sync_ns.store(2_000, SeqCst);
+        // The partner's kernels are predicted 40 µs.
+        let lo = Gate::new(&b, 1, table(&[(7, 40_000, 0)]));
+        assert!(!lo.views(10_000)[0].active, "the server is away");
+        // Nothing in flight, then 40 µs: both go at once, marked (the job
+        // above is present).
+        for seq in 1..=2 {
+            let mut c = script(&b, 10_000, |_, _| panic!("launch {seq} waited"));
+            let l = lo.before_launch(Some(7), &mut c);
+            assert_eq!((l.seq, l.mark, l.waited_ns), (seq, true, 0));
+        }
+        // 80 µs in flight: a third would make 120, over the hold. It waits
+        // until the GPU writes the first launch's marker (at 30 µs): 40 µs
+        // in flight, 80 with it.
+        let mut c = script(&b, 10_000, |t, b| {
+            if t >= 30_000 {
+                b.slot(1).done.store(1, SeqCst);
+            }
+        });
+        let l = lo.before_launch(Some(7), &mut c);
+        assert_eq!((l.seq, l.waited_ns, l.timed_out), (3, 20_000, false));
+        assert_eq!(b.slot(1).held.load(SeqCst), 1);
+        assert_eq!(b.slot(1).fills.load(SeqCst), 0, "not a fill");
+        // A marker that never comes: the gate's timeout lets it go.
+        b.header().timeout_ms.store(1, SeqCst);
+        let mut c = script(&b, 50_000, |_, _| {});
+        let l = lo.before_launch(Some(7), &mut c);
+        assert!(l.timed_out && l.waited_ns > 1_000_000);
+        b.header().timeout_ms.store(10_000, SeqCst);
+        // A server that sets no hold bounds nothing.
+        s.hold_ns.store(0, SeqCst);
+        let mut c = script(&b, 60_000, |_, _| panic!("no hold: waited"));
+        assert_eq!(lo.before_launch(Some(7), &mut c).waited_ns, 0);
+        // Its own gate is never held (the server is the top).
+        s.hold_ns.store(100_000, SeqCst);
+        let mut c = script(&b, 70_000, |_, _| panic!("the server waited"));
+        assert_eq!(srv.before_launch(None, &mut c).waited_ns, 0);
     }
 
     #[test]

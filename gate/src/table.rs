@@ -15,7 +15,8 @@
 //! (the prediction for a kernel not in the table: the job's longest profiled
 //! kernel, so an unknown kernel fills only a gap any of its kernels would fit),
 //! then `away_after_ns N` ([`Table::away_after_ns`]; a file without it
-//! reads as 0), then one line per key: `KEY_HEX MEAN_NS GAP_NS`.
+//! reads as 0), then `hold_ns N` ([`Table::hold_ns`]; likewise), then one
+//! line per key: `KEY_HEX MEAN_NS GAP_NS`.
 
 use std::collections::HashMap;
 
@@ -44,6 +45,11 @@ pub struct Table {
     /// over and its process is exiting (a Python program's teardown takes
     /// about a second), and FIKIT's gate lets the others run meanwhile.
     pub away_after_ns: i64,
+    /// While the job is away, the most predicted kernel time another job of
+    /// lower priority may keep in flight, ns (`fikit_rules::hold_ns` of the
+    /// job's iteration, set by `fikit-run` from the job's profile; 0: no
+    /// bound). [`Table::from_ops`] leaves it 0: it knows no iterations.
+    pub hold_ns: i64,
 }
 
 const HEAD: &str = "fikit-gate-table 1";
@@ -98,6 +104,7 @@ impl Table {
             } else {
                 longest_gap.saturating_add(unknown_ns)
             },
+            hold_ns: 0,
         }
     }
 
@@ -131,8 +138,8 @@ impl Table {
         let mut keys: Vec<_> = self.kernels.keys().copied().collect();
         keys.sort_unstable();
         let mut s = format!(
-            "{HEAD}\nunknown_ns {}\naway_after_ns {}\n",
-            self.unknown_ns, self.away_after_ns
+            "{HEAD}\nunknown_ns {}\naway_after_ns {}\nhold_ns {}\n",
+            self.unknown_ns, self.away_after_ns, self.hold_ns
         );
         for k in keys {
             let (d, g) = self.kernels[&k];
@@ -160,6 +167,7 @@ impl Table {
                 None => continue,
                 Some("unknown_ns") => t.unknown_ns = num(n, f.next())?,
                 Some("away_after_ns") => t.away_after_ns = num(n, f.next())?,
+                Some("hold_ns") => t.hold_ns = num(n, f.next())?,
                 Some(k) => {
                     let key = u64::from_str_radix(k, 16)
                         .map_err(|_| format!("line {}: `{k}` is not a hex kernel key", n + 1))?;
@@ -236,16 +244,17 @@ mod tests {
 
     #[test]
     fn text_round_trip_and_errors() {
-        let t = Table::from_ops(&[k(0xabc, 0, 10), k(0xdef, 20, 25)]);
+        let mut t = Table::from_ops(&[k(0xabc, 0, 10), k(0xdef, 20, 25)]);
+        t.hold_ns = 7;
         let text = t.to_text();
         assert_eq!(
             text,
-            "fikit-gate-table 1\nunknown_ns 10\naway_after_ns 20\n0000000000000abc 10 10\n0000000000000def 5 2305843009213693951\n"
+            "fikit-gate-table 1\nunknown_ns 10\naway_after_ns 20\nhold_ns 7\n0000000000000abc 10 10\n0000000000000def 5 2305843009213693951\n"
         );
         assert_eq!(Table::parse(&text).unwrap(), t);
-        // Written before away_after_ns: never away.
+        // Written before away_after_ns and hold_ns: never away, no bound.
         let old = Table::parse("fikit-gate-table 1\nunknown_ns 10\n0abc 10 10\n").unwrap();
-        assert_eq!((old.unknown_ns, old.away_after_ns), (10, 0));
+        assert_eq!((old.unknown_ns, old.away_after_ns, old.hold_ns), (10, 0, 0));
         assert!(Table::parse("nope").unwrap_err().contains("line 1"));
         let e = Table::parse("fikit-gate-table 1\nzz 1 2\n").unwrap_err();
         assert!(e.contains("line 2") && e.contains("zz"), "{e}");

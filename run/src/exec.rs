@@ -75,6 +75,11 @@ pub struct JobRun {
     pub wait_ns: u64,
     /// Launches that went as fills (FIKIT).
     pub fills: u64,
+    /// Launches that waited while a job above was away and this job's
+    /// queue on the GPU was at that job's hold (FIKIT; 0 in runs from
+    /// before it was kept).
+    #[serde(default)]
+    pub held: u64,
     /// Launches marked for completion.
     pub marked: u64,
     /// Launches let go by the gate's timeout.
@@ -788,6 +793,7 @@ fn measure(block: &Block, k: usize, o: &mut JobRun) {
     o.waits = s.waits.load(SeqCst);
     o.wait_ns = s.wait_ns.load(SeqCst);
     o.fills = s.fills.load(SeqCst);
+    o.held = s.held.load(SeqCst);
     o.marked = s.marked.load(SeqCst);
     o.timeouts = s.timeouts.load(SeqCst);
     o.unknown = s.unknown.load(SeqCst);

@@ -82,13 +82,15 @@ fn read_profile(path: &Path, j: &JobSpec) -> Result<(Table, Job, String)> {
         start_ns: m.start_ns,
         end_ns: m.end_ns,
     }));
-    let table = Table::from_ops(&ops);
+    let mut table = Table::from_ops(&ops);
     // The prediction's FIKIT predicts gaps as the gate does: by key.
     let mut job = Job::from_trace(&t).with_gaps_by_key(|k| table.gap_after(Some(k)));
     // A serving job: its profile re-timed to the requests it serves.
     if let Some(r) = &j.requests {
         job = job.serving(&r.arrivals_ns());
     }
+    // While it is away, the others' queue on the GPU: the simulator's hold.
+    table.hold_ns = job.hold_ns();
     job.name = j.name.clone();
     job.priority = j.priority;
     Ok((table, job, t.meta.device.name.clone()))

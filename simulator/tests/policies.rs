@@ -545,6 +545,51 @@ fn fikit_lets_others_run_while_a_serving_job_waits_for_requests() {
 }
 
 #[test]
+fn fikit_a_returning_server_waits_behind_the_queue_its_hold_allowed() {
+    // srv: setup a [0,100), then b [100,2100) per request; requests 500
+    // and 20,000 after the setup (at 600 and 20,100). Its iterations' GPU
+    // work: 100, 2000, 2000, median 2000: hold 2000/20 = 100.
+    let mut t = job("srv", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 2100)]);
+    t.syncs = vec![
+        fixture::stream_sync(7, 2, 0, 100),
+        fixture::stream_sync(7, 4, 100, 2100),
+    ];
+    let srv = Job::from_trace(&t).serving(&[500, 20_000]);
+    assert_eq!(srv.iteration_gpu_ns(), 2000);
+    assert_eq!(srv.hold_ns(), 100);
+    // low: 200 kernels of 40 ns, issued every 10 ns (its host runs ahead).
+    let low = job(
+        "low",
+        9,
+        (0..200)
+            .map(|i| {
+                let mut x = k("l", 1 + i as u32, 40 * i, 40 * i + 40);
+                x.launch.as_mut().unwrap().start_ns = 10 * i;
+                x.launch.as_mut().unwrap().end_ns = 10 * i;
+                x
+            })
+            .collect(),
+    );
+    let r = run_policy(
+        &[srv, Job::from_trace(&low)],
+        &[0, 0],
+        PolicyKind::Fikit,
+        &model(),
+        false,
+    )
+    .unwrap();
+    // a runs [0,100); from 100 srv waits for a request and low's kernels
+    // run back to back: l12 [580,620) runs when the request comes at 600.
+    // Held on the GPU: l12 (running, 40 ns) and l13 (80 ns, within the
+    // hold); l14 would make 120. So l13 runs [620,660), b [660,2660):
+    // latency 2060 (2020 with the queue at depth one). low resumes at
+    // 2660 with l14..l199, 186 x 40 ns: done at 10,100. The second
+    // request finds low done: 2000.
+    assert_eq!(r.jobs[0].iterations_ns, [2060, 2000]);
+    assert_eq!(r.jobs[1].jct_ns(), 10_100);
+}
+
+#[test]
 fn waits_between_copies_alone_end_no_iteration() {
     // Two blocking copies (weight uploads) before the first kernel: one iteration.
     let mut t = job("up", 0, vec![k("a", 3, 500, 600)]);

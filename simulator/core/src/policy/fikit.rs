@@ -2,7 +2,7 @@
 //! other jobs' kernels whose predicted duration fits.
 
 use super::{ByPriority, FromModel};
-use crate::sim::engine::{Commands, JobRt, Policy};
+use crate::sim::engine::{Commands, JobRt, Policy, Status};
 use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
 
@@ -16,6 +16,13 @@ use crate::sim::job::Job;
 /// `kernel_key`'s profiled mean) fits the predicted rest of the gap; one at a
 /// time. When nothing fits, the GPU stays idle. A fill that runs past the gap
 /// delays the top job's next kernel; that delay is counted.
+///
+/// A serving job that comes back from between requests finds the kernels
+/// the others had queued on the GPU while it was away: as the live gate
+/// bounds that queue ([`fikit_rules::may_queue`]), the other jobs' issued
+/// kernels, in issue order, up to the returning job's hold
+/// ([`Job::hold_ns`]) of predicted time (running ones first, and at least
+/// those), run before its first kernel.
 #[derive(Debug, Default)]
 pub struct Fikit {
     delay_ns: i64,
@@ -30,6 +37,15 @@ pub struct Fikit {
     by_priority: ByPriority,
     /// The kernels waiting to fill (scratch of a decision).
     waiting: Vec<fikit_rules::Waiting>,
+    /// Each job's hold ([`Job::hold_ns`]), computed once a run.
+    holds: Vec<i64>,
+    /// Jobs that were the top before: one that is the top again came back.
+    was_top: Vec<bool>,
+    /// The others' kernels queued on the GPU when the top job came back,
+    /// not done yet: they run before the top job's.
+    held: Vec<(usize, usize)>,
+    /// Scratch: a job's issued kernels not done, in issue order.
+    queue: Vec<(i64, usize)>,
 }
 
 /// [`Fikit::predicted`] of an op not looked up yet.
@@ -57,6 +73,8 @@ impl Policy for Fikit {
         // A policy serves one run: room for its jobs' predictions, once.
         if self.predicted.len() != jobs.len() {
             self.predicted = jobs.iter().map(|j| vec![UNKNOWN; j.ops.len()]).collect();
+            self.holds = jobs.iter().map(Job::hold_ns).collect();
+            self.was_top = vec![false; jobs.len()];
         }
         // A serving job between requests has nothing to protect: the next
         // job is the top until a request arrives (the paper's FIKIT
@@ -69,8 +87,22 @@ impl Policy for Fikit {
         };
         if self.top.is_none_or(|(t, _)| t != h) {
             self.top = Some((h, now));
+            if std::mem::replace(&mut self.was_top[h], true) && self.holds[h] > 0 {
+                self.hold_queues(h, jobs, state);
+            }
         }
         let top_since = self.top.map_or(now, |(_, since)| since);
+        // The queue held on the GPU when the top job came back goes first.
+        self.held
+            .retain(|&(j, op)| state[j].ops[op].status != Status::Done);
+        if !self.held.is_empty() {
+            for &(j, op) in &self.held {
+                if state[j].ops[op].status == Status::Eligible {
+                    cmds.start.push((j, op));
+                }
+            }
+            return;
+        }
         let filler_running = (0..state.len()).any(|j| j != h && !state[j].running.is_empty());
         if !state[h].eligible.is_empty() {
             if !filler_running {
@@ -133,6 +165,53 @@ impl Policy for Fikit {
 
     fn misprediction(&self) -> Option<(i64, usize)> {
         Some((self.delay_ns, self.delayed))
+    }
+}
+
+impl Fikit {
+    /// The top job `h` came back: of every other job, the kernels it has on
+    /// the GPU (running, then issued in issue order) that the gate's bound
+    /// let it queue while `h` was away ([`fikit_rules::may_queue`] with
+    /// `h`'s hold) are held: they run before `h`'s.
+    fn hold_queues(&mut self, h: usize, jobs: &[Job], state: &[JobRt]) {
+        self.held.clear();
+        for (j, st) in state.iter().enumerate() {
+            if j == h {
+                continue;
+            }
+            let mut queue = std::mem::take(&mut self.queue);
+            queue.clear();
+            queue.extend(
+                st.issued_not_done()
+                    .filter(|&op| jobs[j].ops[op].is_kernel())
+                    .map(|op| {
+                        let o = &st.ops[op];
+                        // Running first (by when they started), then by issue.
+                        let at = if o.status == Status::Running {
+                            i64::MIN
+                        } else {
+                            o.issued_at
+                        };
+                        (at, op)
+                    }),
+            );
+            queue.sort_unstable();
+            let (mut n, mut ns) = (0u64, 0i64);
+            for &(_, op) in &queue {
+                let predicted = &mut self.predicted[j][op];
+                if *predicted == UNKNOWN {
+                    *predicted = prediction(&jobs[j], op);
+                }
+                let running = st.ops[op].status == Status::Running;
+                if !running && !fikit_rules::may_queue(n, ns, *predicted, self.holds[h]) {
+                    break;
+                }
+                n += 1;
+                ns = ns.saturating_add(*predicted);
+                self.held.push((j, op));
+            }
+            self.queue = queue;
+        }
     }
 }
 

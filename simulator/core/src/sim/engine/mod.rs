@@ -157,6 +157,13 @@ impl JobRt {
         self.queued_kernels > 0
     }
 
+    /// The operations the host issued that are not done (running, eligible
+    /// or queued on their stream), stream by stream, each stream in issue
+    /// order.
+    pub fn issued_not_done(&self) -> impl Iterator<Item = usize> + '_ {
+        self.streams.iter().flatten().copied()
+    }
+
     /// True once the job finished.
     pub fn finished(&self) -> bool {
         self.finish_ns.is_some()

@@ -316,6 +316,45 @@ impl Job {
         }
     }
 
+    /// The GPU work of a typical iteration: the median, over the iterations
+    /// after the set-up ([`Job::setup_iterations`]; all of them when that
+    /// leaves none), of the recorded durations of the kernels issued in it,
+    /// ns; 0 for a job without iterations. A server's is a request's.
+    pub fn iteration_gpu_ns(&self) -> i64 {
+        let (ranges, _) = self.iterations();
+        let sums = |rs: &[std::ops::Range<usize>]| -> Vec<i64> {
+            rs.iter()
+                .map(|r| {
+                    self.steps[r.clone()]
+                        .iter()
+                        .filter_map(|s| match *s {
+                            HostStep::Issue { op, .. } => {
+                                let o = &self.ops[op as usize];
+                                o.is_kernel().then_some(o.duration_ns)
+                            }
+                            _ => None,
+                        })
+                        .sum()
+                })
+                .collect()
+        };
+        let setup = self.setup_iterations.min(ranges.len());
+        let mut v = sums(&ranges[setup..]);
+        if v.is_empty() {
+            v = sums(&ranges);
+        }
+        v.sort_unstable();
+        v.get(v.len().saturating_sub(1) / 2).copied().unwrap_or(0)
+    }
+
+    /// What other jobs may keep queued on the GPU while this one is away
+    /// (a server between requests), ns: [`fikit_rules::hold_ns`] of
+    /// [`Job::iteration_gpu_ns`]. The simulator's FIKIT and the live gate
+    /// (through `fikit-run`'s table) both take it from here.
+    pub fn hold_ns(&self) -> i64 {
+        fikit_rules::hold_ns(self.iteration_gpu_ns())
+    }
+
     /// The host delay before each iteration's first step (the idle before
     /// it, where the host waited for work, and the host's own work), in
     /// the order of the iterations; the job's first iteration's counts from
