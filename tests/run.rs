@@ -1347,6 +1347,52 @@ fn jobs_profiled_with_one_command_share_its_profile() {
     }
 }
 
+#[test]
+fn a_set_profiles_each_pairs_jobs_just_before_its_rounds() {
+    // Pair a's jobs have profiles; pair b's job "new" must be profiled
+    // and cannot be (its command does not exist). Pair a still runs whole
+    // first: profiling every job up front would have stopped before it.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    for (name, t) in [
+        ("hi", fikit_trace::fixture::serving("hi", 0, 3)),
+        ("lo", fikit_trace::fixture::training("lo", 9, 20)),
+    ] {
+        fikit_trace::write_trace(&d.path().join(format!("{name}.parquet")), &t).unwrap();
+    }
+    let set = d.path().join("set.json");
+    std::fs::write(
+        &set,
+        serde_json::json!({
+            "repetitions": 1,
+            "policies": ["exclusive", "timeslice"],
+            "jobs": {
+                "hi": {"priority": 0, "command": ["true"], "profile": "hi.parquet"},
+                "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"},
+                "new": {"priority": 9, "command": ["/nonexistent/fikit-test-command"]}
+            },
+            "pairs": [
+                {"name": "a", "jobs": ["hi", "lo"], "sample": "out"},
+                {"name": "b", "jobs": ["hi", "new"], "sample": "out"}
+            ]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let o = cmd("fikit-run")
+        .arg("set")
+        .arg(&set)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "job new cannot be profiled");
+    let run: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("a/run.json")).unwrap()).unwrap();
+    assert_eq!(run["complete"], true);
+    assert!(!out.join("b/run.json").exists());
+}
+
 /// `fikit-sim ARGS --no-plots --format json` on the shipped H200 traces,
 /// parsed.
 fn sim_json_h200(args: &[&str]) -> serde_json::Value {

@@ -262,10 +262,9 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
             }
         }
     } else if !o.summary_only {
+        // Each pair's jobs are profiled just before its rounds (a job once),
+        // so a sitting that runs out of time has whole pairs, not profiles.
         let mut profiles = std::collections::BTreeMap::new();
-        for name in Set::jobs_of(o.set.pairs.iter().filter(|p| run_it(p))) {
-            profiles.insert(name.to_string(), profile_job(o, name)?);
-        }
         // Each job runs alone once per repetition, in the first pair it is
         // in, and later pairs reuse that run (earlier calls' pairs too).
         let mut alone = AloneRuns::default();
@@ -276,6 +275,11 @@ pub fn run_set(o: &SetOptions) -> Result<i32> {
         for (i, p) in o.set.pairs.iter().enumerate() {
             if !run_it(p) {
                 continue;
+            }
+            for name in Set::jobs_of([p]) {
+                if !profiles.contains_key(name) {
+                    profiles.insert(name.to_string(), profile_job(o, name)?);
+                }
             }
             let dir = o.out.join(&p.name);
             let scenario = o.set.scenario(p, &profiles);
