@@ -7,6 +7,9 @@
 //!   runs it so): `before_launch` and `after_launch` of a known kernel;
 //! - `top_job_beside_a_waiting_filler`: the same with a second job waiting at
 //!   the gate with a kernel that fits no gap (the top job reads its slot);
+//! - `partner_while_the_server_is_away`: the partner of a server between
+//!   requests that sets a hold (its queue summed at each launch; each launch
+//!   done at once, as if the GPU ran it);
 //! - `open`: the gate open (exclusive rounds: counts and stamps only).
 //!
 //! `cargo bench -p fikit-gate --bench launch`.
@@ -71,6 +74,26 @@ fn top_job_alone(bencher: Bencher) {
 #[divan::bench]
 fn top_job_beside_a_waiting_filler(bencher: Bencher) {
     launches(bencher, GatePolicy::Fikit, &[0, 9], true);
+}
+
+#[divan::bench]
+fn partner_while_the_server_is_away(bencher: Bencher) {
+    let (_dir, b) = block(GatePolicy::Fikit, &[0, 9]);
+    let srv = b.slot(0);
+    srv.serving.store(1, SeqCst);
+    srv.hold_ns.store(100_000, SeqCst);
+    srv.first_launch_ns.store(1, SeqCst);
+    srv.last_launch_ns.store(2, SeqCst);
+    srv.last_sync_ns.store(3, SeqCst);
+    let gate = Gate::new(&b, 1, table());
+    let mut key = 0u64;
+    bencher.bench_local(|| {
+        key = (key + 1) % 300;
+        let l = gate.before_launch(Some(divan::black_box(key)), &mut RealClock::default());
+        gate.after_launch(l.went_ns, now_ns());
+        b.slot(1).done.store(l.seq, SeqCst);
+        l
+    });
 }
 
 #[divan::bench]
