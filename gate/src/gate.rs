@@ -3,8 +3,8 @@
 //! say wait. No CUDA here: the caller (the collector) queues the completion
 //! marker the returned [`Launch`] asks for, so the protocol is tested on the CPU.
 
-use std::sync::atomic::AtomicI64;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::{AtomicI64, AtomicU32};
 
 use crate::block::{Block, GatePolicy, MAX_JOBS, state};
 use crate::rules::{self, JobView};
@@ -109,6 +109,13 @@ const EMPTY_VIEW: JobView = JobView {
 /// partner that never launches a kernel costs one delay, not a hang.
 pub const ALIGN_LIMIT_NS: i64 = 120_000_000_000;
 
+/// How much longer than twice its predicted time a job's queue on the GPU
+/// may show no progress before the hold counts it drained, ns: `done` holds
+/// one marker, and where a job's streams' markers land out of order the
+/// latest written may be an earlier launch's, after which none comes. 20 µs
+/// covers a marker's own latency (a few µs) and the clock's.
+pub const STALE_QUEUE_SLACK_NS: i64 = 20_000;
+
 /// Launches whose predicted durations a gate keeps for its in-flight sum;
 /// more launches in flight than this count as over any hold.
 const RING: usize = 4096;
@@ -121,6 +128,8 @@ pub struct Gate<'a> {
     /// The predicted kernel time of this job's launches up to and including
     /// sequence number `seq`, at `seq % RING`, ns.
     through: Box<[AtomicI64]>,
+    /// The highest `done` this gate has seen ([`Gate::in_flight`]).
+    done_high: AtomicU32,
 }
 
 impl<'a> Gate<'a> {
@@ -134,15 +143,32 @@ impl<'a> Gate<'a> {
             me,
             table,
             through: (0..RING).map(|_| AtomicI64::new(0)).collect(),
+            done_high: AtomicU32::new(0),
         }
     }
 
     /// This job's launches in flight (launched, not seen done) and their
     /// predicted kernel time, ns (`i64::MAX` when more than the gate keeps).
+    ///
+    /// `done` is the latest marker the GPU wrote, and markers on different
+    /// streams can land out of order: the gate keeps the highest seen. A
+    /// launch count behind it (two threads launching at once) counts as
+    /// nothing in flight.
     fn in_flight(&self) -> (u64, i64) {
         let s = self.block.slot(self.me);
         let launched = s.launched.load(Relaxed) as u32;
-        let done = s.done.load(SeqCst);
+        let seen = s.done.load(SeqCst);
+        let ahead = |a: u32, b: u32| (a.wrapping_sub(b) as i32) > 0;
+        let done = match self
+            .done_high
+            .fetch_update(Relaxed, Relaxed, |hw| ahead(seen, hw).then_some(seen))
+        {
+            Ok(_) => seen,
+            Err(hw) => hw,
+        };
+        if !ahead(launched, done) {
+            return (0, 0);
+        }
         let n = launched.wrapping_sub(done);
         if n as usize >= RING {
             return (u64::from(n), i64::MAX);
@@ -334,6 +360,7 @@ impl<'a> Gate<'a> {
         let mut now = start;
         let mut timed_out = false;
         let mut held = false;
+        let (mut queue, mut queue_since) = ((0u64, 0i64), start);
         let mut buf = [EMPTY_VIEW; MAX_JOBS];
         let mark = loop {
             if b.header().abort.load(Relaxed) != 0 {
@@ -370,7 +397,15 @@ impl<'a> Gate<'a> {
                     _ => {
                         let hold = self.away_hold(v);
                         let (n, ns) = if hold > 0 { self.in_flight() } else { (0, 0) };
-                        if !fikit_rules::may_queue(n, ns, predicted, hold) {
+                        if (n, ns) != queue {
+                            (queue, queue_since) = ((n, ns), now);
+                        }
+                        // A queue that outlives twice its prediction has
+                        // drained unseen (a marker overwritten by another
+                        // stream's): go.
+                        let stale = now - queue_since
+                            > ns.saturating_mul(2).saturating_add(STALE_QUEUE_SLACK_NS);
+                        if !stale && !fikit_rules::may_queue(n, ns, predicted, hold) {
                             // Wait (with the timeout) for its queue to drain.
                             if !held {
                                 held = true;
@@ -751,12 +786,12 @@ mod tests {
         assert_eq!((l.seq, l.waited_ns, l.timed_out), (3, 20_000, false));
         assert_eq!(b.slot(1).held.load(SeqCst), 1);
         assert_eq!(b.slot(1).fills.load(SeqCst), 0, "not a fill");
-        // A marker that never comes: the gate's timeout lets it go.
-        b.header().timeout_ms.store(1, SeqCst);
+        // A marker that never comes (80 µs in flight): once the queue has
+        // shown no progress for twice its prediction and the slack, 180 µs,
+        // the hold counts it drained, long before the gate's timeout.
         let mut c = script(&b, 50_000, |_, _| {});
         let l = lo.before_launch(Some(7), &mut c);
-        assert!(l.timed_out && l.waited_ns > 1_000_000);
-        b.header().timeout_ms.store(10_000, SeqCst);
+        assert_eq!((l.seq, l.waited_ns, l.timed_out), (4, 181_000, false));
         // A server that sets no hold bounds nothing.
         s.hold_ns.store(0, SeqCst);
         let mut c = script(&b, 60_000, |_, _| panic!("no hold: waited"));
@@ -765,6 +800,79 @@ mod tests {
         s.hold_ns.store(100_000, SeqCst);
         let mut c = script(&b, 70_000, |_, _| panic!("the server waited"));
         assert_eq!(srv.before_launch(None, &mut c).waited_ns, 0);
+    }
+
+    #[test]
+    fn markers_done_out_of_order_across_streams_do_not_stall_a_held_partner() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        let _srv = Gate::new(
+            &b,
+            0,
+            Table {
+                hold_ns: 100_000,
+                ..table(&[])
+            },
+        );
+        let s = b.slot(0);
+        s.serving.store(1, SeqCst);
+        s.first_launch_ns.store(1, SeqCst);
+        s.last_launch_ns.store(1_000, SeqCst);
+        s.launched.store(3, SeqCst);
+        s.done.store(3, SeqCst);
+        s.last_sync_ns.store(2_000, SeqCst);
+        b.header().timeout_ms.store(5, SeqCst);
+        let lo = Gate::new(&b, 1, table(&[(7, 40_000, 0), (8, 70_000, 0)]));
+        // Two marked launches on two streams: seq 1 (stream A), seq 2 (stream B).
+        for _ in 0..2 {
+            let mut c = script(&b, 10_000, |_, _| panic!("waited"));
+            assert!(lo.before_launch(Some(7), &mut c).mark);
+        }
+        // Stream B's marker lands first, then stream A's: `done` ends at 1
+        // though both kernels are done. Nothing is in flight.
+        b.slot(1).done.store(2, SeqCst);
+        b.slot(1).done.store(1, SeqCst);
+        // A 70 us launch: the queue on the GPU is empty, so it should go at once.
+        let mut c = script(&b, 20_000, |_, _| {});
+        let l = lo.before_launch(Some(8), &mut c);
+        assert!(
+            !l.timed_out,
+            "stalled {} ns, until the gate's timeout",
+            l.waited_ns
+        );
+    }
+
+    #[test]
+    fn a_launch_counter_behind_done_does_not_stall_a_held_partner() {
+        // Two threads launch at once: both take seq 4 from launched = 3;
+        // one goes, launches again (seq 5, marked, done); the other stores
+        // launched = 4 last. launched (4) is now behind done (5).
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        let _srv = Gate::new(
+            &b,
+            0,
+            Table {
+                hold_ns: 100_000,
+                ..table(&[])
+            },
+        );
+        let s = b.slot(0);
+        s.serving.store(1, SeqCst);
+        s.first_launch_ns.store(1, SeqCst);
+        s.last_launch_ns.store(1_000, SeqCst);
+        s.launched.store(3, SeqCst);
+        s.done.store(3, SeqCst);
+        s.last_sync_ns.store(2_000, SeqCst);
+        b.header().timeout_ms.store(5, SeqCst);
+        let lo = Gate::new(&b, 1, table(&[(7, 40_000, 0)]));
+        b.slot(1).done.store(5, SeqCst);
+        b.slot(1).launched.store(4, SeqCst);
+        let mut c = script(&b, 20_000, |_, _| {});
+        let l = lo.before_launch(Some(7), &mut c);
+        assert!(
+            !l.timed_out,
+            "stalled {} ns, until the gate's timeout",
+            l.waited_ns
+        );
     }
 
     #[test]

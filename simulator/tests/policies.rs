@@ -587,6 +587,11 @@ fn fikit_a_returning_server_waits_behind_the_queue_its_hold_allowed() {
     // request finds low done: 2000.
     assert_eq!(r.jobs[0].iterations_ns, [2060, 2000]);
     assert_eq!(r.jobs[1].jct_ns(), 10_100);
+    assert_eq!(
+        r.misprediction,
+        Some((0, 0)),
+        "the hold's wait counted as misprediction"
+    );
 }
 
 #[test]
@@ -696,4 +701,67 @@ fn fill_counts_what_others_ran_in_the_high_jobs_idle_time() {
     );
     // A job alone has no one to fill its gaps.
     assert_eq!(fill(&[high()], PolicyKind::Fikit), None);
+}
+
+#[test]
+fn fikit_a_job_that_never_left_is_not_held_behind_a_filler() {
+    // mid (prio 1): ten back-to-back 100 ns kernels from 0, then a sync:
+    // one iteration of 1000 ns of GPU work, hold 50. top (prio 0) arrives at
+    // 250 with one 50 ns kernel. low (prio 9): one 10 us kernel, eligible at
+    // 0, never fits mid's (zero) gaps.
+    let mut m = job(
+        "mid",
+        1,
+        (0..10)
+            .map(|i| k("m", 1 + i as u32, 100 * i, 100 * i + 100))
+            .collect(),
+    );
+    m.syncs = vec![fixture::stream_sync(7, 11, 950, 1000)];
+    let top = job("top", 0, vec![k("t", 1, 0, 50)]);
+    let lo = job("low", 9, vec![k("l", 1, 0, 10_000)]);
+    let j = jcts_arriving(
+        &[m.clone(), top.clone(), lo.clone()],
+        &[0, 250, 0],
+        PolicyKind::Fikit,
+        &model(),
+    );
+    // mid's m2 runs [200,300) when top arrives: t runs [300,350). mid never
+    // went away, so nothing is held: m3..m9 run [350,1050), its sync
+    // returns at 1050; low's 10 µs kernel goes after, [1050,11050).
+    assert_eq!(j, [1050, 100, 11_050]);
+}
+
+#[test]
+fn fikit_a_returning_server_is_not_held_behind_a_fillers_unlaunched_kernel() {
+    // As fikit_a_returning_server_waits_behind_the_queue_its_hold_allowed,
+    // plus a third job (prio 9) whose one 10 us kernel is eligible from 0
+    // and never fits: in the live gate it waits at the gate, not on the GPU.
+    let mut t = job("srv", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 2100)]);
+    t.syncs = vec![
+        fixture::stream_sync(7, 2, 0, 100),
+        fixture::stream_sync(7, 4, 100, 2100),
+    ];
+    let srv = Job::from_trace(&t).serving(&[500, 20_000]);
+    let mid = job(
+        "mid",
+        1,
+        (0..200)
+            .map(|i| {
+                let mut x = k("l", 1 + i as u32, 40 * i, 40 * i + 40);
+                x.launch.as_mut().unwrap().start_ns = 10 * i;
+                x.launch.as_mut().unwrap().end_ns = 10 * i;
+                x
+            })
+            .collect(),
+    );
+    let far = job("far", 9, vec![k("f", 1, 0, 10_000)]);
+    let r = run_policy(
+        &[srv, Job::from_trace(&mid), Job::from_trace(&far)],
+        &[0, 0, 0],
+        PolicyKind::Fikit,
+        &model(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs[0].iterations_ns, [2060, 2000]);
 }

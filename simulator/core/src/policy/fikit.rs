@@ -39,8 +39,9 @@ pub struct Fikit {
     waiting: Vec<fikit_rules::Waiting>,
     /// Each job's hold ([`Job::hold_ns`]), computed once a run.
     holds: Vec<i64>,
-    /// Jobs that were the top before: one that is the top again came back.
-    was_top: Vec<bool>,
+    /// Jobs seen between requests since they were last the top: one that is
+    /// the top again came back.
+    away: Vec<bool>,
     /// The others' kernels queued on the GPU when the top job came back,
     /// not done yet: they run before the top job's.
     held: Vec<(usize, usize)>,
@@ -74,7 +75,7 @@ impl Policy for Fikit {
         if self.predicted.len() != jobs.len() {
             self.predicted = jobs.iter().map(|j| vec![UNKNOWN; j.ops.len()]).collect();
             self.holds = jobs.iter().map(Job::hold_ns).collect();
-            self.was_top = vec![false; jobs.len()];
+            self.away = vec![false; jobs.len()];
         }
         // A serving job between requests has nothing to protect: the next
         // job is the top until a request arrives (the paper's FIKIT
@@ -85,16 +86,27 @@ impl Policy for Fikit {
         let Some(h) = top else {
             return;
         };
-        if self.top.is_none_or(|(t, _)| t != h) {
-            self.top = Some((h, now));
-            if std::mem::replace(&mut self.was_top[h], true) && self.holds[h] > 0 {
-                self.hold_queues(h, jobs, state);
+        for (j, st) in state.iter().enumerate() {
+            if st.between_requests() {
+                self.away[j] = true;
             }
         }
-        let top_since = self.top.map_or(now, |(_, since)| since);
-        // The queue held on the GPU when the top job came back goes first.
+        if self.top.is_none_or(|(t, _)| t != h) {
+            let before = self.top.map(|(t, _)| t);
+            self.top = Some((h, now));
+            if std::mem::take(&mut self.away[h]) && self.holds[h] > 0 {
+                self.hold_queues(h, before, jobs, state);
+            }
+        }
+        // The queue held on the GPU when the top job came back goes first;
+        // the top job's wait behind it is the hold's, not a misprediction.
+        let had = !self.held.is_empty();
         self.held
             .retain(|&(j, op)| state[j].ops[op].status != Status::Done);
+        if had && self.held.is_empty() {
+            self.top = Some((h, now));
+        }
+        let top_since = self.top.map_or(now, |(_, since)| since);
         if !self.held.is_empty() {
             for &(j, op) in &self.held {
                 if state[j].ops[op].status == Status::Eligible {
@@ -169,11 +181,14 @@ impl Policy for Fikit {
 }
 
 impl Fikit {
-    /// The top job `h` came back: of every other job, the kernels it has on
-    /// the GPU (running, then issued in issue order) that the gate's bound
-    /// let it queue while `h` was away ([`fikit_rules::may_queue`] with
-    /// `h`'s hold) are held: they run before `h`'s.
-    fn hold_queues(&mut self, h: usize, jobs: &[Job], state: &[JobRt]) {
+    /// The top job `h` came back from between requests; `before` was the
+    /// top while it was away. What is on the GPU is held: it runs before
+    /// `h`'s kernels. That is every job's running kernels, and of `before`,
+    /// which launched freely as the top, its issued kernels in issue order
+    /// as far as the gate's bound let it queue them ([`fikit_rules::may_queue`]
+    /// with `h`'s hold). Other jobs' kernels waited at their gates: they
+    /// are not on the GPU.
+    fn hold_queues(&mut self, h: usize, before: Option<usize>, jobs: &[Job], state: &[JobRt]) {
         self.held.clear();
         for (j, st) in state.iter().enumerate() {
             if j == h {
@@ -184,9 +199,10 @@ impl Fikit {
             queue.extend(
                 st.issued_not_done()
                     .filter(|&op| jobs[j].ops[op].is_kernel())
+                    .filter(|&op| Some(j) == before || st.ops[op].status == Status::Running)
                     .map(|op| {
                         let o = &st.ops[op];
-                        // Running first (by when they started), then by issue.
+                        // Running first, then by issue.
                         let at = if o.status == Status::Running {
                             i64::MIN
                         } else {
