@@ -743,20 +743,17 @@ mod tests {
         assert!(Gate::new(&p, 1, table(&[])).views(1_000_000)[0].active);
     }
 
-    #[test]
-    fn while_a_server_is_away_its_partner_queues_at_most_its_hold() {
-        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
-        // The server sets a hold of 100 µs and is between requests: it
-        // launched (seq 3, done) and a wait returned since.
+    /// Job 0's gate, a server with a hold of 100 µs between requests: it
+    /// launched (seq 3, done) and a wait returned since.
+    fn away_server(b: &Block) -> Gate<'_> {
         let srv = Gate::new(
-            &b,
+            b,
             0,
             Table {
                 hold_ns: 100_000,
                 ..table(&[])
             },
         );
-        assert_eq!(b.slot(0).hold_ns.load(SeqCst), 100_000);
         let s = b.slot(0);
         s.serving.store(1, SeqCst);
         s.first_launch_ns.store(1, SeqCst);
@@ -764,6 +761,15 @@ mod tests {
         s.launched.store(3, SeqCst);
         s.done.store(3, SeqCst);
         s.last_sync_ns.store(2_000, SeqCst);
+        srv
+    }
+
+    #[test]
+    fn while_a_server_is_away_its_partner_queues_at_most_its_hold() {
+        let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
+        let srv = away_server(&b);
+        assert_eq!(b.slot(0).hold_ns.load(SeqCst), 100_000);
+        let s = b.slot(0);
         // The partner's kernels are predicted 40 µs.
         let lo = Gate::new(&b, 1, table(&[(7, 40_000, 0)]));
         assert!(!lo.views(10_000)[0].active, "the server is away");
@@ -805,21 +811,7 @@ mod tests {
     #[test]
     fn markers_done_out_of_order_across_streams_do_not_stall_a_held_partner() {
         let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
-        let _srv = Gate::new(
-            &b,
-            0,
-            Table {
-                hold_ns: 100_000,
-                ..table(&[])
-            },
-        );
-        let s = b.slot(0);
-        s.serving.store(1, SeqCst);
-        s.first_launch_ns.store(1, SeqCst);
-        s.last_launch_ns.store(1_000, SeqCst);
-        s.launched.store(3, SeqCst);
-        s.done.store(3, SeqCst);
-        s.last_sync_ns.store(2_000, SeqCst);
+        let _srv = away_server(&b);
         b.header().timeout_ms.store(5, SeqCst);
         let lo = Gate::new(&b, 1, table(&[(7, 40_000, 0), (8, 70_000, 0)]));
         // Two marked launches on two streams: seq 1 (stream A), seq 2 (stream B).
@@ -847,21 +839,7 @@ mod tests {
         // one goes, launches again (seq 5, marked, done); the other stores
         // launched = 4 last. launched (4) is now behind done (5).
         let (_d, b) = block(GatePolicy::Fikit, &[0, 9]);
-        let _srv = Gate::new(
-            &b,
-            0,
-            Table {
-                hold_ns: 100_000,
-                ..table(&[])
-            },
-        );
-        let s = b.slot(0);
-        s.serving.store(1, SeqCst);
-        s.first_launch_ns.store(1, SeqCst);
-        s.last_launch_ns.store(1_000, SeqCst);
-        s.launched.store(3, SeqCst);
-        s.done.store(3, SeqCst);
-        s.last_sync_ns.store(2_000, SeqCst);
+        let _srv = away_server(&b);
         b.header().timeout_ms.store(5, SeqCst);
         let lo = Gate::new(&b, 1, table(&[(7, 40_000, 0)]));
         b.slot(1).done.store(5, SeqCst);

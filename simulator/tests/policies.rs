@@ -544,32 +544,39 @@ fn fikit_lets_others_run_while_a_serving_job_waits_for_requests() {
     assert_eq!(r.jobs[0].jct_ns(), 1150);
 }
 
-#[test]
-fn fikit_a_returning_server_waits_behind_the_queue_its_hold_allowed() {
-    // srv: setup a [0,100), then b [100,2100) per request; requests 500
-    // and 20,000 after the setup (at 600 and 20,100). Its iterations' GPU
-    // work: 100, 2000, 2000, median 2000: hold 2000/20 = 100.
+/// srv: setup a [0,100), then b [100,2100) per request; requests 500
+/// and 20,000 after the setup (at 600 and 20,100).
+fn returning_server() -> Job {
     let mut t = job("srv", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 2100)]);
     t.syncs = vec![
         fixture::stream_sync(7, 2, 0, 100),
         fixture::stream_sync(7, 4, 100, 2100),
     ];
-    let srv = Job::from_trace(&t).serving(&[500, 20_000]);
+    Job::from_trace(&t).serving(&[500, 20_000])
+}
+
+/// 200 kernels of 40 ns back to back, issued every 10 ns (the host runs ahead).
+fn running_ahead() -> Vec<Kernel> {
+    (0..200)
+        .map(|i| {
+            let mut x = k("l", 1 + i as u32, 40 * i, 40 * i + 40);
+            x.launch.as_mut().unwrap().start_ns = 10 * i;
+            x.launch.as_mut().unwrap().end_ns = 10 * i;
+            x
+        })
+        .collect()
+}
+
+#[test]
+fn fikit_a_returning_server_waits_behind_the_queue_its_hold_allowed() {
+    // srv: setup a [0,100), then b [100,2100) per request; requests 500
+    // and 20,000 after the setup (at 600 and 20,100). Its iterations' GPU
+    // work: 100, 2000, 2000, median 2000: hold 2000/20 = 100.
+    let srv = returning_server();
     assert_eq!(srv.iteration_gpu_ns(), 2000);
     assert_eq!(srv.hold_ns(), 100);
     // low: 200 kernels of 40 ns, issued every 10 ns (its host runs ahead).
-    let low = job(
-        "low",
-        9,
-        (0..200)
-            .map(|i| {
-                let mut x = k("l", 1 + i as u32, 40 * i, 40 * i + 40);
-                x.launch.as_mut().unwrap().start_ns = 10 * i;
-                x.launch.as_mut().unwrap().end_ns = 10 * i;
-                x
-            })
-            .collect(),
-    );
+    let low = job("low", 9, running_ahead());
     let r = run_policy(
         &[srv, Job::from_trace(&low)],
         &[0, 0],
@@ -736,24 +743,8 @@ fn fikit_a_returning_server_is_not_held_behind_a_fillers_unlaunched_kernel() {
     // As fikit_a_returning_server_waits_behind_the_queue_its_hold_allowed,
     // plus a third job (prio 9) whose one 10 us kernel is eligible from 0
     // and never fits: in the live gate it waits at the gate, not on the GPU.
-    let mut t = job("srv", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 2100)]);
-    t.syncs = vec![
-        fixture::stream_sync(7, 2, 0, 100),
-        fixture::stream_sync(7, 4, 100, 2100),
-    ];
-    let srv = Job::from_trace(&t).serving(&[500, 20_000]);
-    let mid = job(
-        "mid",
-        1,
-        (0..200)
-            .map(|i| {
-                let mut x = k("l", 1 + i as u32, 40 * i, 40 * i + 40);
-                x.launch.as_mut().unwrap().start_ns = 10 * i;
-                x.launch.as_mut().unwrap().end_ns = 10 * i;
-                x
-            })
-            .collect(),
-    );
+    let srv = returning_server();
+    let mid = job("mid", 1, running_ahead());
     let far = job("far", 9, vec![k("f", 1, 0, 10_000)]);
     let r = run_policy(
         &[srv, Job::from_trace(&mid), Job::from_trace(&far)],
