@@ -711,15 +711,20 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .stderr(predicates::str::contains("cannot be used with"));
 }
 
-#[test]
-fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
-    let d = tempfile::tempdir().unwrap();
-    for (name, trace) in [
+/// `DIR/hi.parquet` (a server, priority 0) and `DIR/lo.parquet` (training, 9).
+fn write_hi_and_lo(dir: &std::path::Path) {
+    for (name, t) in [
         ("hi", fikit_trace::fixture::serving("hi", 0, 3)),
         ("lo", fikit_trace::fixture::training("lo", 9, 20)),
     ] {
-        fikit_trace::write_trace(&d.path().join(format!("{name}.parquet")), &trace).unwrap();
+        fikit_trace::write_trace(&dir.join(format!("{name}.parquet")), &t).unwrap();
     }
+}
+
+#[test]
+fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
+    let d = tempfile::tempdir().unwrap();
+    write_hi_and_lo(d.path());
     let set = d.path().join("set.json");
     std::fs::write(
         &set,
@@ -1354,12 +1359,7 @@ fn a_set_profiles_each_pairs_jobs_just_before_its_rounds() {
     // first: profiling every job up front would have stopped before it.
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("out");
-    for (name, t) in [
-        ("hi", fikit_trace::fixture::serving("hi", 0, 3)),
-        ("lo", fikit_trace::fixture::training("lo", 9, 20)),
-    ] {
-        fikit_trace::write_trace(&d.path().join(format!("{name}.parquet")), &t).unwrap();
-    }
+    write_hi_and_lo(d.path());
     let set = d.path().join("set.json");
     std::fs::write(
         &set,
