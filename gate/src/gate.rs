@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::atomic::{AtomicI64, AtomicU32};
 
-use crate::block::{Block, GatePolicy, MAX_JOBS, state};
+use crate::block::{Block, GatePolicy, MAX_JOBS, Slot, state};
 use crate::rules::{self, JobView};
 use crate::table::Table;
 
@@ -181,14 +181,9 @@ impl<'a> Gate<'a> {
     /// before, not active in `views`): the least of theirs that set one, ns;
     /// 0 when none is away or none sets a bound.
     fn away_hold(&self, views: &[JobView]) -> i64 {
-        let me = self.block.slot(self.me);
-        let mine = (me.priority.load(Relaxed), self.me);
-        views
-            .iter()
-            .filter(|v| v.index != self.me && !v.active)
-            .map(|v| (v.index, self.block.slot(v.index)))
-            .filter(|(j, o)| {
-                (o.priority.load(Relaxed), *j) < mine
+        self.above_me()
+            .filter(|&(j, o)| {
+                !views[j].active
                     && o.state.load(SeqCst) == state::RUNNING
                     && o.first_launch_ns.load(Relaxed) != 0
             })
@@ -196,6 +191,16 @@ impl<'a> Gate<'a> {
             .filter(|&h| h > 0)
             .min()
             .unwrap_or(0)
+    }
+
+    /// The jobs that would be the top over this one (better priority, then
+    /// lower index), with their slots.
+    fn above_me(&self) -> impl Iterator<Item = (usize, &Slot)> + '_ {
+        let mine = (self.block.slot(self.me).priority.load(Relaxed), self.me);
+        (0..self.block.jobs())
+            .filter(move |&j| j != self.me)
+            .map(|j| (j, self.block.slot(j)))
+            .filter(move |&(j, o)| (o.priority.load(Relaxed), j) < mine)
     }
 
     /// What the gate sees of every job at `now`: active once its command
@@ -275,12 +280,8 @@ impl<'a> Gate<'a> {
     /// stays in flight for the gate until a later marked one is done, so a
     /// filler whose last free launch went unmarked could never fill).
     fn above_me_present(&self) -> bool {
-        let me = self.block.slot(self.me);
-        let mine = (me.priority.load(Relaxed), self.me);
-        (0..self.block.jobs()).filter(|&j| j != self.me).any(|j| {
-            let o = self.block.slot(j);
-            (o.priority.load(Relaxed), j) < mine && o.state.load(SeqCst) != state::EXITED
-        })
+        self.above_me()
+            .any(|(_, o)| o.state.load(SeqCst) != state::EXITED)
     }
 
     /// The shortest predicted kernel another running job waits at the gate

@@ -17,12 +17,11 @@ use crate::sim::job::Job;
 /// time. When nothing fits, the GPU stays idle. A fill that runs past the gap
 /// delays the top job's next kernel; that delay is counted.
 ///
-/// A serving job that comes back from between requests finds the kernels
-/// the others had queued on the GPU while it was away: as the live gate
-/// bounds that queue ([`fikit_rules::may_queue`]), the other jobs' issued
-/// kernels, in issue order, up to the returning job's hold
-/// ([`Job::hold_ns`]) of predicted time (running ones first, and at least
-/// those), run before its first kernel.
+/// A serving job that comes back from between requests finds what is on the
+/// GPU ahead of its first kernel: every job's running kernels and, as the
+/// live gate bounds it ([`fikit_rules::may_queue`]), the queue of the job
+/// that was the top meanwhile, its issued kernels in issue order up to the
+/// returning job's hold ([`Job::hold_ns`]) of predicted time.
 #[derive(Debug, Default)]
 pub struct Fikit {
     delay_ns: i64,
