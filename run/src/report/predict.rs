@@ -3,7 +3,7 @@
 
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
-use fikit_sim_core::sim::host::{Corners, first_kernel_ns};
+use fikit_sim_core::sim::host::{Corners, GATED_SETUP_ITERATIONS, first_kernel_ns};
 use fikit_sim_core::sim::job::{HostStep, Job};
 use fikit_sim_core::sim::simulate::{
     SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated,
@@ -180,13 +180,14 @@ fn serves(job: &Job) -> bool {
 /// after a kernel), the first two. `raw` are a job's simulated iterations
 /// from its start.
 pub(super) fn as_gated(raw: &[i64]) -> &[i64] {
-    if raw.len() > 2 { &raw[2..] } else { raw }
+    let n = GATED_SETUP_ITERATIONS;
+    if raw.len() > n { &raw[n..] } else { raw }
 }
 
 /// [`as_gated`] of iterations the simulator already measured (its
 /// [`Job::setup_iterations`] left out, at most two).
 pub(super) fn as_gated_measured<'a>(job: &Job, measured: &'a [i64]) -> &'a [i64] {
-    let more = 2usize.saturating_sub(job.setup_iterations);
+    let more = GATED_SETUP_ITERATIONS.saturating_sub(job.setup_iterations);
     if measured.len() > more {
         &measured[more..]
     } else {

@@ -94,7 +94,7 @@ pub fn region_factor(job: &Job, region_ns: f64, model: &GpuModel, from: f64) -> 
 /// leave the idle out. `None` as [`region_factor`].
 pub fn busy_factor(job: &Job, busy_ns: f64, model: &GpuModel, from: f64) -> Option<f64> {
     fit_factor(busy_ns, from, |f| {
-        let busy = busy_parts_alone(&job.with_region_host_speed(f), model)?;
+        let busy = iteration_parts_alone(&job.with_region_host_speed(f), Measure::Busy, model)?;
         median(&busy).filter(|&b| b > 0.0)
     })
 }
@@ -146,17 +146,16 @@ fn median(v: &[i64]) -> Option<f64> {
 }
 
 /// `job` as it runs untraced on `model` and as it presses under MPS, from
-/// its trace's characterization (the median of its untraced runs, no range;
-/// its pressure pass): what a fleet sweep simulates, one model at a time.
-/// As it is where the trace has neither.
+/// its trace's characterization (its untraced runs' median, [`at_speed`],
+/// no range; its pressure pass): what a fleet sweep simulates, one model
+/// at a time. As it is where the trace has neither.
 pub fn characterized(job: &Job, model: &GpuModel) -> Job {
     let j = match crate::sim::pressure::measured_weight(job, model) {
         Some(w) => job.with_pressure_weight(w),
         None => job.clone(),
     };
-    let fit = j.recorded.as_deref().unwrap_or(&j);
-    match median(&j.untraced_regions_ns).and_then(|m| region_factor(fit, m, model, 1.0)) {
-        Some(f) => j.with_region_host_speed(f),
+    match untraced(&j, model) {
+        Some(h) => at_speed(&j, &h, Speed::Median, model),
         None => j,
     }
 }
@@ -226,40 +225,88 @@ pub enum Speed {
 }
 
 /// `job` on its host's untraced speed `h` ([`untraced`]), at `which`: its
-/// host time scaled by the factor from its first kernel on; a server
-/// fitted on its runs' busy parts, also request by request
-/// ([`served_untraced`]: at the median, every run's busy parts; at an
-/// end, that run's), or by the factor alone where that replay fails.
+/// host time scaled by the factor from its first kernel on, and each
+/// iteration then at the spread its untraced runs showed
+/// ([`spread_untraced`]: at the median, every run's; at an end, that
+/// run's): a server's busy parts (its runs' [`Job::untraced_busy_parts_ns`]),
+/// a closed-loop job's whole iterations ([`Job::untraced_iterations_ns`]).
+/// By the factor alone where the runs did not record them or that replay
+/// fails.
 pub fn at_speed(job: &Job, h: &HostSpeed, which: Speed, model: &GpuModel) -> Job {
     let factor = match which {
         Speed::Median => h.factor,
         Speed::Low => h.low,
         Speed::High => h.high,
     };
-    let runs = &job.untraced_busy_parts_ns;
-    if h.busy && !runs.is_empty() && runs.len() == job.untraced_busy_ns.len() {
-        let m = &job.untraced_busy_ns;
+    // The runs the range's ends are at, by the figure the factor was fitted on.
+    let (runs, by, measure) = if h.busy {
+        (
+            &job.untraced_busy_parts_ns,
+            &job.untraced_busy_ns,
+            Measure::Busy,
+        )
+    } else {
+        (
+            &job.untraced_iterations_ns,
+            &job.untraced_regions_ns,
+            Measure::Whole,
+        )
+    };
+    let recorded = runs.len() == by.len() && runs.iter().all(|r| !r.is_empty());
+    if recorded && !runs.is_empty() {
         let pick = |better: fn(i64, i64) -> bool| {
-            (0..m.len()).fold(0, |b, k| if better(m[k], m[b]) { k } else { b })
+            (0..by.len()).fold(0, |b, k| if better(by[k], by[b]) { k } else { b })
         };
-        let parts: Vec<i64> = match which {
-            Speed::Median => runs.iter().flat_map(|r| r.iter().copied()).collect(),
-            Speed::Low => runs[pick(|a, b| a < b)].to_vec(),
-            Speed::High => runs[pick(|a, b| a > b)].to_vec(),
+        let chosen: Vec<&[i64]> = match which {
+            Speed::Median => runs.iter().map(|r| &r[..]).collect(),
+            Speed::Low => vec![&runs[pick(|a, b| a < b)][..]],
+            Speed::High => vec![&runs[pick(|a, b| a > b)][..]],
         };
-        if let Some(j) = served_untraced(job, factor, &parts, model) {
+        if let Some(j) = spread_untraced(job, factor, &Quantiles::of(&chosen), measure, model) {
             return j;
         }
     }
     job.with_region_host_speed(factor)
 }
 
-/// The busy part of each of `job`'s iterations after its set-up, replayed
-/// alone on `model`: its latency less the host's delay before its first
-/// step.
-fn busy_parts_alone(job: &Job, model: &GpuModel) -> Option<Vec<i64>> {
+/// What of each iteration [`spread_untraced`] matches to the untraced runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measure {
+    /// A server's busy parts: its first launch to the wait that ends it,
+    /// the idle before it (its wait for a request) left out and unscaled.
+    Busy,
+    /// A closed-loop job's whole iterations, sync to sync: the host's work
+    /// before its first launch scaled with the rest.
+    Whole,
+}
+
+/// The iterations a gate leaves out of a run's (the spans up to its second
+/// blocking synchronization after its first kernel launch, as
+/// [`fikit_trace::UntracedRun::iterations_ns`] holds them): the
+/// simulator's first two iterations, whose first ends at the first wait
+/// after a kernel.
+pub const GATED_SETUP_ITERATIONS: usize = 2;
+
+impl Measure {
+    /// The first of `job`'s iterations this measure counts: a server's
+    /// after its set-up; a closed-loop job's as its gate counts them.
+    fn from(self, job: &Job) -> usize {
+        match self {
+            Measure::Busy => job.setup_iterations,
+            Measure::Whole => job.setup_iterations.max(GATED_SETUP_ITERATIONS),
+        }
+    }
+}
+
+/// Each of `job`'s iterations from [`Measure::from`] on, replayed alone on
+/// `model`, as `measure` counts it.
+fn iteration_parts_alone(job: &Job, measure: Measure, model: &GpuModel) -> Option<Vec<i64>> {
     let alone = run_isolated(std::slice::from_ref(job), model).ok()?;
     let latencies = &alone[0].jobs[0].iterations_ns;
+    let from = measure.from(job);
+    if measure == Measure::Whole {
+        return Some(latencies.iter().skip(from).copied().collect());
+    }
     // One more first delay than iterations where steps follow the last
     // iteration's wait (the program's end).
     let firsts = job.iteration_first_delays();
@@ -270,24 +317,77 @@ fn busy_parts_alone(job: &Job, model: &GpuModel) -> Option<Vec<i64>> {
         latencies
             .iter()
             .zip(&firsts)
-            .skip(job.setup_iterations)
+            .skip(from)
             .map(|(l, d)| l - d)
             .collect(),
     )
 }
 
-/// The serving job `job` with its recorded program's host at `factor` and
-/// each iteration's busy part taking what its rank among them takes among
-/// the untraced runs' busy parts `parts` (the recording's slowest request
-/// the runs' slowest, its median their median): the runs' spread of
-/// request times, which a single factor on the recording's own spread
-/// does not give. Each iteration's host delays but its first are scaled to
-/// that (a second replay corrects for the GPU's part, which does not
-/// scale), then the program serves `job`'s arrivals again. `None` where
-/// `job` was not rebuilt from a recording or cannot be replayed alone.
-pub fn served_untraced(job: &Job, factor: f64, parts: &[i64], model: &GpuModel) -> Option<Job> {
+/// The untraced runs' iterations as a distribution to replay: at each
+/// quantile, the median over the runs of each run's value there. What a
+/// run's percentile is predicted by: its median over runs, as repetitions
+/// are read, which one run's stalls do not pull as they pull the pooled
+/// iterations' tail. One run: that run's iterations.
+#[derive(Debug, Clone)]
+struct Quantiles(Vec<Vec<i64>>);
+
+impl Quantiles {
+    /// Of `runs`, each sorted; runs without iterations left out.
+    fn of(runs: &[&[i64]]) -> Quantiles {
+        Quantiles(
+            runs.iter()
+                .filter(|r| !r.is_empty())
+                .map(|r| {
+                    let mut v = r.to_vec();
+                    v.sort_unstable();
+                    v
+                })
+                .collect(),
+        )
+    }
+
+    /// The value at quantile `q` (0 to 1): each run's at the nearest rank,
+    /// their median (the mean of the middle two for an even count).
+    fn at(&self, q: f64) -> i64 {
+        let mut v: Vec<i64> = self
+            .0
+            .iter()
+            .map(|r| r[(q * (r.len() - 1) as f64).round() as usize])
+            .collect();
+        v.sort_unstable();
+        let n = v.len();
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2
+        }
+    }
+}
+
+/// `job` with its recorded program's host at `factor` and each iteration
+/// from [`Measure::from`] on taking, as `measure` counts it, the value at
+/// its rank's quantile of `target` (the recording's slowest iteration the
+/// runs' slowest, its median their median): the runs' spread of iteration
+/// times, which a single factor on the recording's own spread does not
+/// give (a traced run's tail is its own: tracing's stalls, not the job's).
+/// Each iteration's host delays are scaled to that (a second replay
+/// finds the GPU's part, which does not scale); a server then
+/// serves `job`'s arrivals again. `None` without runs, where a server was
+/// not rebuilt from a recording or a closed-loop job was (repeated), or
+/// where the job cannot be replayed alone.
+fn spread_untraced(
+    job: &Job,
+    factor: f64,
+    target: &Quantiles,
+    measure: Measure,
+    model: &GpuModel,
+) -> Option<Job> {
     use crate::sim::job::HostStep;
-    let recorded = job.recorded.as_deref()?;
+    let recorded = match measure {
+        Measure::Busy => job.recorded.as_deref()?,
+        Measure::Whole if job.recorded.is_none() => job,
+        Measure::Whole => return None,
+    };
     let arrivals: Vec<i64> = job
         .steps
         .iter()
@@ -296,14 +396,12 @@ pub fn served_untraced(job: &Job, factor: f64, parts: &[i64], model: &GpuModel) 
             _ => None,
         })
         .collect();
-    let mut target = parts.to_vec();
-    target.sort_unstable();
-    if target.is_empty() || arrivals.is_empty() {
+    if target.0.is_empty() || (measure == Measure::Busy && arrivals.is_empty()) {
         return None;
     }
     let base = recorded.with_region_host_speed(factor);
-    let setup = base.setup_iterations;
-    let b = busy_parts_alone(&base, model)?;
+    let setup = measure.from(&base);
+    let b = iteration_parts_alone(&base, measure, model)?;
     let n = b.len();
     if n == 0 {
         return None;
@@ -317,7 +415,7 @@ pub fn served_untraced(job: &Job, factor: f64, parts: &[i64], model: &GpuModel) 
         } else {
             r as f64 / (n - 1) as f64
         };
-        t[k] = target[(q * (target.len() - 1) as f64).round() as usize];
+        t[k] = target.at(q);
     }
     let (lo, hi) = FACTOR_LIMITS;
     let step = |scale: f64, want: i64, got: i64| {
@@ -327,16 +425,31 @@ pub fn served_untraced(job: &Job, factor: f64, parts: &[i64], model: &GpuModel) 
             scale
         }
     };
+    let whole = measure == Measure::Whole;
     let mut scale: Vec<f64> = (0..n).map(|k| step(1.0, t[k], b[k])).collect();
-    let once = busy_parts_alone(&base.with_iteration_host_scale(setup, &scale), model)?;
+    let once = iteration_parts_alone(
+        &base.with_iteration_host_scale(setup, &scale, whole),
+        measure,
+        model,
+    )?;
     if once.len() == n {
         for k in 0..n {
-            scale[k] = step(scale[k], t[k], once[k]);
+            // Through the two replays' points (an iteration is close to
+            // affine in its host's scale), or proportionally where they
+            // coincide.
+            let (s1, moved) = (scale[k], (once[k] - b[k]) as f64);
+            scale[k] = if moved != 0.0 && s1 != 1.0 {
+                (1.0 + (t[k] - b[k]) as f64 * (s1 - 1.0) / moved).clamp(lo, hi)
+            } else {
+                step(s1, t[k], once[k])
+            };
         }
     }
-    let mut served = base
-        .with_iteration_host_scale(setup, &scale)
-        .serving(&arrivals);
+    let scaled = base.with_iteration_host_scale(setup, &scale, whole);
+    if measure == Measure::Whole {
+        return Some(scaled);
+    }
+    let mut served = scaled.serving(&arrivals);
     served.name = job.name.clone();
     served.priority = job.priority;
     served.pressure_weight = job.pressure_weight;
@@ -707,43 +820,96 @@ mod tests {
         let model = no_switch();
         // Seven requests after the set-up, each busy 46 us as recorded
         // (`fc` issued at 40 us, its wait back at 46: 40 c + 6 at a host
-        // factor c). Three untraced runs busy 26, 46 and 66 us: the median's
-        // factor is 1.
+        // factor c). Three untraced runs busy 20/30/40, 26/46/66 and
+        // 30/50/90 us: medians 30, 46 and 50, so the median's factor is 1
+        // and the fastest run's 0.6.
         let mut served = served_recording(&SERVED_US)
             .serving(&(1..=7).map(|k| k * 1_000_000).collect::<Vec<_>>());
         served.untraced_regions_ns = Arc::from(vec![3_000_000; 3]);
-        served.untraced_busy_ns = Arc::from(vec![26_000, 46_000, 66_000]);
+        served.untraced_busy_ns = Arc::from(vec![30_000, 46_000, 50_000]);
         served.untraced_busy_parts_ns = Arc::from(vec![
-            Arc::from(vec![26_000]),
-            Arc::from(vec![46_000]),
-            Arc::from(vec![66_000]),
+            Arc::from(vec![40_000, 20_000, 30_000]),
+            Arc::from(vec![26_000, 46_000, 66_000]),
+            Arc::from(vec![90_000, 30_000, 50_000]),
         ]);
         let h = untraced(&served, &model).unwrap();
         assert!((h.factor - 1.0).abs() < 1e-3 && h.busy, "{h:?}");
+        assert!((h.low - 0.6).abs() < 1e-3, "{h:?}");
         let latencies = |j: &Job| {
             run_isolated(std::slice::from_ref(j), &model).unwrap()[0].jobs[0]
                 .iterations_ns
                 .clone()
         };
-        // At the median, the requests take the runs' busy parts by rank
-        // (equal as recorded, so in order): 26, 26, 46, 46, 46, 66, 66 us,
-        // after 54 us of host each, within a microsecond (two replays
-        // correct for the GPU's 6 us, which does not scale).
+        // At the median, the requests take by rank (equal as recorded, so
+        // in order) the runs' median at each quantile: the least parts'
+        // median 26, the middle ones' 46, the greatest ones' 66 us (not the
+        // pooled 20 and 90): 26, 26, 46, 46, 46, 66, 66 us, after 54 us of
+        // host each, within 0.1 us (the factor's tolerance; the second
+        // replay finds the GPU's 6 us, which does not scale).
         let at = latencies(&at_speed(&served, &h, Speed::Median, &model));
         let want = [26, 26, 46, 46, 46, 66, 66].map(|b| (54 + b) * 1_000);
         assert_eq!(at.len(), want.len(), "{at:?}");
         for (a, w) in at.iter().zip(want) {
-            assert!((a - w).abs() <= 1_000, "{at:?} against {want:?}");
+            assert!((a - w).abs() <= 100, "{at:?} against {want:?}");
         }
-        // At the fastest run (factor 0.5, its parts alone): 27 us of host,
-        // then 26 us busy.
-        for a in latencies(&at_speed(&served, &h, Speed::Low, &model)) {
-            assert!((a - 53_000).abs() <= 1_000, "{a}");
+        // At the fastest run, its factor and its parts alone: 32.4 us of
+        // host, then 20, 20, 30, 30, 30, 40, 40 us busy.
+        let low = latencies(&at_speed(&served, &h, Speed::Low, &model));
+        let want = [20, 20, 30, 30, 30, 40, 40].map(|b| 32_400 + b * 1_000);
+        for (a, w) in low.iter().zip(want) {
+            assert!((a - w).abs() <= 1_000, "{low:?} against {want:?}");
         }
         // Without the runs' parts, the factor alone: every request alike.
         served.untraced_busy_parts_ns = Arc::from(Vec::new());
         let flat = latencies(&at_speed(&served, &h, Speed::Median, &model));
         assert!(flat.iter().all(|&a| a == flat[0]), "{flat:?}");
+    }
+
+    #[test]
+    fn a_closed_loop_jobs_iterations_spread_as_its_untraced_runs_did() {
+        let model = no_switch();
+        // `serial`'s iterations: the first ends with its kernel (1 us), each
+        // later one is 2 us of host and a 1 us kernel. A gate counts from
+        // the third: eight of 3 us. Three untraced runs of the region as
+        // recorded (factor 1), iterations 2/3/5, 2.5/3/6 and 2.2/3.5/9 us:
+        // the runs' median at the least 2.2, the middle 3, the greatest
+        // 6 us.
+        let mut job = serial();
+        job.untraced_regions_ns = Arc::from(vec![28_000, 28_000, 28_000]);
+        job.untraced_iterations_ns = Arc::from(vec![
+            Arc::from(vec![2_000, 3_000, 5_000]),
+            Arc::from(vec![6_000, 2_500, 3_000]),
+            Arc::from(vec![2_200, 3_500, 9_000]),
+        ]);
+        let h = untraced(&job, &model).unwrap();
+        assert!((h.factor - 1.0).abs() < 1e-3 && !h.busy, "{h:?}");
+        let at = run_isolated(&[at_speed(&job, &h, Speed::Median, &model)], &model).unwrap()[0]
+            .jobs[0]
+            .iterations_ns
+            .clone();
+        // The two the gate leaves out as recorded; the eight by rank (equal,
+        // so in order) at quantiles 0, 1/7, ..., 1 of three values each:
+        // the host before each kernel scaled with the rest (2.2 us is 1.2 us
+        // of host and the kernel).
+        let want = [
+            1_000, 3_000, 2_200, 2_200, 3_000, 3_000, 3_000, 3_000, 6_000, 6_000,
+        ];
+        assert_eq!(at.len(), want.len(), "{at:?}");
+        for (a, w) in at.iter().zip(want) {
+            assert!((a - w).abs() <= 20, "{at:?} against {want:?}");
+        }
+        // A run without iterations recorded (a trace from before them):
+        // the factor alone, every iteration alike.
+        job.untraced_iterations_ns = Arc::from(vec![
+            Arc::from(vec![2_000, 3_000, 5_000]),
+            Arc::from(Vec::new()),
+            Arc::from(vec![2_200, 3_500, 9_000]),
+        ]);
+        let flat = run_isolated(&[at_speed(&job, &h, Speed::Median, &model)], &model).unwrap()[0]
+            .jobs[0]
+            .iterations_ns
+            .clone();
+        assert!(flat[1..].iter().all(|&a| a == 3_000), "{flat:?}");
     }
 
     #[test]

@@ -135,6 +135,13 @@ impl Job {
                 })
                 .collect(),
             untraced_busy_parts_ns: busy_runs.into(),
+            untraced_iterations_ns: trace
+                .meta
+                .characterization
+                .iter()
+                .flat_map(|c| c.untraced_runs.iter())
+                .map(|r| Arc::from(r.iterations_ns.as_slice()))
+                .collect(),
             measured_pressure: trace
                 .meta
                 .characterization

@@ -230,6 +230,12 @@ pub struct Job {
     /// [`Job::untraced_busy_ns`]: how a server's requests spread about
     /// the median ([`crate::sim::host`] gives the replay that spread).
     pub untraced_busy_parts_ns: Arc<[Arc<[i64]>]>,
+    /// Each untraced run's iterations, sync to sync, set-up left out
+    /// ([`fikit_trace::UntracedRun::iterations_ns`]), in the order of
+    /// [`Job::untraced_regions_ns`] (a run that recorded none, empty): how
+    /// a closed-loop job's iterations spread as it ran untraced
+    /// ([`crate::sim::host`] gives the replay that spread).
+    pub untraced_iterations_ns: Arc<[Arc<[i64]>]>,
     /// What the trace's pressure pass measured, with the job's SM share:
     /// what [`Job::pressure_weight`] is set from for a model
     /// ([`crate::sim::pressure::set_measured_pressure`]). `None` without a pressure pass.

@@ -275,10 +275,12 @@ impl Job {
 
     /// The job with the host delays of its iterations from `from` on
     /// (counted from its first, set-up included) scaled, iteration
-    /// `from + k`'s by `scale[k]`: every delay in it but the one before its
-    /// first step (the host's wait for work, a server's idle). Iterations
-    /// past `scale` and the steps after the last iteration stay as they are.
-    pub fn with_iteration_host_scale(&self, from: usize, scale: &[f64]) -> Job {
+    /// `from + k`'s by `scale[k]`: every delay in it, the one before its
+    /// first step only with `first_delay` (for a server, that one is its
+    /// wait for a request, which the host's speed does not change).
+    /// Iterations past `scale` and the steps after the last iteration stay
+    /// as they are.
+    pub fn with_iteration_host_scale(&self, from: usize, scale: &[f64], first_delay: bool) -> Job {
         let mut steps = self.steps.to_vec();
         let (mut iteration, mut first) = (0usize, true);
         for s in &mut steps {
@@ -286,7 +288,7 @@ impl Job {
                 .checked_sub(from)
                 .and_then(|k| scale.get(k))
                 .copied()
-                .filter(|_| !first);
+                .filter(|_| first_delay || !first);
             match s {
                 HostStep::Arrive { .. } => continue,
                 HostStep::Issue { delay_ns, .. } => {
@@ -458,6 +460,7 @@ impl Job {
             untraced_regions_ns: Arc::clone(&self.untraced_regions_ns),
             untraced_busy_ns: Arc::clone(&self.untraced_busy_ns),
             untraced_busy_parts_ns: Arc::clone(&self.untraced_busy_parts_ns),
+            untraced_iterations_ns: Arc::clone(&self.untraced_iterations_ns),
             measured_pressure: self.measured_pressure,
             recorded: Some(
                 self.recorded
