@@ -1,5 +1,7 @@
 //! Helpers for the end-to-end tests: locating the built binaries and building traces.
 
+pub mod run_json;
+
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
