@@ -140,6 +140,24 @@ fn the_readmes_first_command_names_the_calibrated_model_and_answers_pairwise() {
             assert!(lo <= v && v <= hi, "{r}");
         }
     }
+    // The README shows its rows as this command prints them.
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let shown: Vec<&str> = readme
+        .split("## Quick start")
+        .nth(1)
+        .and_then(|q| q.split("```text").nth(1))
+        .and_then(|b| b.split("```").next())
+        .expect("the quick start shows its output in a text block")
+        .lines()
+        .filter(|l| l.contains('┆'))
+        .collect();
+    assert!(!shown.is_empty(), "the quick start's text block shows rows");
+    for l in shown {
+        assert!(
+            lines.contains(&l),
+            "README.md's quick start shows a line fikit-sim does not print:\n{l}\n{stdout}"
+        );
+    }
     // The way to the full table and plots is one flag away, and said.
     assert!(
         stderr.contains("--jobs ") && stderr.contains("--together"),
