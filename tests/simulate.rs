@@ -536,9 +536,54 @@ fn the_first_screen_gives_each_slowdown_its_range_over_the_untraced_hosts() {
         table.contains("[a-b]: over the hosts' untraced runs"),
         "{table}"
     );
-    // The rows as JSON carry it too; without untraced runs there is none.
+    // The rows as JSON carry it too, the range the pair's own simulation
+    // gives (`--jobs`); without untraced runs there is none.
     let json = stdout_of(dir.path(), &["--model", "default", "--format", "json", "."]);
     assert!(json.contains("\"high_slowdown_range\""), "{json}");
+    let screen: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let pair = stdout_of(
+        dir.path(),
+        &[
+            "--model",
+            "default",
+            "--format",
+            "json",
+            "--no-plots",
+            "--jobs",
+            "serving,training",
+            ".",
+        ],
+    );
+    let pair: serde_json::Value = serde_json::from_str(&pair).unwrap();
+    let mut compared = 0;
+    for row in screen.as_array().expect("the screen's rows") {
+        if row["low"] != "training" {
+            continue;
+        }
+        let own = pair["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["job"] == "serving" && j["policy"] == row["policy"])
+            .unwrap_or_else(|| panic!("{pair}"));
+        let range = |v: &serde_json::Value| -> Vec<f64> {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap())
+                .collect()
+        };
+        let (a, b) = (
+            range(&row["high_slowdown_range"]),
+            range(&own["slowdown_range"]),
+        );
+        assert!(
+            a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-6),
+            "{row} against {own}"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 5, "{json}");
     let json = stdout_of(
         dir.path(),
         &[

@@ -6,7 +6,7 @@ use fikit_sim_core::sim::gpu::GpuModel;
 use fikit_sim_core::sim::host::{Corners, GATED_SETUP_ITERATIONS, first_kernel_ns};
 use fikit_sim_core::sim::job::{HostStep, Job};
 use fikit_sim_core::sim::simulate::{
-    SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated,
+    SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated, slowdown_range,
 };
 
 use super::{mean_ratio, ms};
@@ -45,8 +45,10 @@ pub struct Predicted {
 
 /// [`predict`] with each job's range, as fikit-sim gives it: the point from
 /// `jobs` (each host at its untraced speed), the ends from `corners` (every
-/// host at the fastest, then the slowest, of its untraced runs), each
-/// figure's range the least and the greatest of the three. Without
+/// host at the fastest, then the slowest, of its untraced runs); the
+/// slowdown's range pairs a shared run at one end with the run alone at
+/// the other ([`slowdown_range`]), the p99's is the least and the greatest
+/// of the three. Without
 /// corners, the point alone.
 pub fn with_range(
     jobs: &[Job],
@@ -67,8 +69,13 @@ pub fn with_range(
             v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         ]
     };
+    // A prediction's regions shared and alone, ns.
+    let regions = |x: &Predicted| {
+        let shared = x.region_ms * 1e6;
+        (shared.round() as i64, (shared / x.slowdown).round() as i64)
+    };
     for ((p, l), h) in point.iter_mut().zip(&low).zip(&high) {
-        p.slowdown_range = Some(span([p.slowdown, l.slowdown, h.slowdown]));
+        p.slowdown_range = Some(slowdown_range(regions(p), regions(l), regions(h)));
         p.p99_range_ms = Some(span([p.p99_ms, l.p99_ms, h.p99_ms]));
     }
     Some(point)

@@ -413,7 +413,19 @@ fn run_pairwise(
                 .map_err(other)
         });
         let [low, high] = ends;
-        sweep::with_host_range(&mut rows, &low?, &high?);
+        // Each high-priority job alone at the point and at both ends.
+        let mut alone = std::collections::HashMap::new();
+        for &(h, _) in pairs {
+            if alone.contains_key(&scenario.jobs[h].name) {
+                continue;
+            }
+            let three = [&scenario.jobs[h], &c.low[h], &c.high[h]].map(|j| j.clone());
+            let r = sweep::regions_alone(&three, &opts.model)
+                .context("simulating")
+                .map_err(other)?;
+            alone.insert(scenario.jobs[h].name.clone(), [r[0], r[1], r[2]]);
+        }
+        sweep::with_host_range(&mut rows, &low?, &high?, |name| alone.get(name).copied());
     }
     let high = scenario.jobs[pairs[0].0].priority;
     match o.format {

@@ -126,7 +126,8 @@ fn table(report: &Report) -> String {
          in which other jobs' kernels ran\n",
         report.model,
         if report.jobs.iter().any(|r| r.slowdown_range.is_some()) {
-            "; [a-b]: the range over the hosts' untraced runs (each host at its fastest, then its slowest)"
+            "; [a-b]: the range over the hosts' untraced runs (the slowdown's: a shared run and a run alone each anywhere \
+             between the fastest and the slowest; a p99's: one run at either)"
         } else {
             ""
         }

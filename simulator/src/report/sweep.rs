@@ -146,7 +146,8 @@ pub fn pairwise_table(rows: &[PairRow]) -> String {
         "{t}\nslowdown = its region beside the partner / alone, from its first kernel launch to its end \
          (1.00x: unaffected){}; FIKIT vs timeslice = its region under timeslice / under fikit\n",
         if ranged {
-            "; [a-b]: over the hosts' untraced runs (each host at its fastest, then its slowest)"
+            "; [a-b]: over the hosts' untraced runs, a run beside the partner and one alone each anywhere between \
+             the fastest and the slowest"
         } else {
             ""
         }

@@ -8,7 +8,7 @@ use crate::policy::PolicyKind;
 use crate::sim::engine::{RunError, RunResult};
 use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
-use crate::sim::simulate::{SimOptions, run_policy, simulate_with_isolated};
+use crate::sim::simulate::{SimOptions, run_policy, simulate_with_isolated, slowdown_range};
 
 /// One high-priority job beside others under one policy (in a pair, the
 /// other is the one low-priority job).
@@ -38,18 +38,48 @@ pub struct PairRow {
 }
 
 /// Sets each row's range from the same pairs with every host at the
-/// fastest (`low`) and the slowest (`high`) of its untraced runs: the least
-/// and the greatest high-priority slowdown of the three. The rows must be
-/// of the same pairs and policies, in the same order.
-pub fn with_host_range(rows: &mut [PairRow], low: &[PairRow], high: &[PairRow]) {
+/// fastest (`low`) and the slowest (`high`) of its untraced runs: the
+/// high-priority slowdown's, as [`slowdown_range`] pairs them, with
+/// `alone(job)` the high-priority job's region alone at the point, the
+/// fastest and the slowest host, ns ([`regions_alone`]); a row whose job
+/// it does not give keeps no range. The rows must be of the same pairs and
+/// policies, in the same order.
+pub fn with_host_range(
+    rows: &mut [PairRow],
+    low: &[PairRow],
+    high: &[PairRow],
+    alone: impl Fn(&str) -> Option<[i64; 3]>,
+) {
+    // A row's region shared, from its slowdown over the region alone.
+    let shared = |s: f64, a: i64| ((s * a as f64).round() as i64, a);
     for ((r, l), h) in rows.iter_mut().zip(low).zip(high) {
         debug_assert!(r.high == l.high && r.low == h.low && r.policy == l.policy);
-        let s = [r.high_slowdown, l.high_slowdown, h.high_slowdown];
-        r.high_slowdown_range = Some([
-            s.iter().copied().fold(f64::INFINITY, f64::min),
-            s.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        ]);
+        let Some([a, al, ah]) = alone(&r.high) else {
+            continue;
+        };
+        r.high_slowdown_range = Some(slowdown_range(
+            shared(r.high_slowdown, a),
+            shared(l.high_slowdown, al),
+            shared(h.high_slowdown, ah),
+        ));
     }
+}
+
+/// Each of `jobs`' region alone on `model`, from its first kernel, ns (as
+/// [`crate::sim::simulate::JobRow::isolated_region_ns`]).
+pub fn regions_alone(jobs: &[Job], model: &GpuModel) -> Result<Vec<i64>, RunError> {
+    jobs.par_iter()
+        .map(|j| {
+            let r = run_policy(
+                std::slice::from_ref(j),
+                &[0],
+                PolicyKind::Exclusive,
+                model,
+                false,
+            )?;
+            Ok(r.jobs[0].jct_ns() - crate::sim::host::first_kernel_ns(j))
+        })
+        .collect()
 }
 
 /// One group of jobs on one GPU: `group[0]` at priority 0, the others at 9,

@@ -317,18 +317,42 @@ fn simulate_with_isolated_progress(
     Ok(report)
 }
 
+/// A slowdown's range over the hosts' untraced runs, from the simulation at
+/// the point and with every host at the fastest (`low`) and at the slowest
+/// (`high`) of its runs, each as (region shared, region alone), ns. A
+/// slowdown is a ratio of two runs, the job's shared and its own alone,
+/// and each of them may have its host anywhere in the runs' range: the
+/// ends pair the shared run at one end with the run alone at the other
+/// (the fastest shared over the slowest alone, the slowest shared over the
+/// fastest alone), the point inside. Moving both ends together would cancel
+/// the host's spread out of the ratio, which two runs do not share.
+pub fn slowdown_range(point: (i64, i64), low: (i64, i64), high: (i64, i64)) -> [f64; 2] {
+    let s = [
+        ratio(point.0, point.1),
+        ratio(low.0, high.1),
+        ratio(high.0, low.1),
+        ratio(low.0, low.1),
+        ratio(high.0, high.1),
+    ];
+    [
+        s.iter().copied().fold(f64::INFINITY, f64::min),
+        s.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    ]
+}
+
 /// Sets each row's range from the same simulation with every job's host at
 /// the fastest (`low`) and the slowest (`high`) of its untraced runs
-/// ([`crate::sim::host::HostSpeed`]): the least and the greatest of the
+/// ([`crate::sim::host::HostSpeed`]): the slowdown's as [`slowdown_range`]
+/// pairs them; the p99's, of one run, the least and the greatest of the
 /// three. The reports must be of the same jobs and policies.
 pub fn with_host_range(report: &mut Report, low: &Report, high: &Report) {
     for ((r, l), h) in report.jobs.iter_mut().zip(&low.jobs).zip(&high.jobs) {
         debug_assert!(r.job == l.job && r.policy == l.policy && r.job == h.job);
-        let s = [r.slowdown, l.slowdown, h.slowdown];
-        r.slowdown_range = Some([
-            s.iter().copied().fold(f64::INFINITY, f64::min),
-            s.iter().copied().fold(f64::NEG_INFINITY, f64::max),
-        ]);
+        r.slowdown_range = Some(slowdown_range(
+            (r.region_ns, r.isolated_region_ns),
+            (l.region_ns, l.isolated_region_ns),
+            (h.region_ns, h.isolated_region_ns),
+        ));
         let p = [r.p99_ns, l.p99_ns, h.p99_ns];
         r.p99_range = Some([
             *p.iter().min().expect("three"),
@@ -373,16 +397,17 @@ mod tests {
         assert_eq!(percentiles(&[]), (0, 0, 0));
     }
 
-    fn row(job: &str, slowdown: f64, p99_ns: i64) -> JobRow {
+    /// A time-slicing row of `job`: its region `shared` ns, `alone` ns alone.
+    fn row(job: &str, shared: i64, alone: i64, p99_ns: i64) -> JobRow {
         JobRow {
             policy: PolicyKind::Timeslice,
             job: job.into(),
             priority: 0,
-            isolated_jct_ns: 1,
-            jct_ns: 1,
-            isolated_region_ns: 1,
-            region_ns: 1,
-            slowdown,
+            isolated_jct_ns: alone,
+            jct_ns: shared,
+            isolated_region_ns: alone,
+            region_ns: shared,
+            slowdown: ratio(shared, alone),
             vs_timeslice: 1.0,
             iterations: 0,
             p50_ns: 0,
@@ -405,16 +430,20 @@ mod tests {
     }
 
     #[test]
-    fn a_range_is_the_least_and_greatest_of_the_three_runs() {
-        // Job a: fastest hosts 1.1x, slowest 1.4x, the point 1.3x. Job b: the
-        // slowest hosts make it faster (0.9x), its p99 highest at the point.
-        let mut r = report(vec![row("a", 1.3, 50), row("b", 1.0, 90)]);
-        let low = report(vec![row("a", 1.1, 40), row("b", 1.2, 70)]);
-        let high = report(vec![row("a", 1.4, 60), row("b", 0.9, 80)]);
+    fn a_slowdowns_range_pairs_each_end_shared_with_the_other_alone() {
+        // Job a: at the point 130 ns shared, 100 alone (1.3x); its hosts
+        // at their fastest 100 and 90 (1.11x), at their slowest 150 and
+        // 110 (1.36x). A shared run at the fastest over a run alone at the
+        // slowest: 100 / 110; the other way: 150 / 90. Job b alone the
+        // same at both ends: its range is its three slowdowns', 0.9-1.2.
+        // The p99 (one run's) spans the three: 40-60 and 70-90.
+        let mut r = report(vec![row("a", 130, 100, 50), row("b", 100, 100, 90)]);
+        let low = report(vec![row("a", 100, 90, 40), row("b", 120, 100, 70)]);
+        let high = report(vec![row("a", 150, 110, 60), row("b", 90, 100, 80)]);
         with_host_range(&mut r, &low, &high);
         assert_eq!(
             (r.jobs[0].slowdown_range, r.jobs[0].p99_range),
-            (Some([1.1, 1.4]), Some([40, 60]))
+            (Some([100.0 / 110.0, 150.0 / 90.0]), Some([40, 60]))
         );
         assert_eq!(
             (r.jobs[1].slowdown_range, r.jobs[1].p99_range),
@@ -422,5 +451,11 @@ mod tests {
         );
         // The point itself is unchanged.
         assert_eq!((r.jobs[0].slowdown, r.jobs[1].p99_ns), (1.3, 90));
+        // The point stays inside where the ends' own ratios would not hold
+        // it: alone at both ends as at the point, shared lower at both.
+        assert_eq!(
+            slowdown_range((130, 100), (120, 100), (110, 100)),
+            [1.1, 1.3]
+        );
     }
 }
