@@ -10,8 +10,9 @@ Prints one JSON line last: {"model", "batch", "mode", "iters", "ms_per_iter", ..
 exports it as Kineto Chrome-trace JSON (gzipped when PATH ends in .gz), which
 `fikit-sim import` reads (scripts/capture/capture-kineto.sh).
 
-Models: resnet50, mobilenet_v3_large, efficientnet_b0, vit_b_16 (torchvision),
-bert-base (transformers' BertModel built from a default BertConfig) and gpt2
+Models: torchvision's ImageNet classifiers at 224x224 (resnet18, resnet50,
+resnet101, mobilenet_v3_large, efficientnet_b0, convnext_tiny, densenet121,
+shufflenet_v2_x1_0, regnet_y_800mf, vit_b_16, swin_t), bert-base (transformers' BertModel built from a default BertConfig) and gpt2
 (a transformer decoder: transformers' GPT2LMHeadModel from a default
 GPT2Config, 124M parameters).
 Modes: eval (inference under torch.inference_mode), train (forward,
@@ -42,7 +43,19 @@ import time
 
 import torch
 
-VISION = ("resnet50", "mobilenet_v3_large", "efficientnet_b0", "vit_b_16")
+VISION = (
+    "resnet18",
+    "resnet50",
+    "resnet101",
+    "mobilenet_v3_large",
+    "efficientnet_b0",
+    "convnext_tiny",
+    "densenet121",
+    "shufflenet_v2_x1_0",
+    "regnet_y_800mf",
+    "vit_b_16",
+    "swin_t",
+)
 
 
 def build(model_name, batch, seq_len, device):

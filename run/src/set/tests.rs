@@ -34,6 +34,21 @@ fn the_real_validation_set_loads() {
 }
 
 #[test]
+fn every_validation_set_loads() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../lab/validate");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "json") {
+            let s = Set::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(!s.pairs.is_empty(), "{}", path.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 7, "{n} sets in {}", dir.display());
+}
+
+#[test]
 fn a_set_names_what_is_wrong() {
     let ok =
         set(serde_json::json!([{"name": "a", "jobs": ["hi", "lo"], "sample": "out"}])).unwrap();
