@@ -30,12 +30,14 @@ pub struct Predicted {
     /// Its region under the policy (alone under exclusive: the profile's
     /// own), from its first kernel, ms.
     pub region_ms: f64,
-    /// The slowdown's range, fikit-sim's: the least and the greatest of the
-    /// point and the same simulation with every host at the fastest and at
-    /// the slowest of its untraced runs ([`with_range`]); `None` where no
-    /// job has untraced runs.
+    /// The slowdown's range, fikit-sim's: from the point and the same
+    /// simulation with every host at the fastest and at the slowest of its
+    /// untraced runs, a shared run at one end over the run alone at the
+    /// other ([`with_range`]); `None` alone (exclusive) and where no job
+    /// has untraced runs.
     pub slowdown_range: Option<[f64; 2]>,
-    /// The 99th-percentile iteration's range, ms, likewise.
+    /// The 99th-percentile iteration's range, ms: the least and the
+    /// greatest of the three.
     pub p99_range_ms: Option<[f64; 2]>,
     /// The round's fill: the share of the latency-critical job's idle GPU
     /// time other jobs' kernels used (the policy's own limit); `None`
@@ -69,13 +71,18 @@ pub fn with_range(
             v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         ]
     };
-    // A prediction's regions shared and alone, ns.
+    // A prediction's regions shared and alone, ns; `None` without a
+    // positive slowdown to divide by.
     let regions = |x: &Predicted| {
         let shared = x.region_ms * 1e6;
-        (shared.round() as i64, (shared / x.slowdown).round() as i64)
+        (x.slowdown > 0.0).then(|| (shared.round() as i64, (shared / x.slowdown).round() as i64))
     };
     for ((p, l), h) in point.iter_mut().zip(&low).zip(&high) {
-        p.slowdown_range = Some(slowdown_range(regions(p), regions(l), regions(h)));
+        p.slowdown_range = match (policy, regions(p), regions(l), regions(h)) {
+            (PolicyKind::Exclusive, ..) => None,
+            (_, Some(rp), Some(rl), Some(rh)) => Some(slowdown_range(rp, rl, rh)),
+            _ => None,
+        };
         p.p99_range_ms = Some(span([p.p99_ms, l.p99_ms, h.p99_ms]));
     }
     Some(point)

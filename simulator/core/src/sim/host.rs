@@ -154,26 +154,47 @@ pub fn characterized(job: &Job, model: &GpuModel) -> Job {
         Some(w) => job.with_pressure_weight(w),
         None => job.clone(),
     };
-    match untraced(&j, model) {
-        Some(h) => at_speed(&j, &h, Speed::Median, model),
+    match median_speed(&j, model) {
+        Some((factor, busy)) => {
+            let h = HostSpeed {
+                factor,
+                low: factor,
+                high: factor,
+                runs: 0,
+                busy,
+            };
+            at_speed(&j, &h, Speed::Median, model)
+        }
         None => j,
     }
+}
+
+/// What `job`'s host speed is fitted on: its program as recorded (the
+/// untraced runs measured it, not a repeated or serving program rebuilt
+/// from it), the figures (a server's runs' busy parts where they measured
+/// them, its region holding the idle between requests that the host's
+/// speed does not change; else the runs' regions), the fit, and whether it
+/// is the busy parts'.
+fn fit_on(job: &Job) -> (&Job, &[i64], FactorAt, bool) {
+    let fit = job.recorded.as_deref().unwrap_or(job);
+    if serves(job) && !job.untraced_busy_ns.is_empty() {
+        (fit, &job.untraced_busy_ns, busy_factor, true)
+    } else {
+        (fit, &job.untraced_regions_ns, region_factor, false)
+    }
+}
+
+/// The factor of `job`'s untraced runs' median ([`untraced`]'s, without
+/// the runs' own), and whether it is of busy parts; `None` without runs.
+fn median_speed(job: &Job, model: &GpuModel) -> Option<(f64, bool)> {
+    let (fit, figures, factor_at, busy) = fit_on(job);
+    Some((factor_at(fit, median(figures)?, model, 1.0)?, busy))
 }
 
 /// `job`'s host speed untraced on `model`, from its untraced runs
 /// ([`Job::untraced_regions_ns`]); `None` without any.
 pub fn untraced(job: &Job, model: &GpuModel) -> Option<HostSpeed> {
-    // The runs measured the program as recorded: fit on it, not on a
-    // repeated or serving program rebuilt from it.
-    let fit = job.recorded.as_deref().unwrap_or(job);
-    // A server's region holds its idle between requests, which the host's
-    // speed does not change: its runs' busy parts, where they measured them.
-    let busy = serves(job) && !job.untraced_busy_ns.is_empty();
-    let (figures, factor_at): (&[i64], FactorAt) = if busy {
-        (&job.untraced_busy_ns, busy_factor)
-    } else {
-        (&job.untraced_regions_ns, region_factor)
-    };
+    let (fit, figures, factor_at, busy) = fit_on(job);
     let factor = factor_at(fit, median(figures)?, model, 1.0)?;
     let each: Vec<f64> = figures
         .iter()
@@ -370,11 +391,11 @@ impl Quantiles {
 /// runs' slowest, its median their median): the runs' spread of iteration
 /// times, which a single factor on the recording's own spread does not
 /// give (a traced run's tail is its own: tracing's stalls, not the job's).
-/// Each iteration's host delays are scaled to that (a second replay
-/// finds the GPU's part, which does not scale); a server then
-/// serves `job`'s arrivals again. `None` without runs, where a server was
-/// not rebuilt from a recording or a closed-loop job was (repeated), or
-/// where the job cannot be replayed alone.
+/// Each iteration's host delays are scaled to that ([`fit_iterations`]:
+/// replays find the GPU's part, which does not scale); a server then
+/// serves `job`'s arrivals again, a repeated job is repeated again. `None`
+/// without runs, where a server was not rebuilt from a recording, or where
+/// the job cannot be replayed alone.
 fn spread_untraced(
     job: &Job,
     factor: f64,
@@ -383,11 +404,6 @@ fn spread_untraced(
     model: &GpuModel,
 ) -> Option<Job> {
     use crate::sim::job::HostStep;
-    let recorded = match measure {
-        Measure::Busy => job.recorded.as_deref()?,
-        Measure::Whole if job.recorded.is_none() => job,
-        Measure::Whole => return None,
-    };
     let arrivals: Vec<i64> = job
         .steps
         .iter()
@@ -396,12 +412,70 @@ fn spread_untraced(
             _ => None,
         })
         .collect();
-    if target.0.is_empty() || (measure == Measure::Busy && arrivals.is_empty()) {
+    // The program to scale, and how `job` was rebuilt from it: a server
+    // from its recording; a closed-loop job as it is, or from its
+    // recording repeated (its iterations' spread is the recording's).
+    let (recorded, repeats) = match (measure, job.recorded.as_deref()) {
+        (Measure::Busy, Some(r)) if !arrivals.is_empty() => (r, None),
+        (Measure::Whole, None) if arrivals.is_empty() => (job, None),
+        (Measure::Whole, Some(r)) if arrivals.is_empty() && !r.steps.is_empty() => {
+            let times = job.steps.len() / r.steps.len();
+            (r, Some(times).filter(|&t| t > 0))
+        }
+        _ => return None,
+    };
+    if target.0.is_empty() || repeats == Some(0) {
         return None;
     }
     let base = recorded.with_region_host_speed(factor);
-    let setup = measure.from(&base);
-    let b = iteration_parts_alone(&base, measure, model)?;
+    let from = measure.from(&base);
+    let whole = measure == Measure::Whole;
+    let scale = fit_iterations(target, |scale| {
+        iteration_parts_alone(
+            &base.with_iteration_host_scale(from, scale, whole),
+            measure,
+            model,
+        )
+    })?;
+    let scaled = base.with_iteration_host_scale(from, &scale, whole);
+    let mut rebuilt = match repeats {
+        None if whole => return Some(scaled),
+        None => scaled.serving(&arrivals),
+        Some(times) => {
+            let r = scaled.repeated(times);
+            if r.steps.len() != job.steps.len() {
+                return None;
+            }
+            r
+        }
+    };
+    rebuilt.name = job.name.clone();
+    rebuilt.priority = job.priority;
+    rebuilt.pressure_weight = job.pressure_weight;
+    rebuilt.measured_pressure = job.measured_pressure;
+    rebuilt.recorded = job.recorded.clone();
+    Some(rebuilt)
+}
+
+/// Replays at most, and the relative error of every iteration at which
+/// they stop, in [`fit_iterations`]: each replay is the whole job alone.
+const SPREAD_STEPS: usize = 4;
+const SPREAD_CLOSE: f64 = 1e-3;
+
+/// The per-iteration host scales at which `replay` (the iterations' parts
+/// at the scales, one per iteration, or `None`) gives each iteration,
+/// by its rank among the parts at scale 1, the value at that rank's
+/// quantile of `target`. An iteration is close to affine in its host's
+/// scale: after one proportional step, secant steps through each
+/// iteration's last two points where they rise with the scale, else
+/// proportional steps (the host hidden behind the GPU), within
+/// [`FACTOR_LIMITS`]. `None` where a replay has no parts or another count.
+fn fit_iterations(
+    target: &Quantiles,
+    replay: impl Fn(&[f64]) -> Option<Vec<i64>>,
+) -> Option<Vec<f64>> {
+    // No scales: every iteration as it is.
+    let b = replay(&[])?;
     let n = b.len();
     if n == 0 {
         return None;
@@ -418,44 +492,41 @@ fn spread_untraced(
         t[k] = target.at(q);
     }
     let (lo, hi) = FACTOR_LIMITS;
-    let step = |scale: f64, want: i64, got: i64| {
-        if got > 0 && want > 0 {
-            (scale * want as f64 / got as f64).clamp(lo, hi)
-        } else {
-            scale
+    let close = |k: usize, got: i64| (got as f64 / t[k] as f64 - 1.0).abs() <= SPREAD_CLOSE;
+    let (mut scale, mut got) = (vec![1.0; n], b);
+    let mut last: Vec<Option<(f64, i64)>> = vec![None; n];
+    for _ in 0..SPREAD_STEPS {
+        if (0..n).all(|k| close(k, got[k])) {
+            break;
         }
-    };
-    let whole = measure == Measure::Whole;
-    let mut scale: Vec<f64> = (0..n).map(|k| step(1.0, t[k], b[k])).collect();
-    let once = iteration_parts_alone(
-        &base.with_iteration_host_scale(setup, &scale, whole),
-        measure,
-        model,
-    )?;
-    if once.len() == n {
+        let next: Vec<f64> = (0..n)
+            .map(|k| {
+                let (s, g, want) = (scale[k], got[k], t[k]);
+                if close(k, g) {
+                    return s;
+                }
+                let secant = last[k].and_then(|(ps, pg)| {
+                    let (ds, dg) = (s - ps, (g - pg) as f64);
+                    (ds * dg > 0.0).then(|| s + (want - g) as f64 * ds / dg)
+                });
+                match secant {
+                    Some(x) => x,
+                    None if g > 0 && want > 0 => s * want as f64 / g as f64,
+                    None => s,
+                }
+                .clamp(lo, hi)
+            })
+            .collect();
         for k in 0..n {
-            // Through the two replays' points (an iteration is close to
-            // affine in its host's scale), or proportionally where they
-            // coincide.
-            let (s1, moved) = (scale[k], (once[k] - b[k]) as f64);
-            scale[k] = if moved != 0.0 && s1 != 1.0 {
-                (1.0 + (t[k] - b[k]) as f64 * (s1 - 1.0) / moved).clamp(lo, hi)
-            } else {
-                step(s1, t[k], once[k])
-            };
+            last[k] = Some((scale[k], got[k]));
+        }
+        scale = next;
+        got = replay(&scale)?;
+        if got.len() != n {
+            return None;
         }
     }
-    let scaled = base.with_iteration_host_scale(setup, &scale, whole);
-    if measure == Measure::Whole {
-        return Some(scaled);
-    }
-    let mut served = scaled.serving(&arrivals);
-    served.name = job.name.clone();
-    served.priority = job.priority;
-    served.pressure_weight = job.pressure_weight;
-    served.measured_pressure = job.measured_pressure;
-    served.recorded = job.recorded.clone();
-    Some(served)
+    Some(scale)
 }
 
 /// The jobs with every host at the fastest and at the slowest of its
@@ -844,8 +915,8 @@ mod tests {
         // in order) the runs' median at each quantile: the least parts'
         // median 26, the middle ones' 46, the greatest ones' 66 us (not the
         // pooled 20 and 90): 26, 26, 46, 46, 46, 66, 66 us, after 54 us of
-        // host each, within 0.1 us (the factor's tolerance; the second
-        // replay finds the GPU's 6 us, which does not scale).
+        // host each, within 0.1 us (the factor's tolerance; the replays
+        // find the GPU's 6 us, which does not scale).
         let at = latencies(&at_speed(&served, &h, Speed::Median, &model));
         let want = [26, 26, 46, 46, 46, 66, 66].map(|b| (54 + b) * 1_000);
         assert_eq!(at.len(), want.len(), "{at:?}");
@@ -910,6 +981,70 @@ mod tests {
             .iterations_ns
             .clone();
         assert!(flat[1..].iter().all(|&a| a == 3_000), "{flat:?}");
+    }
+
+    /// 10 iterations 13 us apart: kernel `a` [0, 10) us launched as it
+    /// starts, kernel `b` launched at 8 us (queued behind `a`, so [10, 11)),
+    /// a synchronization back at 11 us, 2 us of host before the next. An
+    /// iteration at host scale `s` takes 2 s + max(10 s, 2 s + 10) + 1 us:
+    /// below 1.25 the host hides behind `a`.
+    fn partly_hidden() -> Job {
+        use fikit_trace::fixture::{empty, kernel, launched_at_start, stream_sync};
+        let mut t = empty("hidden", 0);
+        for i in 0..10u32 {
+            let (base, c) = (i64::from(i) * 13_000, i * 3 + 1);
+            t.kernels
+                .push(launched_at_start("a", c, base, base + 10_000));
+            let mut b = kernel(
+                "b",
+                7,
+                c + 1,
+                Some(base + 6_000),
+                base + 10_000,
+                base + 11_000,
+            );
+            b.launch.as_mut().unwrap().end_ns = base + 8_000;
+            t.kernels.push(b);
+            t.syncs
+                .push(stream_sync(7, c + 2, base + 8_500, base + 11_000));
+        }
+        Job::from_trace(&t)
+    }
+
+    #[test]
+    fn iterations_reach_their_spread_where_the_host_is_partly_hidden() {
+        let model = no_switch();
+        let mut job = partly_hidden();
+        // Untraced runs of the region as recorded (factor 1), each with
+        // iterations of 12, 20 and 30 us: scales 0.5 (hidden), 1.9 and 2.9.
+        let region = run_isolated(std::slice::from_ref(&job), &model).unwrap()[0].jobs[0].jct_ns()
+            - first_kernel_ns(&job);
+        job.untraced_regions_ns = Arc::from(vec![region; 3]);
+        let its: Arc<[i64]> = Arc::from(vec![12_000, 20_000, 30_000]);
+        job.untraced_iterations_ns = Arc::from(vec![its.clone(), its.clone(), its]);
+        let h = untraced(&job, &model).unwrap();
+        assert!((h.factor - 1.0).abs() < 1e-3, "{h:?}");
+        let latencies = |j: &Job| {
+            run_isolated(std::slice::from_ref(j), &model).unwrap()[0].jobs[0]
+                .iterations_ns
+                .clone()
+        };
+        let at = latencies(&at_speed(&job, &h, Speed::Median, &model));
+        // The eight a gate counts, equal as recorded, in order at
+        // quantiles 0, 1/7, ..., 1 of the three values, each within 0.1%
+        // (a proportional step alone would leave 30 us at 24.1, and one
+        // secant after it at 31.1).
+        let want = [12, 12, 20, 20, 20, 20, 30, 30].map(|u| u * 1_000);
+        assert_eq!(at.len(), 10, "{at:?}");
+        for (a, w) in at[2..].iter().zip(want) {
+            assert!((a - w).abs() <= w / 1_000, "{at:?} against {want:?}");
+        }
+        // Repeated (a scenario's `repeat`), each pass spreads alike.
+        let twice = latencies(&at_speed(&job.repeated(2), &h, Speed::Median, &model));
+        assert_eq!(twice.len(), 20, "{twice:?}");
+        for (a, w) in twice[12..].iter().zip(want) {
+            assert!((a - w).abs() <= w / 1_000, "{twice:?} against {want:?}");
+        }
     }
 
     #[test]
