@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# reports/serving/h200-2026-11-29-oos3: from the repository root, release
+# binaries of 33c5397 in .gpu/carry/rel.tar.xz (model and gate as judged:
+# 07d94e9's hold with 802dc12's and 88d5882's fixes), one 1-GPU H200
+# machine, one pair a sitting; each pair took two calls (the second resumed
+# the warm machine's /tmp/s3).
+for tag in d1 d2; do
+  QUIET=1 RUN_ARGS="--round-timeout-s 150" lab/validate/gpus-call.sh .gpu/carry/rel.tar.xz \
+    lab/validate/serve-oos3.json /tmp/s3 $tag 540 r50b2s40-efft64
+done
+for tag in e1 e2; do
+  QUIET=1 RUN_ARGS="--round-timeout-s 150" lab/validate/gpus-call.sh .gpu/carry/rel.tar.xz \
+    lab/validate/serve-oos3.json /tmp/s3 $tag 540 berts70q64-vitt16
+done
+# Here, the last pack unpacked as DIR/g1 and the 2026-11-28 sitting
+# (reports/serving/h200-2026-11-28-oos3, mobs80-efft64) as DIR/g0:
+SERVE_SET=lab/validate/serve-oos3.json lab/analysis/serve47.py DIR/g0 DIR/g1 > summary.txt
