@@ -659,12 +659,19 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
         "",
         "alone: none"
     );
-    // At 40 requests a second the server idles most of the time: FIKIT
-    // lets the partner run then, at about its time-slicing speed.
-    assert!(
-        num(at("40", "fikit"), "partner_vs_timeslice") > 0.9,
-        "{out}"
-    );
+    // Under FIKIT the server's requests take what they take alone; the
+    // partner pays for it (its launches wait at its gate while a request is
+    // in flight, and within the server's hold while it is away) but runs
+    // between requests: slower than under time slicing, not stopped.
+    for c in ["p50_ns", "p99_ns"] {
+        assert_eq!(
+            num(at("40", "fikit"), c),
+            num(at("40", "exclusive"), c),
+            "{c}: {out}"
+        );
+    }
+    let partner = num(at("40", "fikit"), "partner_vs_timeslice");
+    assert!(partner < 1.0 && partner > 0.5, "{out}");
     for (args, what) in [
         (
             vec!["--serve", "0"],

@@ -80,6 +80,22 @@ fn fikit_fills_a_gap_with_a_kernel_that_fits() {
 }
 
 #[test]
+fn fikit_holds_a_fillers_host_in_its_launch_until_the_kernel_goes() {
+    // L alone: l1 [0,50) launched at 0, 100 ns of host, l2 launched at 100,
+    // [100,150). Beside H (`high`: h1 [0,100), a 200 ns gap, h2 [300,400)):
+    // L's launch of l1 waits at its gate, its host with it, until l1 goes
+    // in H's gap at 100 ([100,150)); only then does L's host run its 100 ns
+    // to launch l2 at 200, which fits the 100 ns left: [200,250). A host
+    // that ran ahead would have launched l2 at 100 and finished at 200.
+    let l = job("low", 9, vec![k("l1", 1, 0, 50), k("l2", 2, 100, 150)]);
+    assert_eq!(
+        jcts(std::slice::from_ref(&l), PolicyKind::Exclusive, &model()),
+        [150]
+    );
+    assert_eq!(jcts(&[high(), l], PolicyKind::Fikit, &model()), [400, 250]);
+}
+
+#[test]
 fn fikit_leaves_the_gap_idle_when_nothing_fits() {
     // L's 250 does not fit the 200 gap: it waits until H finishes at 400, runs [400,650).
     assert_eq!(

@@ -208,7 +208,7 @@ proptest! {
 
     /// FIKIT, when its duration predictions are exact: a job raised to the
     /// other job's priority, or above it, never finishes later (a misprediction
-    /// can break this: see `a_fikit_misprediction_can_invert_priorities`). Preemptive priority with free, immediate preemption: a
+    /// can break this: see `a_fikit_misprediction_delays_the_top_job`). Preemptive priority with free, immediate preemption: a
     /// job raised above the other never finishes later. Not covered, because
     /// they do not hold: preemption at kernel or block boundaries (see
     /// `non_preemptive_boundaries_allow_a_priority_anomaly`); a preemption cost,
@@ -275,12 +275,18 @@ fn non_preemptive_boundaries_allow_a_priority_anomaly() {
 
 /// FIKIT predicts a kernel's duration by its key's profiled mean. Here a's
 /// first two kernels (246 and 204 ns) share their keys with 1 ns kernels
-/// launched later, so the first is predicted at 123 ns and fills b's 123 ns gap when b is the top job:
-/// b's next kernel waits for it, and b ends at 739 instead of 727 as the
-/// low-priority job. Found by the property test before its kernels were made
-/// distinct.
+/// launched later, so the first is predicted at 123 ns and fills b's 123 ns
+/// gap when b is the top job: b's next kernel waits for it, and b ends at
+/// 739 (an exact prediction, 246 ns, would not have filled it). Found by the property
+/// test before its kernels were made distinct, when b as the low-priority
+/// job ended at 727 (earlier than as the top): its host ran ahead of its
+/// gate then. A filler's launch now holds its host until the kernel goes,
+/// as the live gate does: as the low-priority job b ends at 760 (b0 goes in
+/// a's gap at 246, b1 is launched 135 ns later at 381 and fits what is left
+/// of the gap, [381, 486), its sync returns at 491, b2 launched at 759 goes
+/// in a's next gap, [759, 760)).
 #[test]
-fn a_fikit_misprediction_can_invert_priorities() {
+fn a_fikit_misprediction_delays_the_top_job() {
     let a: &[Step] = &[
         (0, 246, true),
         (271, 204, true),
@@ -304,7 +310,7 @@ fn a_fikit_misprediction_can_invert_priorities() {
         .unwrap()
     };
     let low = run(&[ta.clone(), trace("b", 9, b)]);
-    assert_eq!(low.jobs[1].jct_ns(), 727);
+    assert_eq!(low.jobs[1].jct_ns(), 760);
     let high = run(&[trace("b", 0, b), ta]);
     assert_eq!(high.jobs[0].jct_ns(), 739);
     // b's second kernel waited 258 - 135 = 123 for a's first (filled at 12);

@@ -2,7 +2,7 @@
 //! other jobs' kernels whose predicted duration fits.
 
 use super::{ByPriority, FromModel};
-use crate::sim::engine::{Commands, JobRt, Policy, Status};
+use crate::sim::engine::{Commands, JobRt, LaunchRule, Policy, Status};
 use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
 
@@ -51,17 +51,13 @@ pub struct Fikit {
 /// [`Fikit::predicted`] of an op not looked up yet.
 const UNKNOWN: i64 = i64::MIN;
 
-/// Op `op`'s predicted duration, ns: its kernel key's profiled mean, else
-/// its own duration.
+/// Op `op`'s predicted duration, ns ([`Job::predicted_ns`]).
 fn prediction(job: &Job, op: usize) -> i64 {
-    let o = &job.ops[op];
-    let key = o
-        .kernel_key()
-        .expect("only kernels are eligible for the policy");
-    job.mean_duration_ns
-        .get(&key)
-        .copied()
-        .unwrap_or(o.duration_ns)
+    debug_assert!(
+        job.ops[op].is_kernel(),
+        "only kernels are eligible for the policy"
+    );
+    job.predicted_ns(op)
 }
 
 impl Policy for Fikit {
@@ -82,6 +78,7 @@ impl Policy for Fikit {
         let top = self.by_priority.first(state, |st| {
             st.arrival_ns <= now && !st.finished() && !st.between_requests()
         });
+        self.gate_launches(top, state, cmds);
         let Some(h) = top else {
             return;
         };
@@ -177,9 +174,41 @@ impl Policy for Fikit {
     fn misprediction(&self) -> Option<(i64, usize)> {
         Some((self.delay_ns, self.delayed))
     }
+
+    fn gates_launches(&self) -> bool {
+        true
+    }
 }
 
 impl Fikit {
+    /// How each job's launch calls return, as the live gate holds them
+    /// ([`crate::sim::engine::LaunchRule`]): the top job's at once, but
+    /// within the hold of a job above it that is away (between requests);
+    /// a job below the top's once its kernel starts (it waits at its gate
+    /// for a gap its kernel fits); a job above the top (away) at once;
+    /// without a top (every job away or done), all at once.
+    fn gate_launches(&self, top: Option<usize>, state: &[JobRt], cmds: &mut Commands) {
+        let Some(h) = top else {
+            cmds.launch.resize(state.len(), LaunchRule::Free);
+            return;
+        };
+        let rank = |j: usize| (state[j].priority, j);
+        cmds.launch.extend((0..state.len()).map(|j| {
+            if j == h {
+                (0..state.len())
+                    .filter(|&a| rank(a) < rank(h) && state[a].between_requests())
+                    .map(|a| self.holds.get(a).copied().unwrap_or(0))
+                    .filter(|&hold| hold > 0)
+                    .min()
+                    .map_or(LaunchRule::Free, LaunchRule::Hold)
+            } else if rank(j) > rank(h) {
+                LaunchRule::UntilStarted
+            } else {
+                LaunchRule::Free
+            }
+        }));
+    }
+
     /// The top job `h` came back from between requests; `before` was the
     /// top while it was away. What is on the GPU is held: it runs before
     /// `h`'s kernels. That is every job's running kernels, and of `before`,

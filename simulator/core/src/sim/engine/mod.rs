@@ -88,6 +88,9 @@ enum Host {
     },
     /// Past its last step.
     Finished,
+    /// In the launch call of kernel `op` (issued), which the policy's gate
+    /// holds ([`LaunchRule`]): the host goes on when the gate lets it.
+    Launching { op: usize },
 }
 
 /// Run-time state of one job, readable by policies.
@@ -179,6 +182,26 @@ pub struct Commands {
     pub pause: Vec<OpId>,
     /// Ask again at this time (the earliest one given wins).
     pub wake_at: Option<i64>,
+    /// How each job's kernel launches return to its host from now on, by
+    /// job index ([`LaunchRule`]); empty (the default): every launch
+    /// returns at once, as the driver's do.
+    pub launch: Vec<LaunchRule>,
+}
+
+/// When a job's kernel launch returns to its host: what a policy that
+/// gates launch calls (as the live gate does) holds the host for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LaunchRule {
+    /// At once: the host runs ahead of its kernels.
+    #[default]
+    Free,
+    /// Once the kernel has started: the gate lets it go when the policy
+    /// does (a filler waiting for a gap).
+    UntilStarted,
+    /// Once the job's kernels launched before it and not done are within
+    /// this many ns of predicted time ([`fikit_rules::may_queue`]): a
+    /// job's queue while a job above it is away.
+    Hold(i64),
 }
 
 impl Commands {
@@ -200,6 +223,13 @@ pub trait Policy {
     /// recorded speed.
     fn sm_sharing(&self) -> Option<SmShare> {
         None
+    }
+    /// Whether the policy holds launch calls ([`Commands::launch`]): then
+    /// a launch before its first word on a job waits for it (the gate
+    /// decides from the job's first launch on). `false` (the default):
+    /// every launch returns at once.
+    fn gates_launches(&self) -> bool {
+        false
     }
     /// Delay the high-priority job suffered from mispredictions, with the count (FIKIT only).
     fn misprediction(&self) -> Option<(i64, usize)> {
@@ -430,6 +460,11 @@ pub struct Engine<'a> {
     too_long: Option<(i64, i64)>,
     /// The latency-critical job's idle time and what others filled of it.
     fill: fill::FillCount,
+    /// How each job's launches return ([`Commands::launch`]), as the
+    /// policy last said; empty: all at once.
+    launch: Vec<LaunchRule>,
+    /// Whether the policy gates launches ([`Policy::gates_launches`]).
+    gates: bool,
 }
 
 /// The latency-critical job's idle GPU time that others filled.

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use crate::sim::gpu::MpsOrder;
 use crate::sim::job::{HostStep, NO_OP};
 
-use super::{Engine, Event, Host, OpRt, Segment, Status};
+use super::{Engine, Event, Host, LaunchRule, OpRt, Segment, Status};
 
 impl Engine<'_> {
     /// Runs host steps of job `j` that are due now, until one lies in the future or blocks.
@@ -45,7 +45,14 @@ impl Engine<'_> {
                     let from = st.requests_from.unwrap_or(st.arrival_ns);
                     st.iteration_start = from.saturating_add(at_ns);
                 }
-                HostStep::Issue { op, .. } => self.issue(j, op as usize),
+                HostStep::Issue { op, .. } => {
+                    let op = op as usize;
+                    self.issue(j, op);
+                    if self.jobs[j].ops[op].is_kernel() && !self.launch_returns(j, op) {
+                        self.state[j].host = Host::Launching { op };
+                        return;
+                    }
+                }
                 HostStep::Wait {
                     op,
                     wake_ns,
@@ -77,6 +84,50 @@ impl Engine<'_> {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Whether job `j`'s launch of kernel `op` (issued) returns to its host
+    /// now, by the policy's [`LaunchRule`] for the job.
+    fn launch_returns(&self, j: usize, op: usize) -> bool {
+        let st = &self.state[j];
+        let rule = match self.launch.get(j) {
+            Some(&r) => r,
+            // The gate has not decided on this job yet: wait for it.
+            None if self.gates => return false,
+            None => LaunchRule::Free,
+        };
+        match rule {
+            LaunchRule::Free => true,
+            LaunchRule::UntilStarted => {
+                matches!(st.ops[op].status, Status::Running | Status::Done)
+            }
+            LaunchRule::Hold(hold) => {
+                let job = &self.jobs[j];
+                let (mut n, mut ns) = (0u64, 0i64);
+                for k in st.issued_not_done().filter(|&k| k != op) {
+                    if job.ops[k].is_kernel() {
+                        n += 1;
+                        ns = ns.saturating_add(job.predicted_ns(k));
+                    }
+                }
+                fikit_rules::may_queue(n, ns, job.predicted_ns(op), hold)
+            }
+        }
+    }
+
+    /// Lets go every host whose launch call its gate now lets return: its
+    /// next step runs in this instant.
+    pub(super) fn release_launches(&mut self) {
+        for j in 0..self.state.len() {
+            if let Host::Launching { op } = self.state[j].host
+                && self.launch_returns(j, op)
+            {
+                let st = &mut self.state[j];
+                st.host = Host::Busy;
+                st.host_t = self.now;
+                self.schedule(self.now, Event::Host(j));
             }
         }
     }

@@ -72,6 +72,8 @@ impl<'a> Engine<'a> {
             processed: 0,
             segments: Vec::new(),
             opts,
+            launch: Vec::new(),
+            gates: false,
             sharing: None,
             slots: SlotPool::new(jobs.len()),
             first: Vec::new(),
@@ -134,6 +136,7 @@ impl<'a> Engine<'a> {
     /// eligible work unscheduled with nothing left to happen (a policy bug).
     pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
         self.sharing = policy.sm_sharing();
+        self.gates = policy.gates_launches();
         for j in 0..self.jobs.len() {
             let arrival = self.state[j].arrival_ns;
             self.schedule(arrival, Event::Host(j));
@@ -216,7 +219,11 @@ impl<'a> Engine<'a> {
             cmds.start.clear();
             cmds.pause.clear();
             cmds.wake_at = None;
+            cmds.launch.clear();
             policy.decide(self.now, self.jobs, &self.state, cmds);
+            if !cmds.launch.is_empty() || !self.launch.is_empty() {
+                std::mem::swap(&mut self.launch, &mut cmds.launch);
+            }
             let changed = !cmds.start.is_empty() || !cmds.pause.is_empty();
             for &(j, op) in &cmds.pause {
                 self.pause(j, op);
@@ -241,6 +248,7 @@ impl<'a> Engine<'a> {
         if self.blocks() {
             self.place_blocks();
         }
+        self.release_launches();
         if let Some(r) = policy.rotation(self.now, &self.state) {
             let by = self.skip_rounds(&r);
             if by > 0 {

@@ -286,6 +286,19 @@ pub fn setup_iterations(steps: &[HostStep]) -> usize {
 }
 
 impl Job {
+    /// Kernel `op`'s predicted duration, ns, as a gate predicts it: its
+    /// kernel key's profiled mean, else its own duration (0 for an op that
+    /// is no kernel).
+    pub fn predicted_ns(&self, op: usize) -> i64 {
+        let o = &self.ops[op];
+        o.kernel_key().map_or(0, |key| {
+            self.mean_duration_ns
+                .get(&key)
+                .copied()
+                .unwrap_or(o.duration_ns)
+        })
+    }
+
     /// The SM demand of operation `op` (0 for a copy or memset): the
     /// fraction of the device's SMs one wave of the kernel occupies (0..=1).
     pub fn sm_demand(&self, op: usize) -> f64 {
