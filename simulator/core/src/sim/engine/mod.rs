@@ -88,9 +88,11 @@ enum Host {
     },
     /// Past its last step.
     Finished,
-    /// In the launch call of kernel `op` (issued), which the policy's gate
-    /// holds ([`LaunchRule`]): the host goes on when the gate lets it.
-    Launching { op: usize },
+    /// In the launch call of kernel `op`, which the policy's gate holds
+    /// ([`LaunchRule`]): the host goes on when the gate lets it. `issued`:
+    /// the kernel is on its stream (a filler's waits there to be started);
+    /// else the gate holds it off the GPU too (a queue at its hold).
+    Launching { op: usize, issued: bool },
 }
 
 /// Run-time state of one job, readable by policies.
@@ -133,6 +135,9 @@ pub struct JobRt {
     stream_last_done: Vec<i64>,
     outstanding: usize,
     queued_kernels: usize,
+    /// Their predicted time ([`Job::predicted_ns`]), ns: kept only under a
+    /// policy that gates launches ([`Policy::gates_launches`]).
+    queued_predicted_ns: i64,
 }
 
 impl JobRt {
@@ -183,8 +188,8 @@ pub struct Commands {
     /// Ask again at this time (the earliest one given wins).
     pub wake_at: Option<i64>,
     /// How each job's kernel launches return to its host from now on, by
-    /// job index ([`LaunchRule`]); empty (the default): every launch
-    /// returns at once, as the driver's do.
+    /// job index ([`LaunchRule`]); empty: the rules stay as last given
+    /// (none given: every launch returns at once, as the driver's do).
     pub launch: Vec<LaunchRule>,
 }
 

@@ -47,10 +47,21 @@ impl Engine<'_> {
                 }
                 HostStep::Issue { op, .. } => {
                     let op = op as usize;
-                    self.issue(j, op);
-                    if self.jobs[j].ops[op].is_kernel() && !self.launch_returns(j, op) {
-                        self.state[j].host = Host::Launching { op };
-                        return;
+                    if self.jobs[j].ops[op].is_kernel() && self.gates {
+                        // A launch the gate may hold: off the GPU while it
+                        // holds a queue, on its stream while it waits for a
+                        // gap (the policy starts it there).
+                        if !self.may_queue(j, op) {
+                            self.state[j].host = Host::Launching { op, issued: false };
+                            return;
+                        }
+                        self.issue(j, op);
+                        if !self.launch_returns(j, op) {
+                            self.state[j].host = Host::Launching { op, issued: true };
+                            return;
+                        }
+                    } else {
+                        self.issue(j, op);
                     }
                 }
                 HostStep::Wait {
@@ -88,48 +99,77 @@ impl Engine<'_> {
         }
     }
 
-    /// Whether job `j`'s launch of kernel `op` (issued) returns to its host
-    /// now, by the policy's [`LaunchRule`] for the job.
-    fn launch_returns(&self, j: usize, op: usize) -> bool {
-        let st = &self.state[j];
-        let rule = match self.launch.get(j) {
-            Some(&r) => r,
-            // The gate has not decided on this job yet: wait for it.
-            None if self.gates => return false,
-            None => LaunchRule::Free,
-        };
-        match rule {
-            LaunchRule::Free => true,
-            LaunchRule::UntilStarted => {
-                matches!(st.ops[op].status, Status::Running | Status::Done)
-            }
-            LaunchRule::Hold(hold) => {
-                let job = &self.jobs[j];
-                let (mut n, mut ns) = (0u64, 0i64);
-                for k in st.issued_not_done().filter(|&k| k != op) {
-                    if job.ops[k].is_kernel() {
-                        n += 1;
-                        ns = ns.saturating_add(job.predicted_ns(k));
-                    }
-                }
-                fikit_rules::may_queue(n, ns, job.predicted_ns(op), hold)
-            }
+    /// The policy's rule for job `j`'s launches; `None` before its first
+    /// word on the job (a gating policy's launches wait for it).
+    fn launch_rule(&self, j: usize) -> Option<LaunchRule> {
+        match self.launch.get(j) {
+            Some(&r) => Some(r),
+            None if self.gates => None,
+            None => Some(LaunchRule::Free),
         }
     }
 
-    /// Lets go every host whose launch call its gate now lets return: its
-    /// next step runs in this instant.
-    pub(super) fn release_launches(&mut self) {
+    /// Whether job `j`'s kernel `op` may go onto the GPU by its hold: its
+    /// kernels queued (issued, not done; `op` left out) within the hold
+    /// ([`fikit_rules::may_queue`]), or no hold. `false` before the
+    /// policy's first word on the job.
+    fn may_queue(&self, j: usize, op: usize) -> bool {
+        let Some(rule) = self.launch_rule(j) else {
+            return false;
+        };
+        let LaunchRule::Hold(hold) = rule else {
+            return true;
+        };
+        let st = &self.state[j];
+        let p = self.jobs[j].predicted_ns(op);
+        let on = st.ops[op].issued_at != OpRt::NOT_ISSUED && st.ops[op].status != Status::Done;
+        let (n, ns) = if on {
+            (st.queued_kernels as u64 - 1, st.queued_predicted_ns - p)
+        } else {
+            (st.queued_kernels as u64, st.queued_predicted_ns)
+        };
+        fikit_rules::may_queue(n, ns, p, hold)
+    }
+
+    /// Whether job `j`'s launch of kernel `op` (issued) returns to its host
+    /// now, by the policy's [`LaunchRule`] for the job.
+    fn launch_returns(&self, j: usize, op: usize) -> bool {
+        match self.launch_rule(j) {
+            None => false,
+            Some(LaunchRule::Free) => true,
+            Some(LaunchRule::UntilStarted) => {
+                matches!(self.state[j].ops[op].status, Status::Running | Status::Done)
+            }
+            Some(LaunchRule::Hold(_)) => self.may_queue(j, op),
+        }
+    }
+
+    /// Lets go every host whose launch call its gate now lets return (a
+    /// held kernel goes onto its stream first): its next step runs in this
+    /// instant. True when a held kernel went onto its stream (the policy
+    /// may start it now).
+    pub(super) fn release_launches(&mut self) -> bool {
+        let mut issued_any = false;
         for j in 0..self.state.len() {
-            if let Host::Launching { op } = self.state[j].host
-                && self.launch_returns(j, op)
-            {
+            let Host::Launching { op, issued } = self.state[j].host else {
+                continue;
+            };
+            if !issued {
+                if !self.may_queue(j, op) {
+                    continue;
+                }
+                self.issue(j, op);
+                self.state[j].host = Host::Launching { op, issued: true };
+                issued_any = true;
+            }
+            if self.launch_returns(j, op) {
                 let st = &mut self.state[j];
                 st.host = Host::Busy;
                 st.host_t = self.now;
                 self.schedule(self.now, Event::Host(j));
             }
         }
+        issued_any
     }
 
     pub(super) fn issue(&mut self, j: usize, op: usize) {
@@ -137,6 +177,9 @@ impl Engine<'_> {
         if self.jobs[j].ops[op].is_kernel() {
             self.fill_issued(j);
             self.state[j].queued_kernels += 1;
+            if self.gates {
+                self.state[j].queued_predicted_ns += self.jobs[j].predicted_ns(op);
+            }
         }
         let st = &mut self.state[j];
         st.ops[op].issued_at = self.now;
@@ -289,6 +332,9 @@ impl Engine<'_> {
         st.outstanding -= 1;
         if is_kernel {
             st.queued_kernels -= 1;
+            if self.gates {
+                st.queued_predicted_ns -= self.jobs[j].predicted_ns(op);
+            }
         }
         st.stream_last_done[stream] = now;
         let front = st.streams[stream].pop_front();

@@ -54,6 +54,7 @@ impl<'a> Engine<'a> {
                     stream_last_done: Vec::new(),
                     outstanding: 0,
                     queued_kernels: 0,
+                    queued_predicted_ns: 0,
                 }
             })
             .collect();
@@ -214,14 +215,15 @@ impl<'a> Engine<'a> {
     /// The end of an instant in which something happened: asks the policy,
     /// carries out its commands, places blocks, skips time-slice rounds.
     fn decide(&mut self, policy: &mut dyn Policy, cmds: &mut Commands) {
-        // Ask the policy; after it paused work, ask again so it can use the freed device.
+        // Ask the policy; after it paused work, ask again so it can use the
+        // freed device; let go the launch calls its gate now lets return.
         for _ in 0..MAX_DECISIONS_PER_INSTANT {
             cmds.start.clear();
             cmds.pause.clear();
             cmds.wake_at = None;
             cmds.launch.clear();
             policy.decide(self.now, self.jobs, &self.state, cmds);
-            if !cmds.launch.is_empty() || !self.launch.is_empty() {
+            if !cmds.launch.is_empty() {
                 std::mem::swap(&mut self.launch, &mut cmds.launch);
             }
             let changed = !cmds.start.is_empty() || !cmds.pause.is_empty();
@@ -241,14 +243,15 @@ impl<'a> Engine<'a> {
                 self.wake_pending = Some(w);
                 self.schedule(w, Event::Wake);
             }
-            if cmds.pause.is_empty() {
+            // Ask again after it paused work, or after a held launch went
+            // onto its stream (a kernel the policy may start now).
+            if cmds.pause.is_empty() && !self.release_launches() {
                 break;
             }
         }
         if self.blocks() {
             self.place_blocks();
         }
-        self.release_launches();
         if let Some(r) = policy.rotation(self.now, &self.state) {
             let by = self.skip_rounds(&r);
             if by > 0 {
