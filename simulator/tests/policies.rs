@@ -618,6 +618,44 @@ fn fikit_a_returning_server_waits_behind_the_queue_its_hold_allowed() {
 }
 
 #[test]
+fn fikit_keeps_a_launch_its_hold_holds_off_the_gpu() {
+    // srv as above: away (between requests) from 100 to 600, hold 100.
+    // low, arriving at 150: three 40 ns kernels on three streams, launched
+    // 0, 10 and 20 ns after it arrives (alone: done at 60). Under FIKIT low
+    // is the top while srv is away, its queue within srv's hold: k0 goes
+    // at 150 (nothing queued), k1 at 160 (40 + 40 = 80), k2 at 170 would
+    // make 120: its launch waits, off the GPU, until k0 is done at 190,
+    // then runs [190,230) on its own stream: 80 after low arrived.
+    let kernel = |name: &str, stream: u32, corr: u32, at: i64| {
+        let mut x = fixture::kernel(name, stream, corr, Some(at), at, at + 40);
+        x.launch.as_mut().unwrap().end_ns = at;
+        x
+    };
+    let low = job(
+        "low",
+        9,
+        vec![
+            kernel("k0", 7, 1, 0),
+            kernel("k1", 8, 2, 10),
+            kernel("k2", 9, 3, 20),
+        ],
+    );
+    assert_eq!(
+        jcts(std::slice::from_ref(&low), PolicyKind::Exclusive, &model()),
+        [60]
+    );
+    let r = run_policy(
+        &[returning_server(), Job::from_trace(&low)],
+        &[0, 150],
+        PolicyKind::Fikit,
+        &model(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs[1].jct_ns(), 80);
+}
+
+#[test]
 fn waits_between_copies_alone_end_no_iteration() {
     // Two blocking copies (weight uploads) before the first kernel: one iteration.
     let mut t = job("up", 0, vec![k("a", 3, 500, 600)]);
