@@ -29,7 +29,7 @@ pub struct Fikit {
     /// The current top job and since when it is the top: a kernel that became
     /// eligible before its job was the top waited as a filler, not for a fill.
     top: Option<(usize, i64)>,
-    /// Each job's predicted duration per op, ns ([`prediction`]), looked up
+    /// Each job's predicted duration per op, ns ([`Job::predicted_ns`]), looked up
     /// the first time the op waits as a filler ([`UNKNOWN`] until then)
     /// rather than at every decision.
     predicted: Vec<Vec<i64>>,
@@ -50,15 +50,6 @@ pub struct Fikit {
 
 /// [`Fikit::predicted`] of an op not looked up yet.
 const UNKNOWN: i64 = i64::MIN;
-
-/// Op `op`'s predicted duration, ns ([`Job::predicted_ns`]).
-fn prediction(job: &Job, op: usize) -> i64 {
-    debug_assert!(
-        job.ops[op].is_kernel(),
-        "only kernels are eligible for the policy"
-    );
-    job.predicted_ns(op)
-}
 
 impl Policy for Fikit {
     fn name(&self) -> &'static str {
@@ -154,7 +145,7 @@ impl Policy for Fikit {
             for &op in &st.eligible {
                 let predicted = &mut self.predicted[j][op];
                 if *predicted == UNKNOWN {
-                    *predicted = prediction(&jobs[j], op);
+                    *predicted = jobs[j].predicted_ns(op);
                 }
                 waiting.push(fikit_rules::Waiting {
                     priority: st.priority,
@@ -244,7 +235,7 @@ impl Fikit {
             for &(_, op) in &queue {
                 let predicted = &mut self.predicted[j][op];
                 if *predicted == UNKNOWN {
-                    *predicted = prediction(&jobs[j], op);
+                    *predicted = jobs[j].predicted_ns(op);
                 }
                 let running = st.ops[op].status == Status::Running;
                 if !running && !fikit_rules::may_queue(n, ns, *predicted, self.holds[h]) {

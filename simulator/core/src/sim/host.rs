@@ -419,12 +419,11 @@ fn spread_untraced(
         (Measure::Busy, Some(r)) if !arrivals.is_empty() => (r, None),
         (Measure::Whole, None) if arrivals.is_empty() => (job, None),
         (Measure::Whole, Some(r)) if arrivals.is_empty() && !r.steps.is_empty() => {
-            let times = job.steps.len() / r.steps.len();
-            (r, Some(times).filter(|&t| t > 0))
+            (r, Some(job.steps.len() / r.steps.len()))
         }
         _ => return None,
     };
-    if target.0.is_empty() || repeats == Some(0) {
+    if target.0.is_empty() {
         return None;
     }
     let base = recorded.with_region_host_speed(factor);

@@ -48,16 +48,8 @@ impl Engine<'_> {
                 HostStep::Issue { op, .. } => {
                     let op = op as usize;
                     if self.jobs[j].ops[op].is_kernel() && self.gates {
-                        // A launch the gate may hold: off the GPU while it
-                        // holds a queue, on its stream while it waits for a
-                        // gap (the policy starts it there).
-                        if !self.may_queue(j, op) {
-                            self.state[j].host = Host::Launching { op, issued: false };
-                            return;
-                        }
-                        self.issue(j, op);
-                        if !self.launch_returns(j, op) {
-                            self.state[j].host = Host::Launching { op, issued: true };
+                        if let Some(held) = self.advance_launch(j, op, false) {
+                            self.state[j].host = held;
                             return;
                         }
                     } else {
@@ -144,29 +136,41 @@ impl Engine<'_> {
         }
     }
 
-    /// Lets go every host whose launch call its gate now lets return (a
-    /// held kernel goes onto its stream first): its next step runs in this
-    /// instant. True when a held kernel went onto its stream (the policy
-    /// may start it now).
+    /// Carries job `j`'s launch call of kernel `op` as far as its gate lets
+    /// it now (`issued`: the kernel is on its stream already): onto its
+    /// stream once the hold allows (off the GPU while the gate holds a
+    /// queue; on it while a filler waits for a gap, the policy starts it
+    /// there), then back to the host once the rule allows. The host state
+    /// the call holds the job in; `None` once it returned.
+    fn advance_launch(&mut self, j: usize, op: usize, issued: bool) -> Option<Host> {
+        if !issued {
+            if !self.may_queue(j, op) {
+                return Some(Host::Launching { op, issued: false });
+            }
+            self.issue(j, op);
+        }
+        (!self.launch_returns(j, op)).then_some(Host::Launching { op, issued: true })
+    }
+
+    /// Lets go every host whose launch call its gate now lets return: its
+    /// next step runs in this instant. True when a held kernel went onto
+    /// its stream (the policy may start it now).
     pub(super) fn release_launches(&mut self) -> bool {
         let mut issued_any = false;
         for j in 0..self.state.len() {
             let Host::Launching { op, issued } = self.state[j].host else {
                 continue;
             };
-            if !issued {
-                if !self.may_queue(j, op) {
-                    continue;
+            let held = self.advance_launch(j, op, issued);
+            issued_any |= !issued && !matches!(held, Some(Host::Launching { issued: false, .. }));
+            let st = &mut self.state[j];
+            match held {
+                Some(h) => st.host = h,
+                None => {
+                    st.host = Host::Busy;
+                    st.host_t = self.now;
+                    self.schedule(self.now, Event::Host(j));
                 }
-                self.issue(j, op);
-                self.state[j].host = Host::Launching { op, issued: true };
-                issued_any = true;
-            }
-            if self.launch_returns(j, op) {
-                let st = &mut self.state[j];
-                st.host = Host::Busy;
-                st.host_t = self.now;
-                self.schedule(self.now, Event::Host(j));
             }
         }
         issued_any
