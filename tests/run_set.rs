@@ -12,34 +12,19 @@ use predicates::prelude::PredicateBooleanExt;
 fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
     let d = tempfile::tempdir().unwrap();
     // The jobs bring their profiles, so nothing is profiled.
-    fikit_trace::write_trace(
-        &d.path().join("hi.parquet"),
-        &fikit_trace::fixture::serving("hi", 0, 3),
-    )
-    .unwrap();
-    fikit_trace::write_trace(
-        &d.path().join("lo.parquet"),
-        &fikit_trace::fixture::training("lo", 9, 20),
-    )
-    .unwrap();
+    write_hi_and_lo(d.path());
     let set = d.path().join("set.json");
     let write_set_with = |pairs: serde_json::Value, lo2: &[&str]| {
-        std::fs::write(
-            &set,
+        write_hi_lo_set(
+            d.path(),
             serde_json::json!({
                 "about": "two pairs of stand-ins",
                 "repetitions": 1,
                 "policies": ["exclusive", "timeslice"],
-                "jobs": {
-                    "hi": {"priority": 0, "command": ["true"], "profile": "hi.parquet"},
-                    "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"},
-                    "lo2": {"priority": 9, "command": lo2, "profile": "lo.parquet"}
-                },
+                "jobs": {"lo2": {"priority": 9, "command": lo2, "profile": "lo.parquet"}},
                 "pairs": pairs
-            })
-            .to_string(),
-        )
-        .unwrap();
+            }),
+        );
     };
     let write_set = |pairs: serde_json::Value| write_set_with(pairs, &["true"]);
     write_set(serde_json::json!([
@@ -254,25 +239,35 @@ fn write_hi_and_lo(dir: &std::path::Path) {
     }
 }
 
+/// Writes `set` as `DIR/set.json`, with jobs `hi` and `lo` (their
+/// profiles [`write_hi_and_lo`]'s) added to its `jobs`, and returns its path.
+fn write_hi_lo_set(dir: &std::path::Path, mut set: serde_json::Value) -> std::path::PathBuf {
+    let jobs = set
+        .as_object_mut()
+        .unwrap()
+        .entry("jobs")
+        .or_insert_with(|| serde_json::json!({}));
+    for (name, priority) in [("hi", 0), ("lo", 9)] {
+        jobs[name] = serde_json::json!({"priority": priority, "command": ["true"],
+            "profile": format!("{name}.parquet")});
+    }
+    let path = dir.join("set.json");
+    std::fs::write(&path, set.to_string()).unwrap();
+    path
+}
+
 #[test]
 fn a_set_resumes_an_unfinished_pair_keeping_its_finished_rounds() {
     let d = tempfile::tempdir().unwrap();
     write_hi_and_lo(d.path());
-    let set = d.path().join("set.json");
-    std::fs::write(
-        &set,
+    let set = write_hi_lo_set(
+        d.path(),
         serde_json::json!({
             "repetitions": 2,
             "policies": ["exclusive", "timeslice"],
-            "jobs": {
-                "hi": {"priority": 0, "command": ["true"], "profile": "hi.parquet"},
-                "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"}
-            },
             "pairs": [{"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"}]
-        })
-        .to_string(),
-    )
-    .unwrap();
+        }),
+    );
     let out = d.path().join("out");
     let run_json = out.join("hi-lo").join("run.json");
     let read = || -> serde_json::Value {
@@ -669,25 +664,18 @@ fn a_set_profiles_each_pairs_jobs_just_before_its_rounds() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("out");
     write_hi_and_lo(d.path());
-    let set = d.path().join("set.json");
-    std::fs::write(
-        &set,
+    let set = write_hi_lo_set(
+        d.path(),
         serde_json::json!({
             "repetitions": 1,
             "policies": ["exclusive", "timeslice"],
-            "jobs": {
-                "hi": {"priority": 0, "command": ["true"], "profile": "hi.parquet"},
-                "lo": {"priority": 9, "command": ["true"], "profile": "lo.parquet"},
-                "new": {"priority": 9, "command": ["/nonexistent/fikit-test-command"]}
-            },
+            "jobs": {"new": {"priority": 9, "command": ["/nonexistent/fikit-test-command"]}},
             "pairs": [
                 {"name": "a", "jobs": ["hi", "lo"], "sample": "out"},
                 {"name": "b", "jobs": ["hi", "new"], "sample": "out"}
             ]
-        })
-        .to_string(),
-    )
-    .unwrap();
+        }),
+    );
     let o = cmd("fikit-run")
         .arg("set")
         .arg(&set)

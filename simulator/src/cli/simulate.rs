@@ -401,31 +401,29 @@ fn run_pairwise(
         model,
         progress: std::io::stderr().is_terminal(),
     };
-    let mut rows = sweep::pairs_of(&scenario.jobs, pairs, &opts)
+    let point = sweep::sweep_pairs(&scenario.jobs, pairs, &opts)
         .context("simulating")
         .map_err(other)?;
+    let mut rows = point.rows;
     if let Some(c) = corners {
         // The same pairs with every host at the fastest, then the slowest,
-        // of its untraced runs: each row's range.
-        let ends = [&c.low, &c.high].map(|jobs| {
-            sweep::pairs_of(jobs, pairs, &opts)
+        // of its untraced runs: each row's range, over the high-priority
+        // job alone at the point and at both ends.
+        let [low, high] = [&c.low, &c.high].map(|jobs| {
+            sweep::sweep_pairs(jobs, pairs, &opts)
                 .context("simulating")
                 .map_err(other)
         });
-        let [low, high] = ends;
-        // Each high-priority job alone at the point and at both ends.
-        let mut alone = std::collections::HashMap::new();
-        for &(h, _) in pairs {
-            if alone.contains_key(&scenario.jobs[h].name) {
-                continue;
-            }
-            let three = [&scenario.jobs[h], &c.low[h], &c.high[h]].map(|j| j.clone());
-            let r = sweep::regions_alone(&three, &opts.model)
-                .context("simulating")
-                .map_err(other)?;
-            alone.insert(scenario.jobs[h].name.clone(), [r[0], r[1], r[2]]);
-        }
-        sweep::with_host_range(&mut rows, &low?, &high?, |name| alone.get(name).copied());
+        let (low, high) = (low?, high?);
+        let alone = |name: &str| {
+            let i = scenario.jobs.iter().position(|j| j.name == name)?;
+            Some([
+                point.alone_region_ns[i]?,
+                low.alone_region_ns[i]?,
+                high.alone_region_ns[i]?,
+            ])
+        };
+        sweep::with_host_range(&mut rows, &low.rows, &high.rows, alone);
     }
     let high = scenario.jobs[pairs[0].0].priority;
     match o.format {

@@ -41,7 +41,7 @@ pub struct PairRow {
 /// fastest (`low`) and the slowest (`high`) of its untraced runs: the
 /// high-priority slowdown's, as [`slowdown_range`] pairs them, with
 /// `alone(job)` the high-priority job's region alone at the point, the
-/// fastest and the slowest host, ns ([`regions_alone`]); a row whose job
+/// fastest and the slowest host, ns ([`PairSweep::alone_region_ns`]); a row whose job
 /// it does not give keeps no range. The rows must be of the same pairs and
 /// policies, in the same order.
 pub fn with_host_range(
@@ -63,23 +63,6 @@ pub fn with_host_range(
             shared(h.high_slowdown, ah),
         ));
     }
-}
-
-/// Each of `jobs`' region alone on `model`, from its first kernel, ns (as
-/// [`crate::sim::simulate::JobRow::isolated_region_ns`]).
-pub fn regions_alone(jobs: &[Job], model: &GpuModel) -> Result<Vec<i64>, RunError> {
-    jobs.par_iter()
-        .map(|j| {
-            let r = run_policy(
-                std::slice::from_ref(j),
-                &[0],
-                PolicyKind::Exclusive,
-                model,
-                false,
-            )?;
-            Ok(r.jobs[0].jct_ns() - crate::sim::host::first_kernel_ns(j))
-        })
-        .collect()
 }
 
 /// One group of jobs on one GPU: `group[0]` at priority 0, the others at 9,
@@ -188,6 +171,26 @@ pub fn pairs_of(
     pairs: &[(usize, usize)],
     opts: &SweepOptions,
 ) -> Result<Vec<PairRow>, RunError> {
+    Ok(sweep_pairs(jobs, pairs, opts)?.rows)
+}
+
+/// The rows of a pair sweep and the runs alone they were measured against.
+#[derive(Debug, Clone)]
+pub struct PairSweep {
+    /// As [`pairs_of`] gives them.
+    pub rows: Vec<PairRow>,
+    /// Each job's region alone, from its first kernel, ns (as
+    /// [`crate::sim::simulate::JobRow::isolated_region_ns`]); `None` for a
+    /// job in none of the pairs.
+    pub alone_region_ns: Vec<Option<i64>>,
+}
+
+/// [`pairs_of`], keeping each job's region alone.
+pub fn sweep_pairs(
+    jobs: &[Job],
+    pairs: &[(usize, usize)],
+    opts: &SweepOptions,
+) -> Result<PairSweep, RunError> {
     let bar = if opts.progress {
         let b = ProgressBar::new(pairs.len() as u64);
         b.set_draw_target(ProgressDrawTarget::stderr());
@@ -237,5 +240,16 @@ pub fn pairs_of(
         })
         .collect();
     bar.finish_and_clear();
-    Ok(results?.into_iter().flatten().collect())
+    let alone_region_ns = isolated
+        .iter()
+        .zip(jobs)
+        .map(|(r, j)| {
+            r.as_ref()
+                .map(|r| r.jobs[0].jct_ns() - crate::sim::host::first_kernel_ns(j))
+        })
+        .collect();
+    Ok(PairSweep {
+        rows: results?.into_iter().flatten().collect(),
+        alone_region_ns,
+    })
 }
