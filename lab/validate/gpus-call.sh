@@ -15,6 +15,10 @@
 #
 #   lab/validate/gpus-call.sh BIN_ARCHIVE SET WORK TAG DEADLINE_S PAIRS_GPU0 [PAIRS_GPU1 ...]
 #
+# DEADLINE_S: when the sittings stop starting rounds; at least a minute
+# under the call's own limit (the packing follows), which is less than its
+# timeout where the session has less device time left: a call killed
+# before it packs brings nothing back.
 # BIN_ARCHIVE: an xz tar of fikit-run, fikit-profile, libfikit_collector.so
 # and libfikit_shim.so. RUN_ARGS and QUIET pass through to set-call.sh; a
 # sitting's own options follow its pairs after an @ (PAIRS@OPTIONS, e.g.
