@@ -45,7 +45,7 @@ def characterization(path):
 
 
 def poisson(count, rate, seed):
-    """workload.py's poisson_arrivals_ns."""
+    """workload.py's poisson_arrivals_ns, copied: importing workload.py imports torch."""
     state, mean, t, out = seed & MASK, 1e9 / rate, 0.0, []
     for _ in range(count):
         state = (state + 0x9E3779B97F4A7C15) & MASK
