@@ -30,6 +30,9 @@ pub struct Predicted {
     /// Its region under the policy (alone under exclusive: the profile's
     /// own), from its first kernel, ms.
     pub region_ms: f64,
+    /// Its region alone, from its first kernel, ms: what `slowdown`
+    /// divides `region_ms` by.
+    pub alone_region_ms: f64,
     /// The slowdown's range, fikit-sim's: from the point and the same
     /// simulation with every host at the fastest and at the slowest of its
     /// untraced runs, a shared run at one end over the run alone at the
@@ -71,18 +74,14 @@ pub fn with_range(
             v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         ]
     };
-    // A prediction's regions shared and alone, ns; `None` without a
-    // positive slowdown to divide by.
+    // A prediction's regions shared and alone, ns.
     let regions = |x: &Predicted| {
-        let shared = x.region_ms * 1e6;
-        (x.slowdown > 0.0).then(|| (shared.round() as i64, (shared / x.slowdown).round() as i64))
+        let ns = |v: f64| (v * 1e6).round() as i64;
+        (ns(x.region_ms), ns(x.alone_region_ms))
     };
     for ((p, l), h) in point.iter_mut().zip(&low).zip(&high) {
-        p.slowdown_range = match (policy, regions(p), regions(l), regions(h)) {
-            (PolicyKind::Exclusive, ..) => None,
-            (_, Some(rp), Some(rl), Some(rh)) => Some(slowdown_range(rp, rl, rh)),
-            _ => None,
-        };
+        p.slowdown_range = (policy != PolicyKind::Exclusive)
+            .then(|| slowdown_range(regions(p), regions(l), regions(h)));
         p.p99_range_ms = Some(span([p.p99_ms, l.p99_ms, h.p99_ms]));
     }
     Some(point)
@@ -125,6 +124,7 @@ pub fn predict(
                         p999_ms: ms(p999),
                         per_iteration: 1.0,
                         region_ms: ms(a.jobs[0].jct_ns() - p),
+                        alone_region_ms: ms(a.jobs[0].jct_ns() - p),
                         slowdown_range: None,
                         p99_range_ms: None,
                         fill_share: None,
@@ -171,6 +171,7 @@ pub fn predict(
                     p999_ms: ms(p999),
                     per_iteration: mean_ratio(its, alone).unwrap_or(f64::NAN),
                     region_ms: ms(r.region_ns),
+                    alone_region_ms: ms(r.isolated_region_ns),
                     slowdown_range: None,
                     p99_range_ms: None,
                     fill_share,
