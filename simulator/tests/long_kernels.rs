@@ -193,3 +193,24 @@ fn a_replay_past_2_pow_62_ns_is_an_error_not_an_overflow() {
         .unwrap_err();
     assert!(matches!(err, RunError::TooLong { .. }), "{err:?}");
 }
+
+#[test]
+fn fikit_sums_the_predictions_of_kernels_of_2_pow_61_ns_without_overflow() {
+    // One job of four 2^61 ns kernels on four streams, launched together:
+    // FIKIT keeps the sum of its queued kernels' predictions (4 * 2^61 ns,
+    // past i64), and alone it ends as under exclusive.
+    let long = 1i64 << 61;
+    let mut t = fixture::empty("a", 0);
+    t.kernels = (0..4).map(|s| k(7 + s, 1 + s, 0, 0, long)).collect();
+    let jobs = vec![Job::from_trace(&t)];
+    let model = GpuModel::default();
+    let jct = |kind: PolicyKind| {
+        let mut policy = kind.build(&model);
+        Engine::new(&jobs, &[0], RunOptions::default())
+            .run(policy.as_mut())
+            .unwrap()
+            .jobs[0]
+            .jct_ns()
+    };
+    assert_eq!(jct(PolicyKind::Fikit), jct(PolicyKind::Exclusive));
+}

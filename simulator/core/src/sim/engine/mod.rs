@@ -136,8 +136,10 @@ pub struct JobRt {
     outstanding: usize,
     queued_kernels: usize,
     /// Their predicted time ([`Job::predicted_ns`]), ns: kept only under a
-    /// policy that gates launches ([`Policy::gates_launches`]).
-    queued_predicted_ns: i64,
+    /// policy that gates launches ([`Policy::gates_launches`]). Wider than
+    /// a time: a few kernels' predictions of up to 2^62 ns each sum past
+    /// `i64`, and the sum must come back exactly as they finish.
+    queued_predicted_ns: i128,
 }
 
 impl JobRt {

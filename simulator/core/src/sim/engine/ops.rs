@@ -116,10 +116,15 @@ impl Engine<'_> {
         let p = self.jobs[j].predicted_ns(op);
         let on = st.ops[op].issued_at != OpRt::NOT_ISSUED && st.ops[op].status != Status::Done;
         let (n, ns) = if on {
-            (st.queued_kernels as u64 - 1, st.queued_predicted_ns - p)
+            (
+                st.queued_kernels as u64 - 1,
+                st.queued_predicted_ns - i128::from(p),
+            )
         } else {
             (st.queued_kernels as u64, st.queued_predicted_ns)
         };
+        // Past i64, the queue is past any hold either way.
+        let ns = i64::try_from(ns).unwrap_or(i64::MAX);
         fikit_rules::may_queue(n, ns, p, hold)
     }
 
@@ -182,7 +187,7 @@ impl Engine<'_> {
             self.fill_issued(j);
             self.state[j].queued_kernels += 1;
             if self.gates {
-                self.state[j].queued_predicted_ns += self.jobs[j].predicted_ns(op);
+                self.state[j].queued_predicted_ns += i128::from(self.jobs[j].predicted_ns(op));
             }
         }
         let st = &mut self.state[j];
@@ -337,7 +342,7 @@ impl Engine<'_> {
         if is_kernel {
             st.queued_kernels -= 1;
             if self.gates {
-                st.queued_predicted_ns -= self.jobs[j].predicted_ns(op);
+                st.queued_predicted_ns -= i128::from(self.jobs[j].predicted_ns(op));
             }
         }
         st.stream_last_done[stream] = now;

@@ -244,8 +244,10 @@ impl<'a> Engine<'a> {
                 self.schedule(w, Event::Wake);
             }
             // Ask again after it paused work, or after a held launch went
-            // onto its stream (a kernel the policy may start now).
-            if cmds.pause.is_empty() && !self.release_launches() {
+            // onto its stream (a kernel the policy may start now); the
+            // launches are let go in every pass, one that paused too.
+            let released = self.release_launches();
+            if cmds.pause.is_empty() && !released {
                 break;
             }
         }
