@@ -656,6 +656,65 @@ fn fikit_keeps_a_launch_its_hold_holds_off_the_gpu() {
 }
 
 #[test]
+fn fikit_holds_the_top_to_the_least_hold_of_the_servers_away() {
+    // srv as above (hold 100); srv2 at priority 1 the same with b 4000 ns
+    // long (hold 4000/20 = 200), its setup kernel after srv's (it waits
+    // at its gate while srv runs): both are away from 200 on. low, as in
+    // the test above but arriving at 300: the top, held to the lesser hold
+    // (100), so k2 (launched at 320, 120 queued) waits for k0's end at 340
+    // and low ends 80 after it arrived; held to srv2's 200 it would end
+    // at 60. A server that is done holds nobody.
+    let mut t = job("srv2", 1, vec![k("a", 1, 0, 100), k("b", 3, 100, 4100)]);
+    t.syncs = vec![
+        fixture::stream_sync(7, 2, 0, 100),
+        fixture::stream_sync(7, 4, 100, 4100),
+    ];
+    let srv2 = Job::from_trace(&t).serving(&[500, 20_000]);
+    assert_eq!(srv2.hold_ns(), 200);
+    let kernel = |name: &str, stream: u32, corr: u32, at: i64| {
+        let mut x = fixture::kernel(name, stream, corr, Some(at), at, at + 40);
+        x.launch.as_mut().unwrap().end_ns = at;
+        x
+    };
+    let low = Job::from_trace(&job(
+        "low",
+        9,
+        vec![
+            kernel("k0", 7, 1, 0),
+            kernel("k1", 8, 2, 10),
+            kernel("k2", 9, 3, 20),
+        ],
+    ));
+    let jct = |jobs: &[Job]| {
+        let arrivals = [0, 0, 300];
+        let r = run_policy(
+            jobs,
+            &arrivals[3 - jobs.len()..],
+            PolicyKind::Fikit,
+            &model(),
+            false,
+        );
+        r.unwrap().jobs.last().unwrap().jct_ns()
+    };
+    assert_eq!(jct(&[returning_server(), srv2.clone(), low.clone()]), 80);
+    // srv2 alone above low: its own hold lets k2 go at once.
+    assert_eq!(jct(&[srv2, low.clone()]), 60);
+    // A server done with its one request holds nobody: low, arriving after
+    // it, launches freely.
+    let mut t = job("once", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 2100)]);
+    t.syncs = vec![
+        fixture::stream_sync(7, 2, 0, 100),
+        fixture::stream_sync(7, 4, 100, 2100),
+    ];
+    let once = Job::from_trace(&t).serving(&[0]);
+    // A hold that would keep k2 waiting (120 queued) if it applied.
+    assert!((1..120).contains(&once.hold_ns()), "{}", once.hold_ns());
+    let r = run_policy(&[once, low], &[0, 5000], PolicyKind::Fikit, &model(), false).unwrap();
+    assert!(r.jobs[0].jct_ns() < 5000, "{}", r.jobs[0].jct_ns());
+    assert_eq!(r.jobs[1].jct_ns(), 60);
+}
+
+#[test]
 fn waits_between_copies_alone_end_no_iteration() {
     // Two blocking copies (weight uploads) before the first kernel: one iteration.
     let mut t = job("up", 0, vec![k("a", 3, 500, 600)]);
