@@ -656,6 +656,44 @@ fn fikit_keeps_a_launch_its_hold_holds_off_the_gpu() {
 }
 
 #[test]
+fn fikit_a_launch_held_off_the_gpu_waits_as_a_filler_once_the_server_returns() {
+    // srv as above: away from 100, its request at 600 (b, 2000 ns, launched
+    // as it arrives). low arrives at 580: k0 at 580, k1 at 590 (80
+    // queued), k2 at 595 would make 120, over srv's hold of 100: held off
+    // the GPU. srv returns at 600 and waits behind what is on the GPU (k0
+    // and k1, done at 620 and 630): b runs [630,2630). k2 was not on the
+    // GPU: it waits at its gate as a filler, and no gap of srv's fits it
+    // until srv is away again at 2630: [2630,2670), low's end 2090 after it
+    // arrived. srv's request: 600 to 2630.
+    let kernel = |name: &str, stream: u32, corr: u32, at: i64| {
+        let mut x = fixture::kernel(name, stream, corr, Some(at), at, at + 40);
+        x.launch.as_mut().unwrap().end_ns = at;
+        x
+    };
+    let low = job(
+        "low",
+        9,
+        vec![
+            kernel("k0", 7, 1, 0),
+            kernel("k1", 8, 2, 10),
+            kernel("k2", 9, 3, 15),
+        ],
+    );
+    let r = run_policy(
+        &[returning_server(), Job::from_trace(&low)],
+        &[0, 580],
+        PolicyKind::Fikit,
+        &model(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.jobs[1].jct_ns(), 2090);
+    // Its requests, arrival to end: the first behind k0 and k1, the second
+    // alone.
+    assert_eq!(r.jobs[0].iterations_ns, [2030, 2000]);
+}
+
+#[test]
 fn fikit_holds_the_top_to_the_least_hold_of_the_servers_away() {
     // srv as above (hold 100); srv2 at priority 1 the same with b 4000 ns
     // long (hold 4000/20 = 200), its setup kernel after srv's (it waits
