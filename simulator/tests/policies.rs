@@ -563,12 +563,38 @@ fn fikit_lets_others_run_while_a_serving_job_waits_for_requests() {
 /// srv: setup a [0,100), then b [100,2100) per request; requests 500
 /// and 20,000 after the setup (at 600 and 20,100).
 fn returning_server() -> Job {
-    let mut t = job("srv", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 2100)]);
+    server("srv", 0, 2000, &[500, 20_000])
+}
+
+/// A server `name` at `priority`: setup a [0,100), then b of `b_ns` per
+/// request, its requests `arrivals` after the setup.
+fn server(name: &str, priority: u8, b_ns: i64, arrivals: &[i64]) -> Job {
+    let end = 100 + b_ns;
+    let mut t = job(name, priority, vec![k("a", 1, 0, 100), k("b", 3, 100, end)]);
     t.syncs = vec![
         fixture::stream_sync(7, 2, 0, 100),
-        fixture::stream_sync(7, 4, 100, 2100),
+        fixture::stream_sync(7, 4, 100, end),
     ];
-    Job::from_trace(&t).serving(&[500, 20_000])
+    Job::from_trace(&t).serving(arrivals)
+}
+
+/// low: three 40 ns kernels on three streams, launched 0, 10 and `k2_at`
+/// ns after it arrives.
+fn three_kernels(k2_at: i64) -> Trace {
+    let kernel = |name: &str, stream: u32, corr: u32, at: i64| {
+        let mut x = fixture::kernel(name, stream, corr, Some(at), at, at + 40);
+        x.launch.as_mut().unwrap().end_ns = at;
+        x
+    };
+    job(
+        "low",
+        9,
+        vec![
+            kernel("k0", 7, 1, 0),
+            kernel("k1", 8, 2, 10),
+            kernel("k2", 9, 3, k2_at),
+        ],
+    )
 }
 
 /// 200 kernels of 40 ns back to back, issued every 10 ns (the host runs ahead).
@@ -626,20 +652,7 @@ fn fikit_keeps_a_launch_its_hold_holds_off_the_gpu() {
     // at 150 (nothing queued), k1 at 160 (40 + 40 = 80), k2 at 170 would
     // make 120: its launch waits, off the GPU, until k0 is done at 190,
     // then runs [190,230) on its own stream: 80 after low arrived.
-    let kernel = |name: &str, stream: u32, corr: u32, at: i64| {
-        let mut x = fixture::kernel(name, stream, corr, Some(at), at, at + 40);
-        x.launch.as_mut().unwrap().end_ns = at;
-        x
-    };
-    let low = job(
-        "low",
-        9,
-        vec![
-            kernel("k0", 7, 1, 0),
-            kernel("k1", 8, 2, 10),
-            kernel("k2", 9, 3, 20),
-        ],
-    );
+    let low = three_kernels(20);
     assert_eq!(
         jcts(std::slice::from_ref(&low), PolicyKind::Exclusive, &model()),
         [60]
@@ -665,20 +678,7 @@ fn fikit_a_launch_held_off_the_gpu_waits_as_a_filler_once_the_server_returns() {
     // GPU: it waits at its gate as a filler, and no gap of srv's fits it
     // until srv is away again at 2630: [2630,2670), low's end 2090 after it
     // arrived. srv's request: 600 to 2630.
-    let kernel = |name: &str, stream: u32, corr: u32, at: i64| {
-        let mut x = fixture::kernel(name, stream, corr, Some(at), at, at + 40);
-        x.launch.as_mut().unwrap().end_ns = at;
-        x
-    };
-    let low = job(
-        "low",
-        9,
-        vec![
-            kernel("k0", 7, 1, 0),
-            kernel("k1", 8, 2, 10),
-            kernel("k2", 9, 3, 15),
-        ],
-    );
+    let low = three_kernels(15);
     let r = run_policy(
         &[returning_server(), Job::from_trace(&low)],
         &[0, 580],
@@ -702,27 +702,9 @@ fn fikit_holds_the_top_to_the_least_hold_of_the_servers_away() {
     // (100), so k2 (launched at 320, 120 queued) waits for k0's end at 340
     // and low ends 80 after it arrived; held to srv2's 200 it would end
     // at 60. A server that is done holds nobody.
-    let mut t = job("srv2", 1, vec![k("a", 1, 0, 100), k("b", 3, 100, 4100)]);
-    t.syncs = vec![
-        fixture::stream_sync(7, 2, 0, 100),
-        fixture::stream_sync(7, 4, 100, 4100),
-    ];
-    let srv2 = Job::from_trace(&t).serving(&[500, 20_000]);
+    let srv2 = server("srv2", 1, 4000, &[500, 20_000]);
     assert_eq!(srv2.hold_ns(), 200);
-    let kernel = |name: &str, stream: u32, corr: u32, at: i64| {
-        let mut x = fixture::kernel(name, stream, corr, Some(at), at, at + 40);
-        x.launch.as_mut().unwrap().end_ns = at;
-        x
-    };
-    let low = Job::from_trace(&job(
-        "low",
-        9,
-        vec![
-            kernel("k0", 7, 1, 0),
-            kernel("k1", 8, 2, 10),
-            kernel("k2", 9, 3, 20),
-        ],
-    ));
+    let low = Job::from_trace(&three_kernels(20));
     let jct = |jobs: &[Job]| {
         let arrivals = [0, 0, 300];
         let r = run_policy(
@@ -739,12 +721,7 @@ fn fikit_holds_the_top_to_the_least_hold_of_the_servers_away() {
     assert_eq!(jct(&[srv2, low.clone()]), 60);
     // A server done with its one request holds nobody: low, arriving after
     // it, launches freely.
-    let mut t = job("once", 0, vec![k("a", 1, 0, 100), k("b", 3, 100, 2100)]);
-    t.syncs = vec![
-        fixture::stream_sync(7, 2, 0, 100),
-        fixture::stream_sync(7, 4, 100, 2100),
-    ];
-    let once = Job::from_trace(&t).serving(&[0]);
+    let once = server("once", 0, 2000, &[0]);
     // A hold that would keep k2 waiting (120 queued) if it applied.
     assert!((1..120).contains(&once.hold_ns()), "{}", once.hold_ns());
     let r = run_policy(&[once, low], &[0, 5000], PolicyKind::Fikit, &model(), false).unwrap();
