@@ -117,14 +117,15 @@ pub fn predict(
                 .zip(alone.iter().zip(&pre))
                 .map(|(its, (a, p))| {
                     let (p50, p99, p999) = percentiles(its);
+                    let region_ms = ms(a.jobs[0].jct_ns() - p);
                     Predicted {
                         slowdown: 1.0,
                         p50_ms: ms(p50),
                         p99_ms: ms(p99),
                         p999_ms: ms(p999),
                         per_iteration: 1.0,
-                        region_ms: ms(a.jobs[0].jct_ns() - p),
-                        alone_region_ms: ms(a.jobs[0].jct_ns() - p),
+                        region_ms,
+                        alone_region_ms: region_ms,
                         slowdown_range: None,
                         p99_range_ms: None,
                         fill_share: None,

@@ -161,6 +161,10 @@ impl Engine<'_> {
     /// next step runs in this instant. True when a held kernel went onto
     /// its stream (the policy may start it now).
     pub(super) fn release_launches(&mut self) -> bool {
+        // Only a gating policy holds a host in a launch call.
+        if !self.gates {
+            return false;
+        }
         let mut issued_any = false;
         for j in 0..self.state.len() {
             let Host::Launching { op, issued } = self.state[j].host else {
