@@ -23,6 +23,13 @@
 # and libfikit_shim.so. RUN_ARGS and QUIET pass through to set-call.sh; a
 # sitting's own options follow its pairs after an @ (PAIRS@OPTIONS, e.g.
 # 'a-b@--policy exclusive,mps'), added to RUN_ARGS. From the repository root.
+# SEED (environment): comma-separated packs of earlier calls (each the
+# pieces of one pack-TAG joined, an xz tar), unpacked in order beside WORK
+# before anything runs, so that a fresh machine resumes where they stopped
+# (WORK's last folder name must be the one they were made with). The carried
+# files and the tracked tree together must stay under the device tool's 64
+# MiB: strip the binaries (`strip`, then `xz -9e`: about 6 MB) and carry
+# only the packs that hold what is not finished.
 set -u
 ARCHIVE=${1:?usage: gpus-call.sh BIN_ARCHIVE SET WORK TAG DEADLINE_S PAIRS_GPU0 [PAIRS_GPU1 ...]}
 SET=${2:?set file}
@@ -33,6 +40,10 @@ shift 5
 [ $# -ge 1 ] || { echo "gpus-call: no pairs named" >&2; exit 2; }
 OUTDIR=${OUT:-/tmp/gpus-call-out}
 mkdir -p "$WORK/bin" "$WORK/pool" "$OUTDIR"
+IFS=, read -ra seeds <<<"${SEED:-}"
+for s in "${seeds[@]}"; do
+  tar -C "$(dirname "$WORK")" -xJf "$s" || { echo "gpus-call: cannot unpack seed $s" >&2; exit 2; }
+done
 tar -C "$WORK/bin" -xJf "$ARCHIVE" || exit 2
 ngpu=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 [ $# -le "$ngpu" ] || { echo "gpus-call: $# sittings for $ngpu GPUs" >&2; exit 2; }
