@@ -17,13 +17,9 @@ its sync) plus its later iterations whole.
 """
 
 import json
-import math
 import random
 import statistics
 import sys
-
-MASK = (1 << 64) - 1
-
 
 def characterization(path):
     """The `fikit.characterization` metadata value, read from the footer's bytes."""
@@ -44,18 +40,19 @@ def characterization(path):
     return json.loads(b[j : j + n])
 
 
-def poisson(count, rate, seed):
-    """workload.py's poisson_arrivals_ns, copied: importing workload.py imports torch."""
-    state, mean, t, out = seed & MASK, 1e9 / rate, 0.0, []
-    for _ in range(count):
-        state = (state + 0x9E3779B97F4A7C15) & MASK
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-        z ^= z >> 31
-        t += -math.log(((z >> 11) + 1) / float(1 << 53)) * mean
-        out.append(int(math.floor(t + 0.5)))
-    return out
+def workload():
+    """scripts/workloads/workload.py as a module, its arrival draws without
+    torch (a stand-in module, as tests/workload.rs loads it)."""
+    import importlib.util
+    import pathlib
+    import types
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "scripts/workloads/workload.py"
+    sys.modules.setdefault("torch", types.ModuleType("torch"))
+    spec = importlib.util.spec_from_file_location("workload", path)
+    w = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(w)
+    return w
 
 
 def p99_ms(arrivals, service):
@@ -73,7 +70,7 @@ def main():
     path, count, rate = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     seed = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     period = int(sys.argv[5]) if len(sys.argv) > 5 else 1
-    arrivals = poisson(count, rate, seed)
+    arrivals = workload().poisson_arrivals_ns(count, rate, seed)
     for k, run in enumerate(characterization(path)["untraced_runs"]):
         busy, whole = run["busy_ns"], run["iterations_ns"]
         m = len(busy)
