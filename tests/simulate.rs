@@ -359,6 +359,28 @@ fn sweep_specs_run_in_shards_that_merge_into_the_whole_and_bad_ones_exit_2() {
         &["sweep", "merge", "-o", "x.parquet", "s1.parquet"],
         "shards missing: 2/2",
     );
+    // Merged onto one of its shards, the shard would be lost: refused, the
+    // shard as it was.
+    let shard = std::fs::read(dir.path().join("s1.parquet")).unwrap();
+    rejects(
+        dir.path(),
+        &[
+            "sweep",
+            "merge",
+            "-o",
+            "./s1.parquet",
+            "s1.parquet",
+            "s2.parquet",
+        ],
+        "the output is one of the shards to merge (s1.parquet)",
+    );
+    assert_eq!(std::fs::read(dir.path().join("s1.parquet")).unwrap(), shard);
+    // Traces' pairs are printed: an -o without --spec would write nothing.
+    rejects(
+        dir.path(),
+        &["sweep", "traces", "-o", "x.parquet"],
+        "it needs --spec",
+    );
     // Rows written among the traces would be read as a trace by the next shard.
     rejects(
         dir.path(),
@@ -681,6 +703,11 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
             vec!["--serve", "50", "--requests", "0"],
             "--requests: must be at least 1",
         ),
+        // Refused before 1e11 arrivals are drawn (800 GB).
+        (
+            vec!["--serve", "50", "--requests", "100000000000"],
+            "--requests: 100000000000 is more than the 16777216 steps",
+        ),
         // The partner repeated over 1,000 s: refused before it is built.
         (
             vec!["--serve", "0.01", "--requests", "10"],
@@ -759,4 +786,57 @@ fn a_server_recorded_as_it_served_predicts_as_one_recorded_back_to_back() {
     // The recording's idle is gone: the same latencies at every policy.
     assert!(closed.lines().count() >= 3, "{closed}");
     assert_eq!(closed, served);
+}
+
+#[test]
+fn a_replay_that_would_run_implausibly_long_exits_2_in_every_mode_saying_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    // A time slice of 2^63 - 1 ns: the first switch is past the engine's end.
+    std::fs::write(
+        dir.path().join("model-big.json"),
+        r#"{"timeslice_quantum_ns": 9223372036854775807}"#,
+    )
+    .unwrap();
+    let common = ["--model", "model-big.json", "--policy", "timeslice"];
+    for mode in [
+        vec![".", "--no-plots"],
+        vec![".", "--no-plots", "--jobs", "serving,training"],
+        vec!["sweep", "."],
+    ] {
+        let mut args = mode.clone();
+        args.extend(common);
+        let out = cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(
+            err.matches("the replay would run past").count(),
+            1,
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_model_file_or_an_html_report_in_a_folder_names_the_reason_once() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    std::fs::create_dir(dir.path().join("folder.html")).unwrap();
+    for (args, code) in [
+        (vec![".", "--no-plots", "--model", "nope.json"], 2),
+        (vec![".", "--no-plots", "--html", "folder.html"], 1),
+    ] {
+        let out = cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert_eq!(err.matches("(os error").count(), 1, "{args:?}: {err}");
+    }
 }

@@ -10,12 +10,12 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     /// The file could not be read: `PATH: REASON`.
-    #[error("{path}: {source}")]
+    #[error("{path}: {reason}")]
     Io {
         /// The file.
         path: String,
-        /// Why.
-        source: io::Error,
+        /// Why (in the message, so not also the error's source: `{:#}` names it once).
+        reason: io::Error,
     },
     /// The file could not be read, named by what it should hold: `cannot
     /// read the WHAT PATH`. The reason is the error's source, so `{:#}`
@@ -44,7 +44,7 @@ impl FileError {
     pub fn io(path: &Path, source: io::Error) -> FileError {
         FileError::Io {
             path: path.display().to_string(),
-            source,
+            reason: source,
         }
     }
 

@@ -198,8 +198,8 @@ struct SweepArgs {
     #[arg(required_unless_present = "spec", value_name = "FILE_OR_DIR")]
     inputs: Vec<PathBuf>,
     /// A sweep spec (JSON: traces, jobs per GPU, which groups, policies,
-    /// model files, a parameter grid; simulator/README.md). Its own policies
-    /// and models replace --policy and --model.
+    /// model files, a parameter grid; simulator/README.md). It names its own
+    /// policies and models: --policy and --model are refused beside it.
     #[arg(long, value_name = "FILE", conflicts_with = "inputs")]
     spec: Option<PathBuf>,
     /// Run only shard K of N of the spec's items (the K-th of N contiguous
@@ -373,6 +373,12 @@ impl TryFrom<SweepArgs> for simulate::SweepRun {
     type Error = Failure;
 
     fn try_from(a: SweepArgs) -> Result<Self, Failure> {
+        // clap lets -o through without --spec (beside the subcommands): checked here.
+        if a.action.is_none() && a.spec.is_none() && a.output.is_some() {
+            return Err(bad_input(anyhow::anyhow!(
+                "-o/--output writes a spec's rows: it needs --spec (traces' pairs are printed)"
+            )));
+        }
         let what = match (a.action, a.spec) {
             (Some(SweepAction::Merge { output, shards }), _) => {
                 simulate::SweepWhat::Merge { output, shards }

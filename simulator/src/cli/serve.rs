@@ -143,6 +143,14 @@ pub fn run_serving(
     if s.requests == 0 {
         return Err(bad_input(anyhow::anyhow!("--requests: must be at least 1")));
     }
+    // Every request is a step at least: refused before its arrivals are
+    // drawn (1e11 of them would ask for 800 GB).
+    if s.requests > MAX_SERVE_STEPS {
+        return Err(bad_input(anyhow::anyhow!(
+            "--requests: {} is more than the {MAX_SERVE_STEPS} steps --serve builds a job of",
+            s.requests
+        )));
+    }
     if scenario.jobs.len() < 2 {
         return Err(bad_input(anyhow::anyhow!(
             "--serve: name the serving job and at least one job beside it (--jobs SERVER,PARTNER)"

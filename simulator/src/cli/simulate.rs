@@ -333,11 +333,6 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
         model,
         record_segments: o.plots.is_some() || o.html.is_some(),
     };
-    let simulating = |e: crate::sim::engine::RunError| {
-        let bad = e.is_bad_input();
-        let e = anyhow::Error::from(e).context("simulating");
-        if bad { bad_input(e) } else { other(e) }
-    };
     // With a host range, the same with every host at the fastest, then the
     // slowest, of its untraced runs (each row's range), beside the answer.
     let plain = SimOptions {
@@ -401,19 +396,14 @@ fn run_pairwise(
         model,
         progress: std::io::stderr().is_terminal(),
     };
-    let point = sweep::sweep_pairs(&scenario.jobs, pairs, &opts)
-        .context("simulating")
-        .map_err(other)?;
+    let point = sweep::sweep_pairs(&scenario.jobs, pairs, &opts).map_err(simulating)?;
     let mut rows = point.rows;
     if let Some(c) = corners {
         // The same pairs with every host at the fastest, then the slowest,
         // of its untraced runs: each row's range, over the high-priority
         // job alone at the point and at both ends.
-        let [low, high] = [&c.low, &c.high].map(|jobs| {
-            sweep::sweep_pairs(jobs, pairs, &opts)
-                .context("simulating")
-                .map_err(other)
-        });
+        let [low, high] = [&c.low, &c.high]
+            .map(|jobs| sweep::sweep_pairs(jobs, pairs, &opts).map_err(simulating));
         let (low, high) = (low?, high?);
         let alone = |name: &str| {
             let i = scenario.jobs.iter().position(|j| j.name == name)?;
@@ -567,8 +557,7 @@ pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
     };
     let rows = pool
         .install(|| sweep::pairs(&scenario.jobs, &opts))
-        .context("simulating")
-        .map_err(other)?;
+        .map_err(simulating)?;
     print(&report::sweep::render(&rows, o.format))
 }
 
@@ -613,9 +602,7 @@ fn run_spec(
         "{bar:40} {pos}/{len} items {elapsed_precise} ETA {eta}",
     );
     let rows = fleet::run_shard(&resolved, shard, &|| bar.inc(1)).map_err(|e| match e {
-        fleet::FleetError::Run(r) if !r.is_bad_input() => {
-            other(anyhow::Error::from(r).context("simulating"))
-        }
+        fleet::FleetError::Run(r) => simulating(r),
         e => bad_input(e),
     })?;
     bar.finish_and_clear();
@@ -638,4 +625,12 @@ fn run_spec(
         }
         None => print(&report::sweep::render_fleet(&rows, format)),
     }
+}
+
+/// A simulation's failure: exit 2 where the inputs are at fault (a replay
+/// that would run implausibly long), 1 otherwise.
+fn simulating(e: crate::sim::engine::RunError) -> Failure {
+    let bad = e.is_bad_input();
+    let e = anyhow::Error::from(e).context("simulating");
+    if bad { bad_input(e) } else { other(e) }
 }

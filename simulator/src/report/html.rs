@@ -92,20 +92,20 @@ pub enum Image {
 #[derive(Debug, thiserror::Error)]
 pub enum HtmlError {
     /// Writing the file failed.
-    #[error("{}: cannot write the HTML report: {source}", path.display())]
+    #[error("{}: cannot write the HTML report: {reason}", path.display())]
     Write {
         /// The file.
         path: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (in the message, so not also the error's source: `{:#}` names it once).
+        reason: std::io::Error,
     },
     /// A figure could not be read.
-    #[error("{}: cannot read the figure: {source}", path.display())]
+    #[error("{}: cannot read the figure: {reason}", path.display())]
     Figure {
         /// The file.
         path: std::path::PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (in the message, so not also the error's source: `{:#}` names it once).
+        reason: std::io::Error,
     },
 }
 
@@ -216,7 +216,7 @@ impl HtmlReport {
     pub fn write(&self, path: &Path) -> Result<(), HtmlError> {
         std::fs::write(path, self.render()).map_err(|source| HtmlError::Write {
             path: path.to_path_buf(),
-            source,
+            reason: source,
         })
     }
 }
@@ -293,7 +293,7 @@ pub fn read_svg_figures(paths: &[std::path::PathBuf]) -> Result<Vec<Figure>, Htm
         .map(|p| {
             let svg = std::fs::read_to_string(p).map_err(|source| HtmlError::Figure {
                 path: p.clone(),
-                source,
+                reason: source,
             })?;
             let stem = p
                 .file_stem()

@@ -48,12 +48,12 @@ static DEJAVU_SANS: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
     /// The output folder could not be created.
-    #[error("{}: cannot create the output folder: {source}", path.display())]
+    #[error("{}: cannot create the output folder: {reason}", path.display())]
     CreateDir {
         /// The folder.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (in the message, so not also the error's source: `{:#}` names it once).
+        reason: std::io::Error,
     },
     /// Drawing or writing a file failed.
     #[error("{}: drawing failed: {message}", path.display())]
@@ -87,7 +87,7 @@ pub fn write_plots(
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(out_dir).map_err(|source| PlotError::CreateDir {
         path: out_dir.to_path_buf(),
-        source,
+        reason: source,
     })?;
     let file = |name: &str| out_dir.join(format!("{stem}-{name}"));
     let input = |name: &str, message: String| PlotError::Input {

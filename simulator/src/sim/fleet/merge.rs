@@ -123,6 +123,18 @@ pub fn merge(files: &[PathBuf]) -> Result<(Vec<SweepRow>, RowsMeta), FleetError>
 /// Joins the shards of one sweep ([`check_shards`]) into the rows file
 /// `output`, one shard in memory at a time; returns the rows written.
 pub fn merge_into(files: &[PathBuf], output: &Path) -> Result<(u64, RowsMeta), FleetError> {
+    // Written over, a shard would be lost: refused before anything is read.
+    if let Ok(out) = std::fs::canonicalize(output)
+        && let Some(f) = files
+            .iter()
+            .find(|f| std::fs::canonicalize(f).is_ok_and(|c| c == out))
+    {
+        return Err(FleetError::Merge(format!(
+            "{}: the output is one of the shards to merge ({}); write the merged rows elsewhere",
+            output.display(),
+            f.display()
+        )));
+    }
     let (meta, ordered) = check_shards(files)?;
     let (first, _) = fikit_trace::read_table(&ordered[0])?;
     let schema = first.schema().as_ref().clone();

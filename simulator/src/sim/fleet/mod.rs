@@ -51,9 +51,16 @@ pub enum FleetError {
     /// The shards do not make one whole sweep, or a rows file is not one.
     #[error("{0}")]
     Merge(String),
-    /// A simulation failed.
+    /// A simulation failed (its message in this one's, so not also its
+    /// source: `{:#}` names it once).
     #[error("simulating: {0}")]
-    Run(#[from] RunError),
+    Run(RunError),
+}
+
+impl From<RunError> for FleetError {
+    fn from(e: RunError) -> FleetError {
+        FleetError::Run(e)
+    }
 }
 
 impl FleetError {
