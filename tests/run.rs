@@ -375,6 +375,36 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
         .stderr(predicates::str::contains(
             "run.json: a exclusive round has 2 jobs, the scenario 1",
         ));
+    // A run.json that names its jobs: the same count under other names or
+    // priorities is another run, not relabelled.
+    let mut named = run.clone();
+    named["jobs"] = serde_json::json!([["hi", ["true"], 0], ["lo", ["true"], 9]]);
+    std::fs::write(&saved, named.to_string()).unwrap();
+    for (jobs, asked) in [
+        (["x:0=true", "y:9=true"], "(x:0, y:9)"),
+        (["hi:9=true", "lo:0=true"], "(hi:9, lo:0)"),
+    ] {
+        cmd("fikit-run")
+            .arg("report")
+            .arg(&saved)
+            .args(["--job", jobs[0], "--job", jobs[1]])
+            .args(["--policy", "exclusive,timeslice", "-o"])
+            .arg(&out)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(format!(
+                "run.json: a run of hi:0, lo:9 (name:priority), not of the jobs named here {asked}"
+            )));
+    }
+    // Its own jobs, under other commands (a report runs none): rebuilt.
+    cmd("fikit-run")
+        .arg("report")
+        .arg(&saved)
+        .args(["--job", "hi:0=other", "--job", "lo:9=other"])
+        .args(["--policy", "exclusive,timeslice", "-o"])
+        .arg(&out)
+        .assert()
+        .code(0);
 }
 
 #[test]

@@ -530,6 +530,14 @@ impl SummaryArgs {
     /// The plain options of a summary's rebuild, or bad input.
     pub fn into_options(self) -> Result<SetOptions> {
         let set = load_set(&self.set, &[], None, self.profiles, &self.pairs)?;
+        // A summary reads what `fikit-run set -o OUT` wrote: a mistyped OUT
+        // would summarize nothing as every pair not run yet.
+        if !self.out.is_dir() {
+            return Err(bad(format!(
+                "-o {}: no such folder (the one `fikit-run set` wrote its pairs into)",
+                self.out.display()
+            )));
+        }
         let mut o = self.predict.set_options(set, self.out, self.pairs)?;
         o.profiler = profiler_beside(false)?;
         if self.resimulate {

@@ -187,7 +187,7 @@ pub(crate) fn run_with(
     let profiles = read_profiles(s)?;
     let prediction = Prediction::new(opts, &profiles)?;
     let saved = match &opts.report {
-        Some(p) => Some(read_saved(p, s.jobs.len())?),
+        Some(p) => Some(read_saved(p, s)?),
         None => None,
     };
     std::fs::create_dir_all(&opts.exec.out_dir)

@@ -61,11 +61,21 @@ pub(crate) struct Saved {
     pub(crate) complete: bool,
 }
 
-pub(crate) fn read_saved(path: &Path, jobs: usize) -> Result<Saved> {
+/// `path`'s rounds, for a report of `s`: the run must be of `s`'s jobs, by
+/// name and priority in order (their commands, which a report does not
+/// run, may differ), where the run.json names them.
+pub(crate) fn read_saved(path: &Path, s: &Scenario) -> Result<Saved> {
+    let jobs = s.jobs.len();
     let text = std::fs::read_to_string(path)
         .map_err(|e| bad(format!("{}: cannot read: {e}", path.display())))?;
     let saved: Saved = serde_json::from_str(&text)
         .map_err(|e| bad(format!("{}: not a fikit-run run.json: {e}", path.display())))?;
+    let asked: Vec<(&str, u8)> = s
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.priority))
+        .collect();
+    check_jobs(path, &saved.jobs, &asked, "the jobs named here").map_err(bad)?;
     for r in &saved.rounds {
         // Every round, exclusive too, holds every job of the scenario.
         if r.jobs.len() != jobs {
@@ -78,6 +88,33 @@ pub(crate) fn read_saved(path: &Path, jobs: usize) -> Result<Saved> {
         }
     }
     Ok(saved)
+}
+
+/// Whether the jobs a run.json names (`ran`, with their commands; none in
+/// files before them, which pass) are `asked` by name and priority, in
+/// order; else the message naming both (`asked_as`: what asked for them).
+pub(crate) fn check_jobs(
+    path: &Path,
+    ran: &[(String, Vec<String>, u8)],
+    asked: &[(&str, u8)],
+    asked_as: &str,
+) -> std::result::Result<(), String> {
+    let ran: Vec<(&str, u8)> = ran.iter().map(|(n, _, p)| (n.as_str(), *p)).collect();
+    if ran.is_empty() || ran == asked {
+        return Ok(());
+    }
+    let list = |v: &[(&str, u8)]| {
+        v.iter()
+            .map(|(n, p)| format!("{n}:{p}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(format!(
+        "{}: a run of {} (name:priority), not of {asked_as} ({})",
+        path.display(),
+        list(&ran),
+        list(asked)
+    ))
 }
 
 /// A set's exclusive runs, each job measured alone once per repetition and

@@ -168,6 +168,10 @@ pub(super) struct SavedRows {
     profile_sets: usize,
     #[serde(default)]
     rounds: Vec<SavedRound>,
+    /// Name, command and priority of each job (run.json files before them:
+    /// none).
+    #[serde(default)]
+    jobs: Vec<(String, Vec<String>, u8)>,
 }
 
 /// Of a saved round, the machine of each job's run.
@@ -254,6 +258,19 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let saved: SavedRows = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a fikit-run run.json: {e}", path.display()))?;
+        // A run of other jobs (the set edited since, or the wrong folder)
+        // would be summarized as the pair's.
+        let asked: Vec<(&str, u8)> = p
+            .jobs
+            .iter()
+            .map(|n| (n.as_str(), set.jobs.get(n).map_or(u8::MAX, |j| j.priority)))
+            .collect();
+        crate::saved::check_jobs(
+            &path,
+            &saved.jobs,
+            &asked,
+            &format!("the set's pair {}", p.name),
+        )?;
         if !saved.complete {
             incomplete.push(p.name.clone());
         }
