@@ -840,3 +840,30 @@ fn a_missing_model_file_or_an_html_report_in_a_folder_names_the_reason_once() {
         assert_eq!(err.matches("(os error").count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_model_file_without_a_name_or_source_is_named_by_the_file_in_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    std::fs::write(
+        dir.path().join("slices.json"),
+        r#"{"timeslice_quantum_ns": 1000000}"#,
+    )
+    .unwrap();
+    let out = stdout_of(
+        dir.path(),
+        &[
+            ".",
+            "--no-plots",
+            "--jobs",
+            "serving,training",
+            "--model",
+            "slices.json",
+        ],
+    );
+    assert!(
+        out.contains("GPU model: slices (slices.json, its other fields the documented defaults"),
+        "{out}"
+    );
+    assert!(!out.contains("GPU model: default"), "{out}");
+}

@@ -140,7 +140,8 @@ impl Default for GpuModel {
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
-            source: "documented defaults (simulator/src/sim/gpu.rs); not calibrated".to_string(),
+            source: "documented defaults (simulator/core/src/sim/gpu.rs); not calibrated"
+                .to_string(),
             timeslice_quantum_ns: 2_000_000,
             context_switch_ns: 25_000,
             timeslice_preempts: true,
@@ -229,12 +230,29 @@ impl GpuModel {
         }
     }
 
-    /// Reads a model file; fields it omits keep their defaults.
+    /// Reads a model file; fields it omits keep their defaults. Without a
+    /// `name` it is named by the file's stem, and without a `source` by the
+    /// file, so a result never reads as the documented defaults' alone.
     pub fn load(path: &Path) -> Result<GpuModel, ModelError> {
         let text = std::fs::read_to_string(path).map_err(|e| FileError::io(path, e))?;
-        let m: GpuModel =
+        let mut m: GpuModel =
             serde_json::from_str(&text).map_err(|e| FileError::invalid(path, e.to_string()))?;
         m.validate().map_err(|m| FileError::invalid(path, m))?;
+        let has = |key: &str| {
+            serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v.get(key).is_some())
+        };
+        if !has("name") {
+            m.name = path.file_stem().map_or_else(
+                || path.display().to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            );
+        }
+        if !has("source") {
+            m.source = format!(
+                "{}, its other fields the documented defaults (simulator/core/src/sim/gpu.rs)",
+                path.display()
+            );
+        }
         Ok(m)
     }
 
