@@ -217,6 +217,21 @@ fn trace_cases(d: &Path) -> Vec<Case> {
             }),
         ),
         inspect(
+            "a kernel's grid outside CUDA's limits",
+            edited(d, "grid-0.parquet", |df, _| {
+                let r = first_row(df, "kernel");
+                set_u32(df, "grid_y", r, Some(0))
+            }),
+        ),
+        inspect(
+            "a block of more than 1,024 threads",
+            edited(d, "block-2048.parquet", |df, _| {
+                let r = first_row(df, "kernel");
+                set_u32(df, "block_x", r, Some(1024));
+                set_u32(df, "block_y", r, Some(2))
+            }),
+        ),
+        inspect(
             "end before start",
             edited(d, "end.parquet", |df, _| {
                 let r = first_row(df, "kernel");

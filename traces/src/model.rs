@@ -33,6 +33,42 @@ pub struct Placement {
     pub stream: u32,
 }
 
+/// What is wrong with a kernel's launch shape, if anything: the column
+/// (`grid_x` ... `block_z`) and why. CUDA launches only grids of 1 to
+/// 2^31 - 1 blocks in x and 1 to 65,535 in y and z, and blocks of 1 to
+/// 1,024 threads (at most 1,024 in x and y, 64 in z); no GPU runs any other
+/// kernel, and the simulator's block-level MPS model would not finish one.
+pub fn launch_shape_problem(grid: [u32; 3], block: [u32; 3]) -> Option<(&'static str, String)> {
+    const GRID: [(&str, u32); 3] = [
+        ("grid_x", i32::MAX as u32),
+        ("grid_y", 65_535),
+        ("grid_z", 65_535),
+    ];
+    const BLOCK: [(&str, u32); 3] = [("block_x", 1024), ("block_y", 1024), ("block_z", 64)];
+    for ((name, max), v) in GRID
+        .into_iter()
+        .chain(BLOCK)
+        .zip(grid.into_iter().chain(block))
+    {
+        if v == 0 || v > max {
+            return Some((
+                name,
+                format!("{v} is outside CUDA's limits for it (1 to {max})"),
+            ));
+        }
+    }
+    let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
+    (threads > 1024).then(|| {
+        (
+            "block_x",
+            format!(
+                "a block of {} x {} x {} = {threads} threads is over CUDA's 1,024",
+                block[0], block[1], block[2]
+            ),
+        )
+    })
+}
+
 /// One kernel execution.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Kernel {
@@ -607,5 +643,29 @@ impl Trace {
             None => Some((s, e)),
             Some((a, b)) => Some((a.min(s), b.max(e))),
         })
+    }
+}
+
+#[cfg(test)]
+mod launch_shape_tests {
+    use super::launch_shape_problem;
+
+    #[test]
+    fn cudas_limits_pass_and_one_past_any_of_them_is_named() {
+        let column = |g, b| launch_shape_problem(g, b).map(|(c, _)| c);
+        assert_eq!(
+            column([i32::MAX as u32, 65_535, 65_535], [1024, 1, 1]),
+            None
+        );
+        assert_eq!(column([1, 1, 1], [32, 32, 1]), None);
+        assert_eq!(column([1, 1, 1], [1, 1, 64]), None);
+        assert_eq!(column([1 << 31, 1, 1], [1, 1, 1]), Some("grid_x"));
+        assert_eq!(column([1, 65_536, 1], [1, 1, 1]), Some("grid_y"));
+        assert_eq!(column([1, 1, 0], [1, 1, 1]), Some("grid_z"));
+        assert_eq!(column([1, 1, 1], [0, 1, 1]), Some("block_x"));
+        assert_eq!(column([1, 1, 1], [1, 1025, 1]), Some("block_y"));
+        assert_eq!(column([1, 1, 1], [1, 1, 65]), Some("block_z"));
+        // Each within its own limit, 2,048 threads together.
+        assert_eq!(column([1, 1, 1], [32, 32, 2]), Some("block_x"));
     }
 }

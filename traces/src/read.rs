@@ -765,6 +765,9 @@ fn push_event(out: &mut Events, at: At, r: Row, c: Common) -> Result<(), Problem
                 at.need(r.block[1], "block_y")?,
                 at.need(r.block[2], "block_z")?,
             ];
+            if let Some((column, why)) = crate::model::launch_shape_problem(grid, block) {
+                return Err(at.problem(Some(column), why));
+            }
             out.0.push(Kernel {
                 start_ns: c.start_ns,
                 end_ns: c.end_ns,

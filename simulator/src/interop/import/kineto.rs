@@ -511,6 +511,9 @@ impl<'e> Ev<'e> {
         if class == Class::Kernel {
             let grid = self.dims(&self.args.grid, "grid")?;
             let block = self.dims(&self.args.block, "block")?;
+            if let Some((_, why)) = fikit_trace::launch_shape_problem(grid, block) {
+                return Err(self.fail(format!("`args.grid`, `args.block`: {why}")));
+            }
             let registers = self.or_default(
                 self.args.registers,
                 "args.registers per thread",

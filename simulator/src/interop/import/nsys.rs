@@ -416,6 +416,12 @@ impl<'c> Reader<'c> {
             let demangled_name = demangled.or(short).unwrap_or_else(|| name.clone());
             let grid = [row.u32("gridX")?, row.u32("gridY")?, row.u32("gridZ")?];
             let block = [row.u32("blockX")?, row.u32("blockY")?, row.u32("blockZ")?];
+            if let Some((_, why)) = fikit_trace::launch_shape_problem(grid, block) {
+                return Err(format!(
+                    "{}: the kernel's launch shape: {why}",
+                    row.where_()
+                ));
+            }
             let regs = row.u32("registersPerThread")?;
             let st = row.u32("staticSharedMemory")?;
             let dy = row.u32("dynamicSharedMemory")?;
