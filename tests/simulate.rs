@@ -275,6 +275,11 @@ fn sweep_runs_every_ordered_pair() {
         ],
     );
     assert_eq!(one, out);
+    rejects(
+        dir.path(),
+        &["sweep", "--threads", "100000", "."],
+        "--threads 100000: at most 1024",
+    );
 }
 
 #[test]

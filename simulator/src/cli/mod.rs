@@ -220,7 +220,7 @@ struct SweepArgs {
     /// Output format (table or csv; json prints the rows).
     #[arg(long, value_enum, default_value_t = FormatArg::Table)]
     format: FormatArg,
-    /// Worker threads (default: one per core).
+    /// Worker threads, 1 to 1024 (default: one per core).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Ignore the traces' characterization: the host as traced, MPS

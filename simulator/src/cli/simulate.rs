@@ -562,11 +562,21 @@ pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
 }
 
 /// A pool of `threads` workers (default: one per core).
+/// The most worker threads `--threads` starts.
+pub const MAX_THREADS: usize = 1024;
+
 fn thread_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, Failure> {
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = threads {
         if n == 0 {
             return Err(bad_input(anyhow::anyhow!("--threads must be at least 1")));
+        }
+        // Each thread has its own stack and copy of the work; past this many
+        // they only cost (100,000 took minutes to start on 2 cores).
+        if n > MAX_THREADS {
+            return Err(bad_input(anyhow::anyhow!(
+                "--threads {n}: at most {MAX_THREADS}"
+            )));
         }
         builder = builder.num_threads(n);
     }
