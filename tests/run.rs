@@ -379,6 +379,7 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
     // priorities is another run, not relabelled.
     let mut named = run.clone();
     named["jobs"] = serde_json::json!([["hi", ["true"], 0], ["lo", ["true"], 9]]);
+    named["policies"] = serde_json::json!(["exclusive", "timeslice"]);
     std::fs::write(&saved, named.to_string()).unwrap();
     for (jobs, asked) in [
         (["x:0=true", "y:9=true"], "(x:0, y:9)"),
@@ -396,15 +397,31 @@ fn report_rebuilds_the_table_from_a_run_json_counting_co_runs_only() {
                 "run.json: a run of hi:0, lo:9 (name:priority), not of the jobs named here {asked}"
             )));
     }
-    // Its own jobs, under other commands (a report runs none): rebuilt.
+    // Its own jobs, under other commands (a report runs none): rebuilt,
+    // without --policy under the policies it ran, not every policy.
     cmd("fikit-run")
         .arg("report")
         .arg(&saved)
-        .args(["--job", "hi:0=other", "--job", "lo:9=other"])
-        .args(["--policy", "exclusive,timeslice", "-o"])
+        .args([
+            "--job",
+            "hi:0=other",
+            "--job",
+            "lo:9=other",
+            "-r",
+            "2",
+            "-o",
+        ])
         .arg(&out)
         .assert()
         .code(0);
+    let rebuilt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(
+        rebuilt["policies"],
+        serde_json::json!(["exclusive", "timeslice"])
+    );
+    let table = std::fs::read_to_string(out.join("table.txt")).unwrap();
+    assert!(!table.contains("preemptive"), "{table}");
 }
 
 #[test]

@@ -137,7 +137,7 @@ pub struct ScenarioArgs {
 /// `fikit-run report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The earlier run's run.json.
+    /// The earlier run's run.json (its policies unless --policy names others).
     #[arg(value_name = "RUN_JSON")]
     run_json: PathBuf,
     #[command(flatten)]
@@ -417,7 +417,25 @@ impl ReportArgs {
     /// The plain options, or bad input. Rebuilding a report runs nothing:
     /// no collector needed.
     pub fn into_options(self) -> Result<RunOptions> {
-        let scenario = self.jobs.scenario()?;
+        // Without --policy, the policies the run ran (not every policy, the
+        // ones it did not run as empty rows).
+        let mut jobs = self.jobs;
+        if jobs.policies.is_empty()
+            && let Some(ran) = std::fs::read_to_string(&self.run_json)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| {
+                    v["policies"]
+                        .as_array()?
+                        .iter()
+                        .map(|p| RunPolicy::parse(p.as_str()?))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .filter(|ran| !ran.is_empty())
+        {
+            jobs.policies = ran;
+        }
+        let scenario = jobs.scenario()?;
         let exec = ExecOptions {
             out_dir: self.out,
             ..ExecOptions::default()
