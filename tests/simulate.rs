@@ -401,6 +401,16 @@ fn sweep_specs_run_in_shards_that_merge_into_the_whole_and_bad_ones_exit_2() {
         "inside a folder the spec searches for traces",
     );
     rejects(dir.path(), &["sweep", "--spec", "nope.json"], "nope.json");
+    std::fs::write(
+        dir.path().join("gone.json"),
+        r#"{ "traces": ["traces", "gone"] }"#,
+    )
+    .unwrap();
+    rejects(
+        dir.path(),
+        &["sweep", "--spec", "gone.json"],
+        "gone.json: traces[1] \"gone\": no such file or folder",
+    );
     rejects(
         dir.path(),
         &[

@@ -213,7 +213,14 @@ impl Scenario {
             if spec.repeat == Some(0) {
                 return Err(at("repeat", "must be at least 1".into()));
             }
-            let trace = fikit_trace::read_trace(&base.join(&spec.trace))?;
+            let path = base.join(&spec.trace);
+            if spec.trace.as_os_str().is_empty() || !path.is_file() {
+                return Err(at(
+                    "trace",
+                    format!("no such trace file ({})", path.display()),
+                ));
+            }
+            let trace = fikit_trace::read_trace(&path)?;
             let mut job = job_of(&trace, shapes);
             if let Some(n) = spec.repeat
                 && n > 1

@@ -45,7 +45,21 @@ pub fn scenario_traces(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
     let file: ScenarioFile =
         serde_json::from_str(&text).map_err(|e| FileError::invalid(path, e.to_string()))?;
     let base = path.parent().unwrap_or(Path::new("."));
-    Ok(file.jobs.iter().map(|j| base.join(&j.trace)).collect())
+    file.jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| {
+            let p = base.join(&j.trace);
+            if j.trace.as_os_str().is_empty() || !p.is_file() {
+                return Err(FileError::invalid(
+                    path,
+                    format!("jobs[{i}].trace: no such trace file ({})", p.display()),
+                )
+                .into());
+            }
+            Ok(p)
+        })
+        .collect()
 }
 
 /// The earliest time in a trace: of any row or launch call. 0 when empty.

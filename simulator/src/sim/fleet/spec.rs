@@ -217,6 +217,19 @@ fn find_traces(
     inputs: &[PathBuf],
     origin: &Path,
 ) -> Result<Vec<PathBuf>, FleetError> {
+    // A path that is not there, named by its entry in the spec.
+    for (i, (entry, p)) in spec.traces.iter().zip(inputs).enumerate() {
+        if entry.as_os_str().is_empty() || !p.exists() {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "traces[{i}] {:?}: no such file or folder ({})",
+                    entry.display().to_string(),
+                    p.display()
+                ),
+            ));
+        }
+    }
     let mut files = fikit_trace::discover(inputs)?;
     files.sort();
     files.dedup();
