@@ -705,6 +705,10 @@ fn a_set_profiles_each_pairs_jobs_just_before_its_rounds() {
             ]
         }),
     );
+    // The log of an earlier profile of "new" (its Parquet since moved
+    // away): a failed profiling leaves it as it was.
+    std::fs::create_dir_all(out.join("profiles")).unwrap();
+    std::fs::write(out.join("profiles/new.log"), "the earlier profile's log\n").unwrap();
     let o = cmd("fikit-run")
         .arg("set")
         .arg(&set)
@@ -717,4 +721,15 @@ fn a_set_profiles_each_pairs_jobs_just_before_its_rounds() {
         serde_json::from_slice(&std::fs::read(out.join("a/run.json")).unwrap()).unwrap();
     assert_eq!(run["complete"], true);
     assert!(!out.join("b/run.json").exists());
+    assert_eq!(
+        std::fs::read_to_string(out.join("profiles/new.log")).unwrap(),
+        "the earlier profile's log\n"
+    );
+    assert!(out.join("profiles/new-failed.log").is_file());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("new-failed.log"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(!out.join("profiles/new.log.partial").exists());
 }

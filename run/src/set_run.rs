@@ -161,9 +161,16 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
     let work = dir.join(format!("{name}.d"));
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).with_context(|| format!("cannot make {}", work.display()))?;
-    let log = dir.join(format!("{name}.log"));
+    // Written beside an earlier profile's log, which it replaces only once
+    // the profile is made: a failed run's log is kept as NAME-failed.log.
+    let log = dir.join(format!("{name}.log.partial"));
     let log_file =
         std::fs::File::create(&log).with_context(|| format!("cannot write {}", log.display()))?;
+    let failed = || {
+        let kept = dir.join(format!("{name}-failed.log"));
+        let _ = std::fs::rename(&log, &kept);
+        kept
+    };
     eprintln!(
         "fikit-run: profiling {name} alone{} ({})",
         if o.set.profiles > 1 {
@@ -185,11 +192,14 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
         .stdout(log_file.try_clone()?)
         .stderr(log_file)
         .status()
-        .with_context(|| format!("cannot run {}", profiler.display()))?;
+        .with_context(|| format!("cannot run {}", profiler.display()))
+        .inspect_err(|_| {
+            failed();
+        })?;
     if !status.success() {
         anyhow::bail!(
             "profiling {name} failed ({status}); its output: {}",
-            log.display()
+            failed().display()
         );
     }
     let traces: Vec<PathBuf> = std::fs::read_dir(&work)
@@ -202,17 +212,23 @@ fn profile_once(o: &SetOptions, name: &str, k: usize, dest: PathBuf) -> Result<P
             std::fs::rename(one, &dest)
                 .with_context(|| format!("cannot move {} to {}", one.display(), dest.display()))?;
             let _ = std::fs::remove_dir_all(&work);
+            let done = dir.join(format!("{name}.log"));
+            std::fs::rename(&log, &done)
+                .with_context(|| format!("cannot move {} to {}", log.display(), done.display()))?;
             Ok(dest)
         }
         [] => anyhow::bail!(
             "profiling {name}: no CUDA process was traced (its output: {})",
-            log.display()
+            failed().display()
         ),
-        _ => Err(bad(format!(
-            "profiling {name}: {} CUDA processes were traced (in {}); give the job the one to use as its profile",
-            traces.len(),
-            work.display()
-        ))),
+        _ => {
+            failed();
+            Err(bad(format!(
+                "profiling {name}: {} CUDA processes were traced (in {}); give the job the one to use as its profile",
+                traces.len(),
+                work.display()
+            )))
+        }
     }
 }
 
