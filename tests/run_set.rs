@@ -149,47 +149,35 @@ fn a_set_runs_each_pair_keeps_complete_ones_and_writes_its_summary() {
         .stderr(predicates::str::contains("--pair \"nope\": "))
         .stderr(predicates::str::contains("has no such pair"));
     // The summary alone, with a pair not run: it says so.
-    write_set(serde_json::json!([
-        {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
-        {"name": "later", "jobs": ["hi", "lo"], "sample": "out"}
-    ]));
-    cmd("fikit-run")
-        .arg("summary")
-        .arg(&set)
-        .arg("-o")
-        .arg(&out)
-        .assert()
+    let hi_lo_and_later = |hi_lo: [&str; 2]| {
+        write_set(serde_json::json!([
+            {"name": "hi-lo", "jobs": hi_lo, "sample": "in"},
+            {"name": "later", "jobs": ["hi", "lo"], "sample": "out"}
+        ]))
+    };
+    let summary = |of: &std::path::Path| {
+        cmd("fikit-run")
+            .arg("summary")
+            .arg(&set)
+            .arg("-o")
+            .arg(of)
+            .assert()
+    };
+    hi_lo_and_later(["hi", "lo"]);
+    summary(&out)
         .code(0)
         .stdout(predicates::str::contains("not run yet: later"));
     // A mistyped OUT would read as every pair not run yet.
-    cmd("fikit-run")
-        .arg("summary")
-        .arg(&set)
-        .arg("-o")
-        .arg(out.join("typo"))
-        .assert()
+    summary(&out.join("typo"))
         .code(2)
         .stderr(predicates::str::contains("typo: no such folder"));
     assert!(!out.join("typo").exists());
     // The set edited since: hi-lo's folder holds a run of other jobs.
-    write_set(serde_json::json!([
-        {"name": "hi-lo", "jobs": ["lo", "hi"], "sample": "in"},
-        {"name": "later", "jobs": ["hi", "lo"], "sample": "out"}
-    ]));
-    cmd("fikit-run")
-        .arg("summary")
-        .arg(&set)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "run.json: a run of hi:0, lo:9 (name:priority), not of the set's pair hi-lo (lo:9, hi:0)",
-        ));
-    write_set(serde_json::json!([
-        {"name": "hi-lo", "jobs": ["hi", "lo"], "sample": "in"},
-        {"name": "later", "jobs": ["hi", "lo"], "sample": "out"}
-    ]));
+    hi_lo_and_later(["lo", "hi"]);
+    summary(&out).code(2).stderr(predicates::str::contains(
+        "run.json: a run of hi:0, lo:9 (name:priority), not of the set's pair hi-lo (lo:9, hi:0)",
+    ));
+    hi_lo_and_later(["hi", "lo"]);
     // `fikit-lab validate --real` is the same run (fikit-run beside it).
     bin("fikit-run");
     cmd("fikit-lab")

@@ -821,19 +821,21 @@ fn a_replay_that_would_run_implausibly_long_exits_2_in_every_mode_saying_so_once
     ] {
         let mut args = mode.clone();
         args.extend(common);
-        let out = cmd("fikit-sim")
-            .current_dir(dir.path())
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert_eq!(
-            err.matches("the replay would run past").count(),
-            1,
-            "{args:?}: {err}"
-        );
+        fails_saying_once(dir.path(), &args, 2, "the replay would run past");
     }
+}
+
+/// Runs fikit-sim in `dir`, which must exit `code` with `what` once in its
+/// standard error.
+fn fails_saying_once(dir: &Path, args: &[&str], code: i32, what: &str) {
+    let out = cmd("fikit-sim")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert_eq!(err.matches(what).count(), 1, "{args:?}: {err}");
 }
 
 #[test]
@@ -845,14 +847,7 @@ fn a_missing_model_file_or_an_html_report_in_a_folder_names_the_reason_once() {
         (vec![".", "--no-plots", "--model", "nope.json"], 2),
         (vec![".", "--no-plots", "--html", "folder.html"], 1),
     ] {
-        let out = cmd("fikit-sim")
-            .current_dir(dir.path())
-            .args(&args)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
-        assert_eq!(err.matches("(os error").count(), 1, "{args:?}: {err}");
+        fails_saying_once(dir.path(), &args, code, "(os error");
     }
 }
 
