@@ -839,15 +839,38 @@ fn fails_saying_once(dir: &Path, args: &[&str], code: i32, what: &str) {
 }
 
 #[test]
-fn a_missing_model_file_or_an_html_report_in_a_folder_names_the_reason_once() {
+fn a_missing_model_file_names_the_reason_once_and_unwritable_outputs_stop_before_work() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
+    fails_saying_once(
+        dir.path(),
+        &[".", "--no-plots", "--model", "nope.json"],
+        2,
+        "(os error",
+    );
     std::fs::create_dir(dir.path().join("folder.html")).unwrap();
-    for (args, code) in [
-        (vec![".", "--no-plots", "--model", "nope.json"], 2),
-        (vec![".", "--no-plots", "--html", "folder.html"], 1),
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    for (args, what) in [
+        (
+            vec![".", "--no-plots", "--html", "folder.html"],
+            "--html folder.html: a folder",
+        ),
+        (
+            vec![".", "--no-plots", "--html", "gone/r.html"],
+            "--html gone/r.html: no folder gone",
+        ),
+        (vec![".", "--plots", "a-file"], "--plots a-file: a file"),
     ] {
-        fails_saying_once(dir.path(), &args, code, "(os error");
+        // Refused before the simulation: nothing printed.
+        let out = cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(what), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
 

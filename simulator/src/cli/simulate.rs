@@ -269,6 +269,7 @@ pub fn pick_jobs(
 
 /// Runs `fikit-sim [TRACES]`.
 pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
+    check_outputs(o.html.as_deref(), o.plots.as_deref())?;
     let progress = report::progress::Phases::new(std::io::stderr().is_terminal());
     progress.phase("reading traces");
     let files = source_files(&o.source)?;
@@ -643,4 +644,38 @@ fn simulating(e: crate::sim::engine::RunError) -> Failure {
     let bad = e.is_bad_input();
     let e = anyhow::Error::from(e).context("simulating");
     if bad { bad_input(e) } else { other(e) }
+}
+
+/// Outputs that could not be written, refused before any work: an HTML
+/// report that names a folder or sits in a folder that is not there, plots
+/// into a path that is a file.
+fn check_outputs(html: Option<&Path>, plots: Option<&Path>) -> Result<(), Failure> {
+    if let Some(h) = html {
+        let parent = h.parent().filter(|p| !p.as_os_str().is_empty());
+        if h.is_dir() {
+            return Err(bad_input(anyhow::anyhow!(
+                "--html {}: a folder; name the report's file",
+                h.display()
+            )));
+        }
+        if let Some(p) = parent
+            && !p.is_dir()
+        {
+            return Err(bad_input(anyhow::anyhow!(
+                "--html {}: no folder {}",
+                h.display(),
+                p.display()
+            )));
+        }
+    }
+    if let Some(d) = plots
+        && d.exists()
+        && !d.is_dir()
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "--plots {}: a file, not a folder",
+            d.display()
+        )));
+    }
+    Ok(())
 }
