@@ -856,8 +856,8 @@ fn a_missing_model_file_names_the_reason_once_and_unwritable_outputs_stop_before
             "--html folder.html: a folder",
         ),
         (
-            vec![".", "--no-plots", "--html", "gone/r.html"],
-            "--html gone/r.html: no folder gone",
+            vec![".", "--no-plots", "--html", "a-file/r.html"],
+            "--html a-file/r.html: a-file is a file, not a folder",
         ),
         (vec![".", "--plots", "a-file"], "--plots a-file: a file"),
     ] {

@@ -647,8 +647,8 @@ fn simulating(e: crate::sim::engine::RunError) -> Failure {
 }
 
 /// Outputs that could not be written, refused before any work: an HTML
-/// report that names a folder or sits in a folder that is not there, plots
-/// into a path that is a file.
+/// report that names a folder or whose folder is a file, plots into a path
+/// that is a file.
 fn check_outputs(html: Option<&Path>, plots: Option<&Path>) -> Result<(), Failure> {
     if let Some(h) = html {
         let parent = h.parent().filter(|p| !p.as_os_str().is_empty());
@@ -658,11 +658,13 @@ fn check_outputs(html: Option<&Path>, plots: Option<&Path>) -> Result<(), Failur
                 h.display()
             )));
         }
+        // A missing folder is made; one that is a file cannot be.
         if let Some(p) = parent
+            && p.exists()
             && !p.is_dir()
         {
             return Err(bad_input(anyhow::anyhow!(
-                "--html {}: no folder {}",
+                "--html {}: {} is a file, not a folder",
                 h.display(),
                 p.display()
             )));
