@@ -650,19 +650,16 @@ fn simulating(e: crate::sim::engine::RunError) -> Failure {
 /// report that names a folder or whose folder is a file, plots into a path
 /// that is a file.
 fn check_outputs(html: Option<&Path>, plots: Option<&Path>) -> Result<(), Failure> {
+    // A missing folder is made; a path that is there but no folder cannot be.
+    let not_a_folder = |p: &Path| p.exists() && !p.is_dir();
     if let Some(h) = html {
-        let parent = h.parent().filter(|p| !p.as_os_str().is_empty());
         if h.is_dir() {
             return Err(bad_input(anyhow::anyhow!(
                 "--html {}: a folder; name the report's file",
                 h.display()
             )));
         }
-        // A missing folder is made; one that is a file cannot be.
-        if let Some(p) = parent
-            && p.exists()
-            && !p.is_dir()
-        {
+        if let Some(p) = h.parent().filter(|p| not_a_folder(p)) {
             return Err(bad_input(anyhow::anyhow!(
                 "--html {}: {} is a file, not a folder",
                 h.display(),
@@ -670,10 +667,7 @@ fn check_outputs(html: Option<&Path>, plots: Option<&Path>) -> Result<(), Failur
             )));
         }
     }
-    if let Some(d) = plots
-        && d.exists()
-        && !d.is_dir()
-    {
+    if let Some(d) = plots.filter(|d| not_a_folder(d)) {
         return Err(bad_input(anyhow::anyhow!(
             "--plots {}: a file, not a folder",
             d.display()

@@ -238,9 +238,9 @@ impl GpuModel {
         let mut m: GpuModel =
             serde_json::from_str(&text).map_err(|e| FileError::invalid(path, e.to_string()))?;
         m.validate().map_err(|m| FileError::invalid(path, m))?;
-        let has = |key: &str| {
-            serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v.get(key).is_some())
-        };
+        // Which fields the file sets (it parsed above, so it is an object).
+        let set: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let has = |key: &str| set.get(key).is_some();
         if !has("name") {
             m.name = path.file_stem().map_or_else(
                 || path.display().to_string(),

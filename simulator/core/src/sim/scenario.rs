@@ -70,6 +70,18 @@ pub struct JobSpec {
     pub requests: Option<Requests>,
 }
 
+impl JobSpec {
+    /// Its trace file, resolved against `base` (the scenario file's folder),
+    /// or why there is none there (the message for `jobs[i].trace`).
+    pub fn trace_path(&self, base: &Path) -> Result<PathBuf, String> {
+        let path = base.join(&self.trace);
+        if self.trace.as_os_str().is_empty() || !path.is_file() {
+            return Err(format!("no such trace file ({})", path.display()));
+        }
+        Ok(path)
+    }
+}
+
 /// Request arrivals.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,13 +225,7 @@ impl Scenario {
             if spec.repeat == Some(0) {
                 return Err(at("repeat", "must be at least 1".into()));
             }
-            let path = base.join(&spec.trace);
-            if spec.trace.as_os_str().is_empty() || !path.is_file() {
-                return Err(at(
-                    "trace",
-                    format!("no such trace file ({})", path.display()),
-                ));
-            }
+            let path = spec.trace_path(base).map_err(|why| at("trace", why))?;
             let trace = fikit_trace::read_trace(&path)?;
             let mut job = job_of(&trace, shapes);
             if let Some(n) = spec.repeat

@@ -49,15 +49,8 @@ pub fn scenario_traces(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
         .iter()
         .enumerate()
         .map(|(i, j)| {
-            let p = base.join(&j.trace);
-            if j.trace.as_os_str().is_empty() || !p.is_file() {
-                return Err(FileError::invalid(
-                    path,
-                    format!("jobs[{i}].trace: no such trace file ({})", p.display()),
-                )
-                .into());
-            }
-            Ok(p)
+            j.trace_path(base)
+                .map_err(|why| FileError::invalid(path, format!("jobs[{i}].trace: {why}")).into())
         })
         .collect()
 }
