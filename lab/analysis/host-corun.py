@@ -3,13 +3,20 @@
 (lab log 2026-11-28, "The host in co-runs: the design, stated before it
 runs"; set lab/validate/host-corun.json).
 
-    python3 -m venv /tmp/hc && /tmp/hc/bin/pip install polars
-    /tmp/hc/bin/python lab/analysis/host-corun.py SET_JSON OUT [OUT ...]
+    python3 lab/analysis/host-corun.py SET_JSON OUT [OUT ...]
+    python3 lab/analysis/host-corun.py --digest SET_JSON OUT [OUT ...]
 
 Each OUT is one machine's `fikit-run set SET_JSON -o OUT --trace OUT/traces`
 of one GPU: OUT/traces/<pair>/<policy>-<repetition>/<job>-<pid>.parquet,
 OUT/profiles/<job>.parquet. A job's exclusive rounds are under the first pair
-that ran them.
+that ran them. Needs pyarrow (the device image has it), not polars.
+
+The traces of a whole set are hundreds of MB, more than a device call brings
+back: `--digest` writes OUT/host-corun-digest.json, each trace's figures
+below (and, for the MPS model's questions, every job's kernels in its timed
+region: their number, summed duration and each kernel name's median
+duration), then reads as without it. Where OUT holds that file, the figures
+come from it and the traces need not be there.
 
 Per batch-1 job (priority 0) and round, from its trace's kernel launches in
 its timed region (after its warm-up, found from the command's --iters: the
@@ -27,6 +34,7 @@ with the partner's launch rate (kernels a second over its profile's
 launches, Spearman at least 0.7).
 """
 
+import fnmatch
 import glob
 import json
 from bisect import bisect_left
@@ -34,37 +42,86 @@ import os
 import statistics
 import sys
 
-import polars as pl
+import pyarrow.parquet as pq
+
+DIGEST = "host-corun-digest.json"
+COLUMNS = ["kind", "sync_kind", "start_ns", "end_ns", "name", "launch_start_ns",
+           "launch_end_ns", "launch_thread_id"]
+
+
+def rows(path):
+    """The trace's kernel and synchronization rows, as dicts of the columns
+    used here."""
+    t = pq.read_table(path, columns=COLUMNS)
+    keep = [i for i, k in enumerate(t.column("kind").to_pylist()) if k in ("kernel", "sync")]
+    cols = {c: t.column(c).to_pylist() for c in COLUMNS}
+    return [{c: cols[c][i] for c in COLUMNS} for i in keep]
+
+
+def timed_region(path, iters):
+    """(the trace's rows, the timed region's kernels by launch, its start, its end)."""
+    t = rows(path)
+    syncs = sorted((r for r in t if r["kind"] == "sync" and r["sync_kind"] == "context_synchronize"),
+                   key=lambda r: r["start_ns"])
+    if len(syncs) < iters + 2:
+        raise SystemExit(f"host-corun: {path}: {len(syncs)} device synchronizations, fewer than --iters {iters} + 2")
+    start = syncs[len(syncs) - iters - 2]["end_ns"]
+    end = syncs[-1]["end_ns"]
+    k = sorted((r for r in t if r["kind"] == "kernel" and r["launch_start_ns"] is not None
+                and r["launch_start_ns"] >= start and r["launch_end_ns"] <= end),
+               key=lambda r: r["launch_start_ns"])
+    if len(k) < 2:
+        raise SystemExit(f"host-corun: {path}: no kernel launches in the timed region")
+    return t, k, start, end
 
 
 def timed_launches(path, iters):
     """(launch durations, host gaps) of the trace's timed region, ns."""
-    t = pl.read_parquet(path)
-    syncs = (t.filter((pl.col("kind") == "sync") & (pl.col("sync_kind") == "context_synchronize"))
-             .sort("start_ns"))
-    if syncs.height < iters + 2:
-        raise SystemExit(f"host-corun: {path}: {syncs.height} device synchronizations, fewer than --iters {iters} + 2")
-    start = syncs["end_ns"][syncs.height - iters - 2]
-    end = syncs["end_ns"][syncs.height - 1]
-    k = (t.filter((pl.col("kind") == "kernel") & pl.col("launch_start_ns").is_not_null()
-                  & (pl.col("launch_start_ns") >= start) & (pl.col("launch_end_ns") <= end))
-         .sort("launch_start_ns"))
-    if k.height < 2:
-        raise SystemExit(f"host-corun: {path}: no kernel launches in the timed region")
-    durations = (k["launch_end_ns"] - k["launch_start_ns"]).to_list()
-    all_syncs = t.filter(pl.col("kind") == "sync").select("start_ns", "end_ns").sort("start_ns")
-    s_start = all_syncs["start_ns"].to_list()
+    t, k, _start, _end = timed_region(path, iters)
+    return launches_and_gaps(t, k)
+
+
+def launches_and_gaps(t, k):
+    durations = [r["launch_end_ns"] - r["launch_start_ns"] for r in k]
+    s_start = sorted(r["start_ns"] for r in t if r["kind"] == "sync")
+    by_thread = {}
+    for r in k:
+        by_thread.setdefault(r["launch_thread_id"], []).append(r)
     gaps = []
-    for thread, g in k.group_by("launch_thread_id"):
-        ls, le = g["launch_start_ns"].to_list(), g["launch_end_ns"].to_list()
-        for i in range(1, len(ls)):
-            a, b = le[i - 1], ls[i]
+    for g in by_thread.values():
+        for i in range(1, len(g)):
+            a, b = g[i - 1]["launch_end_ns"], g[i]["launch_start_ns"]
             # A synchronization starting inside the gap: a wait, not host work.
             j = bisect_left(s_start, a)
             if j < len(s_start) and s_start[j] < b:
                 continue
             gaps.append(b - a)
     return durations, gaps
+
+
+def figures(path, iters):
+    """The digest's figures of one batch-1 trace."""
+    t, k, start, end = timed_region(path, iters)
+    d, g = launches_and_gaps(t, k)
+    by_name = {}
+    for r in k:
+        by_name.setdefault(r["name"], []).append(r["end_ns"] - r["start_ns"])
+    return {
+        "launch": statistics.median(d),
+        "gap": statistics.median(g),
+        "region_ns": end - start,
+        "kernels": len(k),
+        "kernel_ns": sum(r["end_ns"] - r["start_ns"] for r in k),
+        "kernel_median_ns": {n: statistics.median(v) for n, v in sorted(by_name.items())},
+    }
+
+
+def launch_rate(path):
+    """Kernels a second over the profile's launches."""
+    k = [r for r in rows(path) if r["kind"] == "kernel"]
+    ends = [r["launch_end_ns"] for r in k if r["launch_end_ns"] is not None]
+    starts = [r["launch_start_ns"] for r in k if r["launch_start_ns"] is not None]
+    return len(k) / ((max(ends) - min(starts)) / 1e9)
 
 
 def arg(command, name, default):
@@ -91,32 +148,82 @@ def spearman(xs, ys):
     return num / den if den else float("nan")
 
 
-def one(pattern):
-    files = sorted(glob.glob(pattern))
-    if len(files) > 1:
-        raise SystemExit(f"host-corun: {len(files)} traces match {pattern}")
-    return files[0] if files else None
+class Out:
+    """One OUT folder: its traces' figures, from its digest where it has one."""
+
+    def __init__(self, path, spec, write_digest):
+        self.path = path
+        jobs = spec["jobs"]
+        small = {n for n, j in jobs.items() if j["priority"] == 0}
+        digest = os.path.join(path, DIGEST)
+        if write_digest:
+            traces = {}
+            for f in sorted(glob.glob(os.path.join(path, "traces", "*", "*", "*.parquet"))):
+                job = os.path.basename(f).rsplit("-", 1)[0]
+                if job not in jobs:
+                    continue
+                try:
+                    traces[os.path.relpath(f, path)] = figures(f, arg(jobs[job]["command"], "--iters", 0))
+                except SystemExit as e:
+                    if job in small:
+                        raise
+                    # A partner's figures are kept for later questions only.
+                    traces[os.path.relpath(f, path)] = {"error": str(e)}
+            rates = {}
+            for n in sorted(set(jobs) - small):
+                p = os.path.join(path, "profiles", f"{n}.parquet")
+                if os.path.exists(p):
+                    rates[n] = launch_rate(p)
+            with open(digest, "w") as fh:
+                json.dump({"traces": traces, "rates": rates}, fh, indent=1, sort_keys=True)
+            print(f"host-corun: {len(traces)} traces digested into {digest}", file=sys.stderr)
+        self.digest = json.load(open(digest)) if os.path.exists(digest) else {"traces": {}, "rates": {}}
+        on_disk = {os.path.relpath(f, path)
+                   for f in glob.glob(os.path.join(path, "traces", "*", "*", "*.parquet"))}
+        self.files = sorted(on_disk | set(self.digest["traces"]))
+        self.cache = {}
+
+    def one(self, pattern):
+        """The one trace (relative path) matching `pattern`, or None."""
+        files = [f for f in self.files if fnmatch.fnmatchcase(f, pattern)]
+        if len(files) > 1:
+            raise SystemExit(f"host-corun: {len(files)} traces match {pattern} in {self.path}")
+        return files[0] if files else None
+
+    def measure(self, rel, iters):
+        if rel in self.digest["traces"]:
+            return self.digest["traces"][rel]
+        if rel not in self.cache:
+            d, g = timed_launches(os.path.join(self.path, rel), iters)
+            self.cache[rel] = {"launch": statistics.median(d), "gap": statistics.median(g)}
+        return self.cache[rel]
+
+    def rate(self, job):
+        if job in self.digest["rates"]:
+            return self.digest["rates"][job]
+        p = os.path.join(self.path, "profiles", f"{job}.parquet")
+        return launch_rate(p) if os.path.exists(p) else None
 
 
 def main():
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    write_digest = bool(args) and args[0] == "--digest"
+    if write_digest:
+        args = args[1:]
+    if len(args) < 2:
         raise SystemExit(__doc__)
-    spec = json.load(open(sys.argv[1]))
-    outs = sys.argv[2:]
+    spec = json.load(open(args[0]))
     jobs = spec["jobs"]
     small = {n for n, j in jobs.items() if j["priority"] == 0}
     reps = spec["repetitions"]
     measures = ("launch", "gap")
-    cache = {}
+    outs = [Out(o, spec, write_digest) for o in args[1:]]
 
-    def measure(path, job):
-        if path not in cache:
-            d, g = timed_launches(path, arg(jobs[job]["command"], "--iters", 0))
-            cache[path] = {"launch": statistics.median(d), "gap": statistics.median(g)}
-        return cache[path]
+    def measure(out, rel, job):
+        return out.measure(rel, arg(jobs[job]["command"], "--iters", 0))
 
     def alone(out, job, r):
-        return one(os.path.join(out, "traces", "*", f"exclusive-{r}", f"{job}-*.parquet"))
+        return out.one(os.path.join("traces", "*", f"exclusive-{r}", f"{job}-*.parquet"))
 
     # The partner's launch rate: kernels a second over its profile's launches.
     rate = {}
@@ -124,11 +231,9 @@ def main():
         if n in small:
             continue
         for out in outs:
-            p = os.path.join(out, "profiles", f"{n}.parquet")
-            if os.path.exists(p):
-                k = pl.read_parquet(p).filter(pl.col("kind") == "kernel")
-                span = k["launch_end_ns"].max() - k["launch_start_ns"].min()
-                rate[n] = k.height / (span / 1e9)
+            r = out.rate(n)
+            if r is not None:
+                rate[n] = r
                 break
 
     floor = {m: [] for m in measures}
@@ -138,7 +243,7 @@ def main():
                 a, b = alone(out, n, r), alone(out, n, r + 1)
                 if a and b:
                     for m in measures:
-                        floor[m].append(measure(a, n)[m] / measure(b, n)[m])
+                        floor[m].append(measure(out, a, n)[m] / measure(out, b, n)[m])
     print(f"noise floor (exclusive k against k + 1): {len(floor['launch'])} ratios")
     p90 = {}
     for m in measures:
@@ -154,11 +259,11 @@ def main():
             ratios = {m: [] for m in measures}
             for out in outs:
                 for r in range(1, reps + 1):
-                    shared = one(os.path.join(out, "traces", p["name"], f"{policy}-{r}", f"{b1}-*.parquet"))
+                    shared = out.one(os.path.join("traces", p["name"], f"{policy}-{r}", f"{b1}-*.parquet"))
                     base = alone(out, b1, r)
                     if shared and base:
                         for m in measures:
-                            ratios[m].append(measure(shared, b1)[m] / measure(base, b1)[m])
+                            ratios[m].append(measure(out, shared, b1)[m] / measure(out, base, b1)[m])
             if ratios["launch"]:
                 rows.append((p["name"], partner, {m: statistics.median(v) for m, v in ratios.items()}, len(ratios["launch"])))
         print(f"{policy}: shared against alone, median over repetitions")

@@ -30,6 +30,12 @@
 # files and the tracked tree together must stay under the device tool's 64
 # MiB: strip the binaries (`strip`, then `xz -9e`: about 6 MB) and carry
 # only the packs that hold what is not finished.
+# RUN_ARGS may name the sitting's own folder as {DIR} (e.g. '--trace
+# {DIR}/traces'). POST (environment): a bash command run after the sittings
+# end and before the packing, with SITTINGS set to their folders (e.g. a
+# digest of their traces). NOPACK (environment): a `find -path` pattern left
+# out of the pack (e.g. '*/traces': a set's traces are hundreds of MB, more
+# than a call brings back; they stay on the warm machine for the next call).
 set -u
 ARCHIVE=${1:?usage: gpus-call.sh BIN_ARCHIVE SET WORK TAG DEADLINE_S PAIRS_GPU0 [PAIRS_GPU1 ...]}
 SET=${2:?set file}
@@ -101,7 +107,8 @@ for arg in "$@"; do
   echo "== GPU $g: pairs $pairs${own:+ ($own)}, CPUs ${cpus:-all}"
   pin=()
   [ -n "$cpus" ] && pin=(taskset -c "$cpus")
-  RUN_ARGS="${RUN_ARGS:-} $own" CUDA_VISIBLE_DEVICES=$g "${pin[@]}" lab/validate/set-call.sh "$WORK/bin" "$SET" "$d" \
+  args="${RUN_ARGS:-} $own"
+  RUN_ARGS="${args//\{DIR\}/$d}" CUDA_VISIBLE_DEVICES=$g "${pin[@]}" lab/validate/set-call.sh "$WORK/bin" "$SET" "$d" \
     "$WORK/pack-g$g" "$DEADLINE" "$pairs" >"$OUTDIR/device-$TAG-g$g.txt" 2>&1 &
   pids+=($!)
   g=$((g + 1))
@@ -109,9 +116,15 @@ done
 for p in "${pids[@]}"; do wait "$p"; done
 for d in "$WORK"/g*/profiles; do cp -np "$d"/*.parquet "$d"/*.log "$WORK/pool/" 2>/dev/null; done
 rm -f "$WORK"/pack-g*
+if [ -n "${POST:-}" ]; then
+  SITTINGS=$(for ((i = 0; i < g; i++)); do printf '%s ' "$WORK/g$i"; done) bash -c "$POST" >"$OUTDIR/post-$TAG.txt" 2>&1
+  echo "== POST exited $? (its output: post-$TAG.txt)"
+fi
 cat "$OUTDIR"/device-"$TAG"-g*.txt >"$OUTDIR/device-$TAG.txt"
 rm -f "$OUTDIR"/device-"$TAG"-g*.txt
 base=$(basename "$WORK")
+skip=()
+[ -n "${NOPACK:-}" ] && skip=(-o -path "$NOPACK" -prune)
 (cd "$(dirname "$WORK")" && find "$base" -path "$base/bin" -prune -o -path "$base/pool" -prune \
-  -o -type f -newer "$STAMP" -print0 | tar cf - --null -T - | xz -6 -T0) | split -b 15M -d - "$OUTDIR/pack-$TAG."
+  "${skip[@]}" -o -type f -newer "$STAMP" -print0 | tar cf - --null -T - | xz -6 -T0) | split -b 15M -d - "$OUTDIR/pack-$TAG."
 ls -la "$OUTDIR"

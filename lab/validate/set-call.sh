@@ -22,6 +22,8 @@
 # PROFILES (environment): comma-separated tar.xz files of profiles from an
 # earlier sitting (lab/validate/pack-pair-profiles.sh), unpacked into
 # OUT_DIR/profiles/ first, so their jobs are not profiled again.
+# NOPACK (environment): a `find -path` pattern left out of the pack (e.g.
+# '*/traces').
 # QUIET=1 (environment): print only the rounds' progress, not the tables or
 # the summary (they are in the pack), for out-of-sample rounds that must not
 # be read before the model they will be judged with is committed.
@@ -56,5 +58,7 @@ timeout --signal=INT --kill-after=30 "$DEADLINE" "$BIN/fikit-run" set "$SET" "${
 echo "== fikit-run exited ${PIPESTATUS[0]} after ${SECONDS}s"
 parent=$(dirname "$DIR")
 base=$(basename "$DIR")
-(cd "$parent" && find "$base" -type f -newer "$STAMP" -print0 | tar czf - --null -T -) | split -b 15M -d - "$PACK."
+skip=()
+[ -n "${NOPACK:-}" ] && skip=(-path "$NOPACK" -prune -o)
+(cd "$parent" && find "$base" "${skip[@]}" -type f -newer "$STAMP" -print0 | tar czf - --null -T -) | split -b 15M -d - "$PACK."
 ls -la "$PACK".*
