@@ -69,6 +69,21 @@ fn bad_input_exits_2_naming_the_file_and_field() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("--phase-ms <MS>"));
+    // Limits a round's clock cannot hold (a round timeout of 10^10 s
+    // wrapped to a negative limit and stopped every round at once) or that
+    // stop every round (0).
+    for (opt, value) in [
+        ("--round-timeout-s", "10000000000"),
+        ("--round-timeout-s", "0"),
+        ("--gate-timeout-ms", "18446744073709551615"),
+        ("--gate-nap-us", "10000000000"),
+    ] {
+        cmd("fikit-run")
+            .args(["scenario", "--job", "a=true", opt, value])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains(opt));
+    }
     // The product's command line carries none of the lab's options.
     cmd("fikit-run")
         .args(["scenario", "--job", "a=true", "--gate-ab", "500"])

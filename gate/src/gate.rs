@@ -426,7 +426,11 @@ impl<'a> Gate<'a> {
             let p = self.progress();
             if p != last_progress {
                 (last_progress, since) = (p, now);
-            } else if now - since > b.header().timeout_ms.load(Relaxed) as i64 * 1_000_000 {
+            } else if now - since
+                > i64::try_from(b.header().timeout_ms.load(Relaxed))
+                    .unwrap_or(i64::MAX)
+                    .saturating_mul(1_000_000)
+            {
                 s.timeouts.fetch_add(1, Relaxed);
                 timed_out = true;
                 break true;

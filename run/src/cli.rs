@@ -81,13 +81,17 @@ pub struct JobsArgs {
 #[derive(Debug, Args)]
 pub struct GateArgs {
     /// A gate that sees no job's launches or completions move for this long
-    /// lets its launch go (and the table counts it), ms.
-    #[arg(long, default_value_t = 10_000)]
+    /// lets its launch go (and the table counts it), ms: 1 to 86400000 (a
+    /// day).
+    #[arg(long, default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub gate_timeout_ms: u64,
     /// How a job waits at the gate once its wait is older than 1 ms: sleep
     /// this long between looks, µs (0: yield the core between looks, so a
-    /// gap opening is seen at once but a core stays busy the whole wait).
-    #[arg(long, default_value_t = 0, value_name = "US")]
+    /// gap opening is seen at once but a core stays busy the whole wait);
+    /// at most 1000000 (a second).
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub gate_nap_us: u64,
     /// How the gate sees each kernel launch: `preload`, the wrappers of the
     /// preloaded shim (libfikit_shim.so beside the collector, set in
@@ -97,8 +101,10 @@ pub struct GateArgs {
     /// run.json's `launch_path` says which one each job's gate used.
     #[arg(long, value_enum, default_value_t = LaunchHook::Auto)]
     pub launch_hook: LaunchHook,
-    /// A round still running after this long is stopped, s.
-    #[arg(long, default_value_t = 1_800)]
+    /// A round still running after this long is stopped, s: 1 to 1000000
+    /// (about 11 days).
+    #[arg(long, default_value_t = 1_800,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub round_timeout_s: u64,
 }
 

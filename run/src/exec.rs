@@ -624,7 +624,10 @@ impl Launch<'_> {
             return Err(ExecError::Interrupted);
         }
         let now = now_ns();
-        if now - t0 > self.opts.round_timeout_s as i64 * 1_000_000_000 {
+        let limit_ns = i64::try_from(self.opts.round_timeout_s)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1_000_000_000);
+        if now - t0 > limit_ns {
             block.header().abort.store(1, SeqCst);
             stop_all(running);
             return Err(ExecError::Timeout(format!(

@@ -7,6 +7,13 @@ use std::process::ExitCode;
 use crate::options::{Options, default_job, parse_priority};
 use clap::Parser;
 
+/// The most untraced runs `--runs` takes.
+const MAX_RUNS: i64 = 100;
+
+/// The longest `--wait-descendants`, s: past it a deadline would not be a
+/// time the clock can hold.
+const MAX_WAIT_SECS: u64 = 1_000_000;
+
 /// Run a command under the fikit CUPTI collector and write one fikit trace
 /// (format v1, Parquet) per CUDA process it starts.
 ///
@@ -67,9 +74,10 @@ struct Cli {
     /// and each run's time from its first kernel launch to its end goes into
     /// the trace (traces/README.md, `fikit.characterization`), from which
     /// fikit-sim sets the host's speed. Their spread is the range fikit-sim
-    /// gives. Only for a command of one CUDA process.
-    #[arg(long, value_name = "N", default_value_t = 3)]
-    runs: usize,
+    /// gives. Only for a command of one CUDA process. At most 100.
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(0..=MAX_RUNS))]
+    runs: u32,
 
     /// Skip the pressure pass. By default, after the untraced runs, the
     /// command runs once more under a private MPS daemon beside a
@@ -88,8 +96,10 @@ struct Cli {
 
     /// After the command exits, wait up to SECS seconds for the processes it
     /// started that still run (their spools may still grow); the ones still
-    /// running then are named and their traces marked incomplete.
-    #[arg(long, value_name = "SECS", default_value_t = crate::reaper::DEFAULT_GRACE_SECS)]
+    /// running then are named and their traces marked incomplete. At most
+    /// 1000000 (about 11 days).
+    #[arg(long, value_name = "SECS", default_value_t = crate::reaper::DEFAULT_GRACE_SECS,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_WAIT_SECS))]
     wait_descendants: u64,
 
     /// The command to run, after `--`.
@@ -111,7 +121,7 @@ impl From<Cli> for Options {
             keep_spools: c.keep_spools,
             quiet: c.quiet,
             metrics: c.metrics,
-            runs: if c.single_run { 0 } else { c.runs },
+            runs: if c.single_run { 0 } else { c.runs as usize },
             pressure: !(c.single_run || c.no_pressure),
             descendant_grace: std::time::Duration::from_secs(c.wait_descendants),
             command: c.command,

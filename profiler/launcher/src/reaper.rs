@@ -136,7 +136,8 @@ pub fn wait_for_descendants_but(
     others: &[u32],
 ) -> Vec<ProcStat> {
     let me = std::process::id();
-    let deadline = Instant::now() + grace;
+    // No deadline the clock can hold: wait as long as they run.
+    let deadline = Instant::now().checked_add(grace);
     let mut announced = false;
     loop {
         if !reap_exited() {
@@ -159,7 +160,7 @@ pub fn wait_for_descendants_but(
             std::thread::sleep(Duration::from_millis(10));
             continue;
         }
-        if Instant::now() >= deadline {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
             say(&format!(
                 "{} process(es) the command started still run after {} s: {}; converting what \
                  they recorded so far (their traces are marked incomplete)",

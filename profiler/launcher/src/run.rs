@@ -74,7 +74,7 @@ pub fn plan_line(opts: &Options) -> String {
     }
     let total = 1 + opts.runs + usize::from(opts.pressure) + usize::from(opts.metrics);
     if total == 1 {
-        "runs the command once, traced (--single-run: fikit-sim will simulate it as traced)"
+        "runs the command once, traced (no untraced runs and no pressure pass: fikit-sim will simulate it as traced)"
             .to_string()
     } else {
         format!("runs the command {}: {}", times(total), parts.join(", "))
@@ -793,7 +793,7 @@ mod untraced {
         ));
         assert_eq!(
             plan_line(&opts(0)),
-            "runs the command once, traced (--single-run: fikit-sim will simulate it as traced)"
+            "runs the command once, traced (no untraced runs and no pressure pass: fikit-sim will simulate it as traced)"
         );
         let metrics = Options {
             metrics: true,

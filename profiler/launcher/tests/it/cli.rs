@@ -317,6 +317,40 @@ fn bad_input_exits_with_2() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cannot create the output folder"));
+    // Waits and run counts the clock or the plan cannot hold (a wait of
+    // i64::MAX s panicked on the deadline's overflow; --runs u64::MAX
+    // wrapped the plan to "once").
+    for (opt, value, says) in [
+        (
+            "--wait-descendants",
+            "9223372036854775807",
+            "not in 0..=1000000",
+        ),
+        ("--runs", "18446744073709551615", "--runs <N>"),
+        ("--runs", "101", "not in 0..=100"),
+    ] {
+        Command::new(BIN)
+            .args(["-o"])
+            .arg(dir.path())
+            .args([opt, value, "--", "true"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says).and(predicate::str::contains("panicked").not()));
+    }
+}
+
+#[test]
+fn the_first_line_names_no_option_the_user_did_not_give() {
+    let dir = tempfile::tempdir().unwrap();
+    // --runs 0 --no-pressure is one traced run, as --single-run is, but
+    // the line must not say the user asked for --single-run.
+    profile(dir.path())
+        .args(["--", "true"])
+        .assert()
+        .stderr(predicate::str::contains(
+            "runs the command once, traced (no untraced runs and no pressure pass",
+        ))
+        .stderr(predicate::str::contains("--single-run").not());
 }
 
 #[test]
