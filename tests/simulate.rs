@@ -900,3 +900,51 @@ fn a_model_file_without_a_name_or_source_is_named_by_the_file_in_the_results() {
     );
     assert!(!out.contains("GPU model: default"), "{out}");
 }
+
+#[test]
+fn a_repeated_jobs_later_set_ups_are_not_iterations() {
+    // A shipped job whose first iteration is its set-up (the weights'
+    // upload): repeated three times, it has three times the iterations and
+    // the same percentiles. Before, each later run's set-up counted, and
+    // its p99 was 83 times the job's own.
+    let d = tempfile::tempdir().unwrap();
+    let trace = fikit_e2e::root().join("traces/h200/resnet50-bs1-eval-466.parquet");
+    let row = |repeat: u32| {
+        let s = d.path().join(format!("rep{repeat}.json"));
+        std::fs::write(
+            &s,
+            format!(
+                r#"{{"jobs": [{{"trace": {:?}, "priority": 0, "repeat": {repeat}}}]}}"#,
+                trace.display().to_string()
+            ),
+        )
+        .unwrap();
+        let s = s.to_str().unwrap();
+        let csv = stdout_of(
+            d.path(),
+            &[
+                "--no-plots",
+                "--format",
+                "csv",
+                "--policy",
+                "timeslice",
+                "--scenario",
+                s,
+            ],
+        );
+        let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        let line = csv
+            .lines()
+            .find(|l| l.starts_with("timeslice,"))
+            .unwrap()
+            .to_string();
+        let field = |name: &str| -> i64 {
+            let i = head.iter().position(|h| *h == name).unwrap();
+            line.split(',').nth(i).unwrap().parse().unwrap()
+        };
+        (field("iterations"), field("p99_ns"), field("p999_ns"))
+    };
+    let (once, thrice) = (row(1), row(3));
+    assert_eq!(thrice.0, 3 * once.0);
+    assert_eq!((thrice.1, thrice.2), (once.1, once.2));
+}

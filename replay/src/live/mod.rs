@@ -239,7 +239,7 @@ pub fn live_report(
     for (kind, results) in runs {
         for (i, (job, r)) in scenario.jobs.iter().zip(results).enumerate() {
             let measured = measured_iterations(job, &r.iterations_ns);
-            let (p50, p99, p999) = percentiles(measured);
+            let (p50, p99, p999) = percentiles(&measured);
             report.jobs.push(JobRow {
                 policy: *kind,
                 job: job.name.clone(),

@@ -276,7 +276,7 @@ fn simulated_iterations_count_as_the_gates() {
     assert_eq!(raw, &[10_100, 40_000, 15_000, 11_000, 8_000]);
     assert_eq!(as_gated(raw), real.as_slice());
     let measured = fikit_sim_core::sim::simulate::measured_iterations(&job, raw);
-    assert_eq!(as_gated_measured(&job, measured), real.as_slice());
+    assert_eq!(as_gated_measured(&job, &measured), real.as_slice());
     let p = predict(
         std::slice::from_ref(&job),
         &[0],
@@ -294,7 +294,7 @@ fn simulated_iterations_count_as_the_gates() {
     let raw = &alone[0].jobs[0].iterations_ns;
     assert_eq!(as_gated(raw), real.as_slice());
     let measured = fikit_sim_core::sim::simulate::measured_iterations(&job, raw);
-    assert_eq!(as_gated_measured(&job, measured), real.as_slice());
+    assert_eq!(as_gated_measured(&job, &measured), real.as_slice());
 }
 
 #[test]

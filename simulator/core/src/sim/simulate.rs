@@ -1,6 +1,8 @@
 //! Running jobs under policies and comparing them: JCT, slowdown, speedup
 //! against default sharing, iteration latency percentiles, utilization.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use fikit_trace::gaps::nearest_rank;
@@ -160,14 +162,26 @@ pub fn run_isolated(jobs: &[Job], model: &GpuModel) -> Result<Vec<RunResult>, Ru
 }
 
 /// The iterations latency statistics describe: all of them, but a job's
-/// setup iterations ([`Job::setup_iterations`]) when it has more than those.
-pub fn measured_iterations<'a>(job: &Job, iterations: &'a [i64]) -> &'a [i64] {
+/// setup iterations ([`Job::setup_iterations`]) when it has more than those;
+/// for a job that runs its program several times ([`Job::runs`]), each
+/// run's.
+pub fn measured_iterations<'a>(job: &Job, iterations: &'a [i64]) -> Cow<'a, [i64]> {
     let k = job.setup_iterations;
-    if k > 0 && iterations.len() > k {
-        &iterations[k..]
-    } else {
-        iterations
+    if k == 0 || iterations.len() <= k {
+        return Cow::Borrowed(iterations);
     }
+    let runs = job.runs.max(1);
+    let per_run = iterations.len() / runs;
+    if runs > 1 && iterations.len() % runs == 0 && per_run > k {
+        return Cow::Owned(
+            iterations
+                .chunks(per_run)
+                .flat_map(|run| &run[k..])
+                .copied()
+                .collect(),
+        );
+    }
+    Cow::Borrowed(&iterations[k..])
 }
 
 /// Median, 99th and 99.9th percentile (nearest rank) of iteration
@@ -283,7 +297,7 @@ fn simulate_with_isolated_progress(
         };
         for (i, (job, o)) in jobs.iter().zip(outcomes).enumerate() {
             let measured = measured_iterations(job, &o.iterations_ns);
-            let (p50, p99, p999) = percentiles(measured);
+            let (p50, p99, p999) = percentiles(&measured);
             let region = o.jct_ns() - pre[i];
             report.jobs.push(JobRow {
                 policy: kind,
@@ -395,6 +409,42 @@ mod tests {
         // Below 1,000 the 99.9th is the slowest.
         assert_eq!(percentiles(&[5, 1, 9]), (5, 9, 9));
         assert_eq!(percentiles(&[]), (0, 0, 0));
+    }
+
+    #[test]
+    fn each_run_of_a_repeated_program_leaves_its_set_up_out() {
+        use fikit_trace::fixture::{empty, launched_at_start, stream_sync};
+        // Four iterations, each a kernel and its synchronization; the first
+        // counted as set-up, as a weight upload would make it.
+        let mut t = empty("j", 0);
+        for i in 0..4u32 {
+            let at = i64::from(i) * 1_000;
+            t.kernels
+                .push(launched_at_start("k", 2 * i + 1, at, at + 500));
+            t.syncs.push(stream_sync(7, 2 * i + 2, at, at + 500));
+        }
+        let mut job = Job::from_trace(&t);
+        job.setup_iterations = 1;
+        assert_eq!(job.runs, 1);
+        let once = [900, 10, 11, 12];
+        assert_eq!(&*measured_iterations(&job, &once), &[10, 11, 12]);
+        // Three runs back to back: each starts with its set-up (900 ns),
+        // which latency statistics leave out, not only the first's.
+        let thrice = job.repeated(3);
+        assert_eq!(thrice.runs, 3);
+        let its = [900, 10, 11, 12, 901, 13, 14, 15, 902, 16, 17, 18];
+        assert_eq!(
+            &*measured_iterations(&thrice, &its),
+            &[10, 11, 12, 13, 14, 15, 16, 17, 18]
+        );
+        assert_eq!(percentiles(&measured_iterations(&thrice, &its)).1, 18);
+        // Repeated again, the runs multiply.
+        assert_eq!(thrice.repeated(2).runs, 6);
+        // Iterations that do not split into the runs (a run stopped early):
+        // only the first set-up is known.
+        assert_eq!(&*measured_iterations(&thrice, &its[..7]), &its[1..7]);
+        // A server has no set-up iteration and one run.
+        assert_eq!(thrice.serving(&[0, 10]).runs, 1);
     }
 
     /// A time-slicing row of `job`: its region `shared` ns, `alone` ns alone.

@@ -109,6 +109,7 @@ impl Job {
             kernel_position: kernel_position.into(),
             occupancies: occupancies.into(),
             setup_iterations: setup_iterations(&steps),
+            runs: 1,
             name: trace.meta.job_name.clone(),
             priority: trace.meta.priority,
             ops: ops.into(),

@@ -205,6 +205,9 @@ pub struct Job {
     /// statistics leave them out. For a job made from a trace, the first
     /// ([`setup_iterations`]); 0 for a serving job, whose setup is no iteration.
     pub setup_iterations: usize,
+    /// How many times the recorded program runs back to back ([`Job::repeated`]),
+    /// each run with its own set-up iterations; 1 for a job as recorded.
+    pub runs: usize,
     /// Launch shapes of the recorded operations ([`GpuOp::shape`] indexes
     /// it); empty unless the job was built with [`Job::from_trace_with_shapes`].
     pub shapes: Arc<[OpShape]>,

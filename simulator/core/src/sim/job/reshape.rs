@@ -141,11 +141,14 @@ impl Job {
         (out, from)
     }
 
-    /// The job with its whole program played `times` times back to back.
+    /// The job with its whole program played `times` times back to back,
+    /// each time with its set-up ([`Job::runs`]).
     pub fn repeated(&self, times: usize) -> Job {
         let parts: Vec<(Option<i64>, &[HostStep])> =
             (0..times).map(|_| (None, &self.steps[..])).collect();
-        self.rebuilt(&parts)
+        let mut job = self.rebuilt(&parts);
+        job.runs = self.runs.max(1) * times;
+        job
     }
 
     /// The job serving requests that arrive at `arrivals` (ns, ascending,
@@ -189,6 +192,7 @@ impl Job {
                 .collect();
             let mut job = self.rebuilt(&parts);
             job.setup_iterations = 0;
+            job.runs = 1;
             return job;
         }
         let warm = warm_up_steps(self, &steps);
@@ -217,6 +221,7 @@ impl Job {
             .collect();
         let mut job = self.rebuilt(&parts);
         job.setup_iterations = 0;
+        job.runs = 1;
         let mut steps = job.steps.to_vec();
         // Each of a request's iterations waits before its first step only
         // as long as the least of that iteration's recorded waits (the
@@ -455,6 +460,7 @@ impl Job {
             kernel_position: kernel_position.into(),
             occupancies: Arc::clone(&self.occupancies),
             setup_iterations: self.setup_iterations,
+            runs: self.runs,
             shapes: Arc::clone(&self.shapes),
             pressure_weight: self.pressure_weight,
             untraced_regions_ns: Arc::clone(&self.untraced_regions_ns),
