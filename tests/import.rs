@@ -354,6 +354,34 @@ fn bad_input_exits_2_naming_file_event_and_problem() {
         &["--priority", "11", "ok.json.gz"],
         &["invalid priority"],
     );
+    // Times a trace cannot hold (past 2^62 ns): refused at the event, where
+    // the import wrote a trace it could not read back and exited 1.
+    let mut v = kineto(1);
+    v["traceEvents"][1]["ts"] = json!(4.7e15);
+    std::fs::write(d.join("late.json"), v.to_string()).unwrap();
+    rejects(
+        d,
+        &["late.json"],
+        &[
+            "late.json: traceEvents[1]",
+            "`ts`: ",
+            "outside -2^62 to 2^62 ns",
+        ],
+    );
+    nsys(&d.join("late.sqlite"));
+    rusqlite::Connection::open(d.join("late.sqlite"))
+        .unwrap()
+        .execute_batch("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 4700000000000000000, end = end + 4700000000000000000")
+        .unwrap();
+    rejects(
+        d,
+        &["late.sqlite"],
+        &[
+            "late.sqlite: table CUPTI_ACTIVITY_KIND_KERNEL",
+            "start: ",
+            "outside -2^62",
+        ],
+    );
 }
 
 /// The shipped pair made by `scripts/capture/capture-kineto.sh` (paths from the

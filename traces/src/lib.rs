@@ -37,7 +37,7 @@ pub use polars;
 pub use priority::{MAX_PRIORITY, PriorityError, parse_priority};
 pub use read::{
     MAX_TIMESTAMP_NS, check_structure, parse_table, parse_trace, read_metadata, read_table,
-    read_trace,
+    read_trace, timestamp_problem,
 };
 pub use write::{metadata_pairs, to_dataframe, write_dataframe, write_dataframes, write_trace};
 

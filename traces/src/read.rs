@@ -29,6 +29,17 @@ const MAGIC: &[u8; 4] = b"PAR1";
 /// overflows.
 pub const MAX_TIMESTAMP_NS: i64 = 1 << 62;
 
+/// Why `ns` cannot be a trace's time ([`MAX_TIMESTAMP_NS`]), or `None`: the
+/// reader's check, for importers to make on their input's events.
+pub fn timestamp_problem(ns: i64) -> Option<String> {
+    (!(-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS).contains(&ns)).then(|| {
+        format!(
+            "{ns} ns is outside -2^62 to 2^62 ns (146 years either side of \
+             the clock's zero), the range a trace's times may take"
+        )
+    })
+}
+
 /// Reads and validates the trace at `path`.
 ///
 /// Checks, in order: the file is a complete Parquet file; it carries fikit
@@ -687,14 +698,8 @@ fn common(at: At, r: &Row) -> Result<Common, Problem> {
         .chain(r.lstart.map(|v| (v, "launch_start_ns")))
         .chain(r.lend.map(|v| (v, "launch_end_ns")))
     {
-        if !(-MAX_TIMESTAMP_NS..MAX_TIMESTAMP_NS).contains(&v) {
-            return Err(at.problem(
-                Some(col),
-                format!(
-                    "{v} ns is outside -2^62 to 2^62 ns (146 years either side of \
-                     the clock's zero), the range a trace's times may take"
-                ),
-            ));
+        if let Some(why) = timestamp_problem(v) {
+            return Err(at.problem(Some(col), why));
         }
     }
     if e < s {

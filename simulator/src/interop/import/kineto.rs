@@ -400,6 +400,14 @@ impl<'e> Ev<'e> {
         let end_ns = start_ns
             .checked_add(dur_ns)
             .ok_or_else(|| fail("`ts` + `dur` overflows".into()))?;
+        if let Some(why) = fikit_trace::timestamp_problem(start_ns)
+            .map(|w| format!("`ts`: {w}"))
+            .or_else(|| {
+                fikit_trace::timestamp_problem(end_ns).map(|w| format!("`ts` + `dur`: {w}"))
+            })
+        {
+            return Err(fail(why));
+        }
         let args: Args = match ev.args {
             Some(raw) => {
                 serde_json::from_str(raw.get()).map_err(|e| fail(format!("`args`: {e}")))?

@@ -247,12 +247,17 @@ pub fn unused_path(dir: &Path, base: &str) -> PathBuf {
 }
 
 /// Writes an imported trace into `dir` as `<job>-<pid>.parquet` (numbered when
-/// that name is taken) and reads it back through the validating reader.
+/// that name is taken) and reads it back through the validating reader; a
+/// trace that fails either is removed, so nothing invalid is left.
 pub fn write_imported(dir: &Path, imported: &Imported) -> Result<PathBuf, TraceError> {
     let meta = &imported.trace.meta;
     let path = unused_path(dir, &format!("{}-{}", file_stem(&meta.job_name), meta.pid));
-    fikit_trace::write_trace(&path, &imported.trace)?;
-    fikit_trace::read_trace(&path)?;
+    let checked = fikit_trace::write_trace(&path, &imported.trace)
+        .and_then(|()| fikit_trace::read_trace(&path).map(drop));
+    if let Err(e) = checked {
+        let _ = std::fs::remove_file(&path);
+        return Err(e);
+    }
     Ok(path)
 }
 

@@ -115,6 +115,11 @@ impl Row<'_> {
 
     fn interval(&self) -> Result<(i64, i64), String> {
         let (s, e) = (self.i64("start")?, self.i64("end")?);
+        for (v, field) in [(s, "start"), (e, "end")] {
+            if let Some(why) = fikit_trace::timestamp_problem(v) {
+                return Err(format!("{}: {field}: {why}", self.where_()));
+            }
+        }
         if e < s {
             return Err(format!(
                 "{}: end {e} is before start {s} (negative duration {} ns)",
