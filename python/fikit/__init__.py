@@ -63,15 +63,25 @@ def command(name: str) -> Path:
 
 def traces(gpu: str = "h200") -> Path:
     """The folder of the traces the project ships for ``gpu`` (``"h200"`` or
-    ``"h100"``), as the wheel installed them."""
+    ``"h100"``), as the wheel installed them, or in the checkout whose
+    commands ``$FIKIT_BIN_DIR`` names (``target/release``)."""
     if gpu not in SHIPPED_GPUS:
         raise ValueError(f"no shipped traces for {gpu!r}: choose one of {', '.join(SHIPPED_GPUS)}")
+    bins = bin_dir()
     # pip installs the scripts to <prefix>/bin and the data to <prefix>, for a
-    # virtual environment, the system and --user alike.
-    folder = bin_dir().parent / "share" / "fikit" / "traces" / gpu
-    if not folder.is_dir():
-        raise FileNotFoundError(f"{folder} is missing: is fikit installed from its wheel?")
-    return folder
+    # virtual environment, the system and --user alike; a checkout builds
+    # into <checkout>/target/<profile>.
+    candidates = [bins.parent / "share" / "fikit" / "traces" / gpu]
+    if os.environ.get(BIN_DIR_ENV):
+        candidates.append(bins.parent.parent / "traces" / gpu)
+    for folder in candidates:
+        if folder.is_dir():
+            return folder
+    raise FileNotFoundError(
+        f"{' and '.join(map(str, candidates))} are missing: is fikit installed from its wheel?"
+        if len(candidates) > 1
+        else f"{candidates[0]} is missing: is fikit installed from its wheel?"
+    )
 
 
 def sim(
@@ -126,6 +136,11 @@ def read_trace(path: str | os.PathLike[str]) -> Trace:
         import polars as pl
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("read_trace needs polars: pip install 'fikit[polars]'") from e
+    if not hasattr(pl, "read_parquet_metadata"):
+        raise ImportError(
+            f"read_trace needs polars 1.30 or newer (this is {pl.__version__}): "
+            "pip install 'fikit[polars]' --upgrade"
+        )
     metadata = pl.read_parquet_metadata(path)
     if "fikit.format_version" not in metadata:
         raise ValueError(

@@ -33,6 +33,9 @@ for gpu in h200 h100; do
   (cd traces && "$ROOT/target/debug/fikit-sim" "$gpu/") >"$WORK/want-$gpu.txt" 2>&1
 done
 
+# The module beside a checkout's own build (FIKIT_BIN_DIR): the checkout's traces.
+[ "$(FIKIT_BIN_DIR="$ROOT/target/debug" PYTHONPATH="$ROOT/python" python3 -m fikit traces h100)" = "$ROOT/traces/h100" ]
+
 # From here on: the installed environment only.
 env -i HOME="$WORK" PATH="$VENV/bin:/usr/bin:/bin" WORK="$WORK" bash -euo pipefail <<'SH'
 cd "$WORK"
