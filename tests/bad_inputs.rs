@@ -351,6 +351,12 @@ fn scenario_cases(d: &Path) -> Vec<Case> {
         &[],
     );
     scenario(
+        "scenario: empty job name",
+        "s-name.json",
+        r#"{"jobs": [{"trace": "good.parquet", "name": ""}]}"#,
+        &[],
+    );
+    scenario(
         "scenario: negative start",
         "s-start.json",
         r#"{"jobs": [{"trace": "good.parquet", "start_ns": -5}]}"#,

@@ -281,6 +281,9 @@ impl Scenario {
                 job = job.serving(&arrivals);
             }
             if let Some(name) = &spec.name {
+                if name.trim().is_empty() {
+                    return Err(at("name", "must not be empty".into()));
+                }
                 job.name = name.clone();
             }
             if let Some(p) = spec.priority {
@@ -337,12 +340,52 @@ fn longest_iteration(job: &Job) -> usize {
 
 /// Makes job names unique by suffixing `#2`, `#3`, … to repeats.
 fn dedup_names(jobs: &mut [Job]) {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for j in jobs.iter_mut() {
-        let n = seen.entry(j.name.clone()).or_insert(0);
-        *n += 1;
-        if *n > 1 {
-            j.name = format!("{}#{}", j.name, n);
-        }
+    let names = unique_names(jobs.iter().map(|j| j.name.as_str()));
+    for (j, n) in jobs.iter_mut().zip(names) {
+        j.name = n;
+    }
+}
+
+/// `names` made unique, in order: each name's first use keeps it; a repeat
+/// becomes `name#k`, the least `k` from 2 that is neither given to an
+/// earlier job nor any job's own name (so `a, a, a#2` is `a, a#3, a#2`:
+/// options that name a job, `--priority a#2=0`, mean the one so named).
+pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let names: Vec<&str> = names.into_iter().collect();
+    let own: std::collections::HashSet<&str> = names.iter().copied().collect();
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    names
+        .iter()
+        .map(|&n| {
+            let name = if taken.contains(n) {
+                (2u64..)
+                    .map(|k| format!("{n}#{k}"))
+                    .find(|c| !taken.contains(c) && !own.contains(c.as_str()))
+                    .expect("some suffix is free")
+            } else {
+                n.to_string()
+            };
+            taken.insert(name.clone());
+            name
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unique_names;
+
+    #[test]
+    fn repeated_names_take_the_first_free_suffix_and_never_a_jobs_own() {
+        assert_eq!(unique_names(["a", "b", "a", "a"]), ["a", "b", "a#2", "a#3"]);
+        // A job named a#2 keeps its name: the repeat of a takes a#3, so the
+        // names stay unique and an option naming a#2 means that job.
+        assert_eq!(unique_names(["a", "a", "a#2"]), ["a", "a#3", "a#2"]);
+        assert_eq!(unique_names(["a#2", "a", "a"]), ["a#2", "a", "a#3"]);
+        // A repeat of a suffixed name is suffixed in turn.
+        assert_eq!(
+            unique_names(["a", "a", "a#2", "a#2"]),
+            ["a", "a#3", "a#2", "a#2#2"]
+        );
     }
 }

@@ -144,7 +144,8 @@ impl Resolved {
             .par_iter()
             .map(|f| fikit_trace::read_metadata(f))
             .collect::<Result<Vec<_>, _>>()?;
-        let names = unique_names(&metas);
+        let names =
+            fikit_sim_core::sim::scenario::unique_names(metas.iter().map(|m| m.job_name.as_str()));
         let models = base_models(&spec, &metas, base, origin)?;
         let variants = model_variants(&spec.grid, &models, origin)?;
         let groups = groups_of(&spec, &metas, origin)?;
@@ -244,21 +245,6 @@ fn find_traces(
         ));
     }
     Ok(files)
-}
-
-/// Job names, made unique as `fikit-sim sweep TRACES` does (`name#2`).
-fn unique_names(metas: &[Metadata]) -> Vec<String> {
-    let mut names: Vec<String> = Vec::with_capacity(metas.len());
-    for m in metas {
-        let mut name = m.job_name.clone();
-        let mut k = 2;
-        while names.contains(&name) {
-            name = format!("{}#{k}", m.job_name);
-            k += 1;
-        }
-        names.push(name);
-    }
-    names
 }
 
 /// The spec's model files, loaded; without any, the shipped model of the
