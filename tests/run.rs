@@ -92,6 +92,29 @@ fn bad_input_exits_2_naming_the_file_and_field() {
 }
 
 #[test]
+fn a_job_that_launches_no_kernel_is_named_and_the_prediction_line_says_none() {
+    // No CUDA program here (and in CI no GPU): the rounds run, and the
+    // run says which jobs have no figures and why, instead of an empty
+    // table alone; with no profile there is no prediction model to name.
+    let d = tempfile::tempdir().unwrap();
+    cmd("fikit-run")
+        .args(["scenario", "--job", "a=true", "--job", "b=true"])
+        .args(["--policy", "timeslice", "-r", "1", "-o"])
+        .arg(d.path().join("out"))
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "prediction model: none (no job has a profile)",
+        ))
+        .stderr(predicates::str::contains(
+            "no job launched a kernel in any round, so none has figures",
+        ))
+        .stderr(predicates::prelude::PredicateBooleanExt::not(
+            predicates::str::contains("not co-runs"),
+        ));
+}
+
+#[test]
 fn every_round_records_each_jobs_exit_and_a_failure_does_not_stop_the_others() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("out");

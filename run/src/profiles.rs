@@ -107,10 +107,12 @@ pub(crate) fn model_for(choice: Option<&str>, devices: &[String]) -> Result<(Gpu
             let (m, file) = GpuModel::for_devices(devices.iter().map(String::as_str));
             Ok((
                 m,
-                file.map_or(
-                    "documented defaults (no shipped model for the profiles' GPU)".into(),
-                    |f| format!("{f}, for the profiles' GPU"),
-                ),
+                match file {
+                    Some(f) => format!("{f}, for the profiles' GPU"),
+                    // No profile, no prediction: the model is never used.
+                    None if devices.is_empty() => "none (no job has a profile)".into(),
+                    None => "documented defaults (no shipped model for the profiles' GPU)".into(),
+                },
             ))
         }
     }

@@ -476,13 +476,63 @@ fn finish(
         format!("prediction model: {}\n{text}\n", prediction.model_line),
     )
     .with_context(|| format!("cannot write {}", tpath.display()))?;
-    warn_not_co_runs(&r, opts.min_overlap);
+    let idle = launched_nothing(&rounds);
+    if idle.len() < s.jobs.len() {
+        warn_not_co_runs(&r, opts.min_overlap);
+    }
+    if !idle.is_empty() {
+        eprintln!("fikit-run: {}", launched_nothing_note(&idle, s.jobs.len()));
+    }
     Ok(match progress.stopped {
         Some(ExecError::Interrupted) => 130,
         Some(_) => 1,
         None if rounds.iter().all(|r| r.jobs.iter().all(|j| j.ok())) => 0,
         None => 1,
     })
+}
+
+/// The jobs that exited 0 in every round they ran in without launching a
+/// kernel the gate saw: fikit-run measures a job from its first kernel
+/// launch, so they have no figures.
+fn launched_nothing(rounds: &[Round]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for j in rounds.iter().flat_map(|r| &r.jobs) {
+        if !names.contains(&j.job) {
+            names.push(j.job.clone());
+        }
+    }
+    names.retain(|n| {
+        let mut runs = rounds.iter().flat_map(|r| &r.jobs).filter(|j| &j.job == n);
+        runs.all(|j| j.ok() && j.first_launch_ns.is_none())
+    });
+    names
+}
+
+/// What [`launched_nothing`] found, said for the user: which jobs, and what
+/// to check (a GPU on this machine, a CUDA program).
+fn launched_nothing_note(idle: &[String], jobs: usize) -> String {
+    let who = if idle.len() == jobs {
+        "no job launched a kernel in any round, so none has figures".to_string()
+    } else {
+        format!(
+            "{} launched no kernel in any round, so {} no figures",
+            idle.join(", "),
+            if idle.len() == 1 {
+                "it has"
+            } else {
+                "they have"
+            }
+        )
+    };
+    let gpu = if std::path::Path::new("/dev/nvidiactl").exists() {
+        String::new()
+    } else {
+        " (this machine has no NVIDIA GPU driver: /dev/nvidiactl is missing)".to_string()
+    };
+    format!(
+        "{who}: fikit-run measures a job from its first kernel launch; is it a CUDA \
+         program, and does it run on this machine's GPU{gpu}?"
+    )
 }
 
 /// A warning per policy whose repetitions were not all co-runs.
