@@ -948,3 +948,35 @@ fn a_repeated_jobs_later_set_ups_are_not_iterations() {
     assert_eq!(thrice.0, 3 * once.0);
     assert_eq!((thrice.1, thrice.2), (once.1, once.2));
 }
+
+#[test]
+fn traces_whose_figures_may_mislead_get_a_note() {
+    let d = tempfile::tempdir().unwrap();
+    // A capture the collector did not finish, with dropped records (the
+    // fixture with every column), and a job with no kernel at all.
+    write_trace(&d.path().join("cut.parquet"), &fixture::every_column("cut")).unwrap();
+    write_trace(&d.path().join("cpu.parquet"), &fixture::empty("cpu", 9)).unwrap();
+    let out = cmd("fikit-sim")
+        .current_dir(d.path())
+        .args(["--no-plots", "--format", "csv", "--together", "."])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for want in [
+        "note: ./cut.parquet: capture incomplete (capture_complete false",
+        "note: ./cut.parquet: CUPTI dropped 3 records",
+        "note: cpu has no kernel: nothing of it runs on the GPU",
+    ] {
+        assert!(
+            stderr.contains(want),
+            "no {want:?} in:\n{stderr}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+    // A complete capture with kernels gets none.
+    setup(d.path());
+    let (_, stderr) = serving_beside_training(d.path(), &[]);
+    assert!(!stderr.contains("note:"), "{stderr}");
+}

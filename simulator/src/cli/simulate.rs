@@ -195,6 +195,54 @@ pub fn characterize(
     (vec![with_hint(host), pressure], corners)
 }
 
+/// Notes on traces whose figures may mislead: a capture the collector did
+/// not finish or that lost records (the trace's metadata, `capture_complete`
+/// and `dropped_records`), and a job with no kernel (nothing of it runs on
+/// the GPU, so every policy gives it 1.00x).
+///
+/// Made before the jobs are picked, `files` in the scenario's job order
+/// (one a job); the notes are kept for the jobs `picked` names.
+pub fn trace_notes(
+    files: &[PathBuf],
+    scenario: &Scenario,
+    picked: &[String],
+) -> Result<Vec<String>, Failure> {
+    let mut notes = Vec::new();
+    let one_a_job = files.len() == scenario.jobs.len();
+    for (i, f) in files.iter().enumerate() {
+        if one_a_job && !picked.is_empty() && !picked.contains(&scenario.jobs[i].name) {
+            continue;
+        }
+        let meta = fikit_trace::read_metadata(f).map_err(bad_input)?;
+        if !meta.capture_complete {
+            notes.push(format!(
+                "note: {}: capture incomplete (capture_complete false: the program was still \
+                 running or the collector stopped early); its job's figures may be short",
+                f.display()
+            ));
+        }
+        if meta.dropped_records > 0 {
+            notes.push(format!(
+                "note: {}: CUPTI dropped {} records (dropped_records); its job's figures may be short",
+                f.display(),
+                meta.dropped_records
+            ));
+        }
+    }
+    let chosen = |name: &String| picked.is_empty() || picked.contains(name);
+    for j in scenario
+        .jobs
+        .iter()
+        .filter(|j| j.kernel_count() == 0 && chosen(&j.name))
+    {
+        notes.push(format!(
+            "note: {} has no kernel: nothing of it runs on the GPU, so every policy leaves it as it is",
+            j.name
+        ));
+    }
+    Ok(notes)
+}
+
 /// Says each of `lines` on stderr, after `fikit-sim: `.
 pub fn say_lines(lines: &[String]) {
     for l in lines {
@@ -275,7 +323,9 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let files = source_files(&o.source)?;
     let (model, model_line) = resolve_model(&o.model, &files)?;
     let mut scenario = load_scenario(&o.source, &files, false)?;
+    let notes = trace_notes(&files, &scenario, &o.jobs)?;
     pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
+    say_lines(&notes);
     if let Some(s) = &o.serve {
         if o.jobs.is_empty() && !o.together {
             return Err(bad_input(anyhow::anyhow!(
