@@ -408,3 +408,43 @@ fn bad_inputs_exit_2_naming_the_file_or_argument() {
     );
     assert!(!d.join("reports").exists(), "nothing written on bad input");
 }
+
+#[test]
+fn wall_clock_refuses_clocks_no_timeline_holds() {
+    // Two captures whose clocks lie 1.8e19 ns apart (clock_offset_ns -9e18
+    // and +9e18, each within the format's range): the second job's times
+    // wrapped to -4.5e14 µs and the export exited 0. Now exit 2 naming it.
+    let d = tempfile::tempdir().unwrap();
+    for (name, offset) in [
+        ("neg", -9_000_000_000_000_000_000i64),
+        ("pos", 9_000_000_000_000_000_000),
+    ] {
+        let mut t: Trace = fixture::short_iterations(name, 0, 2);
+        t.meta.clock_offset_ns = offset;
+        write_trace(&d.path().join(format!("{name}.parquet")), &t).unwrap();
+    }
+    cmd("fikit-sim")
+        .current_dir(d.path())
+        .args(["export", "--perfetto", "--wall-clock", "-o", "wc.json"])
+        .args(["neg.parquet", "pos.parquet"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--wall-clock: pos.parquet: its last event is",
+        ))
+        .stderr(predicate::str::contains("without --wall-clock"));
+    assert!(!d.path().join("wc.json").exists());
+    // Without --wall-clock each job has its own zero: it exports.
+    cmd("fikit-sim")
+        .current_dir(d.path())
+        .args([
+            "export",
+            "--perfetto",
+            "-o",
+            "own.json",
+            "neg.parquet",
+            "pos.parquet",
+        ])
+        .assert()
+        .success();
+}

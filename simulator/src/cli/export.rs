@@ -49,6 +49,13 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
             unreachable!("clap requires --policy with --scenario")
         };
         let inputs = export::read_traces(&traces(inputs)?).map_err(bad_input)?;
+        if let Some(why) = opts
+            .wall_clock
+            .then(|| export::wall_clock_problem(&inputs))
+            .flatten()
+        {
+            return Err(bad_input(anyhow::anyhow!(why)));
+        }
         export::from_traces(&inputs, &opts)
     } else {
         let (mut scenario, files) = match &args.source {

@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 pub use json::{size_warning, us};
 pub use runs::{OpInfo, PolicyRun, from_runs, op_infos, run_for_export};
-pub use traces::{TraceInput, from_traces, read_traces, scenario_traces};
+pub use traces::{TraceInput, from_traces, read_traces, scenario_traces, wall_clock_problem};
 
 /// Slices placed on tracks, cut to `max_events`, flows numbered.
 mod assemble;

@@ -56,6 +56,49 @@ pub fn scenario_traces(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
 }
 
 /// The earliest time in a trace: of any row or launch call. 0 when empty.
+/// Why `inputs` cannot share one Unix-clock timeline (`--wall-clock`), or
+/// `None`: each job's times moved by its `clock_offset_ns` must lie within
+/// 2^62 ns (a trace's range, [`fikit_trace::MAX_TIMESTAMP_NS`]) of the
+/// earliest job's first event.
+pub fn wall_clock_problem(inputs: &[TraceInput]) -> Option<String> {
+    let on_unix =
+        |i: &TraceInput, ns: i64| i128::from(ns) + i128::from(i.trace.meta.clock_offset_ns);
+    let epoch0 = inputs
+        .iter()
+        .map(|i| on_unix(i, first_event_ns(&i.trace)))
+        .min()?;
+    inputs.iter().find_map(|i| {
+        let last = on_unix(i, last_event_ns(&i.trace)) - epoch0;
+        (last >= i128::from(fikit_trace::MAX_TIMESTAMP_NS)).then(|| {
+            format!(
+                "--wall-clock: {}: its last event is {last} ns after the earliest job's first \
+                 on the Unix clock (its clock_offset_ns {}), more than one timeline holds \
+                 (2^62 ns); export the traces without --wall-clock",
+                i.path.display(),
+                i.trace.meta.clock_offset_ns
+            )
+        })
+    })
+}
+
+/// The latest time of any of `t`'s events, ns (0 without events).
+fn last_event_ns(t: &Trace) -> i64 {
+    let launches = |l: &Option<HostCall>| l.map(|l| l.end_ns);
+    t.kernels
+        .iter()
+        .flat_map(|k| [Some(k.end_ns), launches(&k.launch)])
+        .chain(
+            t.memops
+                .iter()
+                .flat_map(|m| [Some(m.end_ns), launches(&m.launch)]),
+        )
+        .flatten()
+        .chain(t.api_calls.iter().map(|a| a.end_ns))
+        .chain(t.syncs.iter().map(|s| s.end_ns))
+        .max()
+        .unwrap_or(0)
+}
+
 pub(super) fn first_event_ns(t: &Trace) -> i64 {
     let launches = |l: &Option<HostCall>| l.map(|l| l.start_ns);
     t.kernels
