@@ -434,6 +434,20 @@ fn wall_clock_refuses_clocks_no_timeline_holds() {
         ))
         .stderr(predicate::str::contains("without --wall-clock"));
     assert!(!d.path().join("wc.json").exists());
+    // An output path that is a folder, or under a file: exit 2 before the
+    // export is built (it exited 1 after).
+    std::fs::write(d.path().join("plain"), "x").unwrap();
+    for (o, says) in [
+        (".", "-o .: a folder"),
+        ("plain/x.json", "plain is a file, not a folder"),
+    ] {
+        cmd("fikit-sim")
+            .current_dir(d.path())
+            .args(["export", "--perfetto", "-o", o, "neg.parquet"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
     // Without --wall-clock each job has its own zero: it exports.
     cmd("fikit-sim")
         .current_dir(d.path())

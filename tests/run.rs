@@ -84,6 +84,22 @@ fn bad_input_exits_2_naming_the_file_and_field() {
             .code(2)
             .stderr(predicates::str::contains(opt));
     }
+    // An output folder that cannot be made: bad input, before any round.
+    cmd("fikit-run")
+        .args([
+            "scenario",
+            "--job",
+            "a=true",
+            "--policy",
+            "timeslice",
+            "-o",
+            "/proc/fikit-cannot-make",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "-o /proc/fikit-cannot-make: cannot make the folder",
+        ));
     // The product's command line carries none of the lab's options.
     cmd("fikit-run")
         .args(["scenario", "--job", "a=true", "--gate-ab", "500"])

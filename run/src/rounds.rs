@@ -190,8 +190,12 @@ pub(crate) fn run_with(
         Some(p) => Some(read_saved(p, s)?),
         None => None,
     };
-    std::fs::create_dir_all(&opts.exec.out_dir)
-        .with_context(|| format!("cannot make {}", opts.exec.out_dir.display()))?;
+    std::fs::create_dir_all(&opts.exec.out_dir).map_err(|e| {
+        crate::cli::bad(format!(
+            "-o {}: cannot make the folder: {e}",
+            opts.exec.out_dir.display()
+        ))
+    })?;
     let work = tempfile::Builder::new()
         .prefix("fikit-run-")
         .tempdir()

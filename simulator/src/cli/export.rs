@@ -40,6 +40,24 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
             "--max-events must be at least 1"
         )));
     }
+    // Before the work: a path that cannot take the file (a missing folder
+    // is made).
+    let out = &args.output;
+    if out.as_os_str() != "-" {
+        if out.is_dir() {
+            return Err(bad_input(anyhow::anyhow!(
+                "-o {}: a folder; name the JSON file to write",
+                out.display()
+            )));
+        }
+        if let Some(p) = out.parent().filter(|p| p.exists() && !p.is_dir()) {
+            return Err(bad_input(anyhow::anyhow!(
+                "-o {}: {} is a file, not a folder",
+                out.display(),
+                p.display()
+            )));
+        }
+    }
     let opts = ExportOptions {
         max_events: args.max_events,
         wall_clock: args.wall_clock,
