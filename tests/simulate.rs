@@ -332,6 +332,15 @@ fn sweep_specs_run_in_shards_that_merge_into_the_whole_and_bad_ones_exit_2() {
         dir.path(),
         &["sweep", "--spec", "spec.json", "--format", "csv"],
     );
+    // It says which model it runs, as the plain sweep does.
+    cmd("fikit-sim")
+        .current_dir(dir.path())
+        .args(["sweep", "--spec", "spec.json", "--format", "csv"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "GPU model: NVIDIA H100 80GB HBM3, calibrated (simulator/models/h100.json), for the traces' GPU",
+        ));
     for k in 1..=2 {
         cmd("fikit-sim")
             .current_dir(dir.path())

@@ -645,6 +645,7 @@ fn run_spec(
     format: Format,
 ) -> Result<(), Failure> {
     let resolved = fleet::Resolved::load(spec).map_err(bad_input)?;
+    eprintln!("fikit-sim: {}", resolved.model_line);
     if let Some(out) = output
         && resolved.would_find(out)
     {

@@ -89,9 +89,12 @@ pub struct Resolved {
     pub spec: SweepSpec,
     /// The trace files, sorted.
     pub files: Vec<PathBuf>,
-    /// Each trace's job name in the rows (its file name without `.parquet`
-    /// where two traces have one job name).
+    /// Each trace's job name in the rows (`name#2`, … where traces share
+    /// one: [`fikit_sim_core::sim::scenario::unique_names`]).
     pub names: Vec<String>,
+    /// Which model the spec runs where it names none: the shipped one of
+    /// the traces' GPU, or the documented defaults and why.
+    pub model_line: String,
     /// The model variants.
     pub variants: Vec<Variant>,
     groups: Groups,
@@ -146,7 +149,7 @@ impl Resolved {
             .collect::<Result<Vec<_>, _>>()?;
         let names =
             fikit_sim_core::sim::scenario::unique_names(metas.iter().map(|m| m.job_name.as_str()));
-        let models = base_models(&spec, &metas, base, origin)?;
+        let (models, model_line) = base_models(&spec, &metas, base, origin)?;
         let variants = model_variants(&spec.grid, &models, origin)?;
         let groups = groups_of(&spec, &metas, origin)?;
         let hash = spec_hash(&spec, &files, base, &models)?;
@@ -156,6 +159,7 @@ impl Resolved {
             spec,
             files,
             names,
+            model_line,
             variants,
             groups,
             hash,
@@ -254,18 +258,48 @@ fn base_models(
     metas: &[Metadata],
     base: &Path,
     origin: &Path,
-) -> Result<Vec<GpuModel>, FleetError> {
-    Ok(if spec.models.is_empty() {
-        vec![GpuModel::for_devices(metas.iter().map(|m| m.device.name.as_str())).0]
-    } else {
-        spec.models
-            .iter()
-            .map(|p| {
-                GpuModel::load(&base.join(p))
-                    .map_err(|e| FleetError::invalid(origin, e.to_string()))
-            })
-            .collect::<Result<_, _>>()?
-    })
+) -> Result<(Vec<GpuModel>, String), FleetError> {
+    if spec.models.is_empty() {
+        let mut devices: Vec<&str> = Vec::new();
+        for m in metas {
+            if !devices.contains(&m.device.name.as_str()) {
+                devices.push(&m.device.name);
+            }
+        }
+        let (model, file) = GpuModel::for_devices(devices.iter().copied());
+        let line = match (devices.as_slice(), file) {
+            ([device], Some(file)) => {
+                format!(
+                    "GPU model: {}, calibrated ({file}), for the traces' GPU {device}",
+                    model.name
+                )
+            }
+            ([device], None) => format!(
+                "GPU model: documented defaults, not calibrated: fikit ships no calibrated \
+                 model for the traces' GPU {device} (the spec's `models` names model files)"
+            ),
+            _ => format!(
+                "GPU model: documented defaults, not calibrated: the traces come from \
+                 different GPUs ({}); the spec's `models` chooses",
+                devices.join(", ")
+            ),
+        };
+        return Ok((vec![model], line));
+    }
+    let models = spec
+        .models
+        .iter()
+        .map(|p| {
+            GpuModel::load(&base.join(p)).map_err(|e| FleetError::invalid(origin, e.to_string()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let named: Vec<String> = spec
+        .models
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let line = format!("GPU models: {} (the spec's `models`)", named.join(", "));
+    Ok((models, line))
 }
 
 /// Every model at every grid point, each checked.
