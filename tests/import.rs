@@ -349,6 +349,14 @@ fn bad_input_exits_2_naming_file_event_and_problem() {
     rejects(d, &["missing.json"], &["missing.json"]);
     std::fs::write(d.join("t.txt"), "plain text").unwrap();
     rejects(d, &["t.txt"], &["t.txt: not a format import reads"]);
+    // A fikit trace given to import: it needs none (the message offered
+    // --format, which cannot help).
+    let shipped = fikit_e2e::root().join("traces/h200/resnet50-bs1-eval-466.parquet");
+    rejects(
+        d,
+        &[shipped.to_str().unwrap()],
+        &["a Parquet file, not a profiler's trace: a fikit trace needs no import"],
+    );
     rejects(
         d,
         &["--priority", "11", "ok.json.gz"],

@@ -629,7 +629,15 @@ impl At {
         v.ok_or_else(|| {
             self.problem(
                 Some(column),
-                format!("null, but a {} row needs it", self.kind),
+                format!(
+                    "null, but {} {} row needs it",
+                    if self.kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                        "an"
+                    } else {
+                        "a"
+                    },
+                    self.kind
+                ),
             )
         })
     }

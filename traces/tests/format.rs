@@ -384,6 +384,33 @@ fn rejects_a_null_cell_the_kind_needs() {
 }
 
 #[test]
+fn says_an_api_row_with_the_article_english_takes() {
+    let dir = tmp();
+    let mut api_row = 0;
+    let p = write_edited(dir.path(), &fixture::every_column("null"), |df, _| {
+        let kinds: Vec<Option<&str>> = df.column("kind").unwrap().str().unwrap().iter().collect();
+        api_row = kinds.iter().position(|k| *k == Some("api")).unwrap();
+        let mut v: Vec<Option<u64>> = df
+            .column("thread_id")
+            .unwrap()
+            .u64()
+            .unwrap()
+            .iter()
+            .collect();
+        v[api_row] = None;
+        df.with_column(Series::new("thread_id".into(), v).into_column())
+            .unwrap();
+    });
+    let msg = error_of(&p);
+    assert!(
+        msg.ends_with(&format!(
+            "row {api_row} (api), column `thread_id`: null, but an api row needs it"
+        )),
+        "{msg}"
+    );
+}
+
+#[test]
 fn rejects_an_unknown_kind() {
     let dir = tmp();
     let p = write_edited(dir.path(), &fixture::every_column("kind"), |df, _| {

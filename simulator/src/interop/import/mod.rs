@@ -207,6 +207,13 @@ pub fn detect_file(path: &Path) -> Result<SourceFormat, ImportError> {
     if head.is_empty() {
         return Err(ImportError::new(path, "empty file (0 bytes)"));
     }
+    if head.starts_with(b"PAR1") {
+        return Err(ImportError::new(
+            path,
+            "a Parquet file, not a profiler's trace: a fikit trace needs no import \
+             (fikit-sim reads it as it is; `fikit-sim inspect` checks it)",
+        ));
+    }
     SourceFormat::detect(&head).ok_or_else(|| {
         ImportError::new(
             path,
