@@ -321,6 +321,12 @@ fn scenario_cases(d: &Path) -> Vec<Case> {
         &[],
     );
     scenario(
+        "scenario: an array, not an object",
+        "s-array.json",
+        r#"[{"trace": "good.parquet"}]"#,
+        &[],
+    );
+    scenario(
         "scenario: no `jobs`",
         "s-nojobs.json",
         r#"{"name": "x"}"#,

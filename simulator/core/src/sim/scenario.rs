@@ -196,7 +196,7 @@ impl Scenario {
     /// [`Scenario::parse`]; with `shapes`, the jobs keep their launch shapes.
     pub fn parse_with(text: &str, path: &Path, shapes: bool) -> Result<Scenario, ScenarioError> {
         let invalid = |message: String| ScenarioError::from(FileError::invalid(path, message));
-        let file: ScenarioFile = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let file: ScenarioFile = from_json_object(text).map_err(invalid)?;
         if file.jobs.is_empty() {
             return Err(invalid(
                 "`jobs` is empty: a scenario needs at least one job".into(),
@@ -338,6 +338,29 @@ fn longest_iteration(job: &Job) -> usize {
     longest.max(current).max(1)
 }
 
+/// `text`, a JSON object, as a `T`: a byte-order mark before it is skipped,
+/// and a top level that is no object is named as such (serde would read an
+/// array as a struct's fields in order and complain about the first).
+pub fn from_json_object<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let kind = match text.trim_start().chars().next() {
+        None => return Err("empty: the file holds no JSON".into()),
+        Some('{') => None,
+        Some('[') => Some("an array"),
+        Some('"') => Some("a string"),
+        Some('t' | 'f') => Some("a boolean"),
+        Some('n') => Some("null"),
+        Some(c) if c == '-' || c.is_ascii_digit() => Some("a number"),
+        Some(_) => None,
+    };
+    if let Some(kind) = kind {
+        return Err(format!(
+            "the top level is {kind}; it must be a JSON object ({{ ... }})"
+        ));
+    }
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
 /// Makes job names unique by suffixing `#2`, `#3`, … to repeats.
 fn dedup_names(jobs: &mut [Job]) {
     let names = unique_names(jobs.iter().map(|j| j.name.as_str()));
@@ -373,7 +396,38 @@ pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String>
 
 #[cfg(test)]
 mod tests {
-    use super::unique_names;
+    use super::{from_json_object, unique_names};
+
+    #[test]
+    fn a_json_file_must_be_an_object_and_may_start_with_a_byte_order_mark() {
+        let v: serde_json::Value = from_json_object("\u{feff} {\"jobs\": []}").unwrap();
+        assert_eq!(v["jobs"], serde_json::json!([]));
+        for (text, kind) in [
+            ("[{}]", "an array"),
+            (" \"x\"", "a string"),
+            ("42", "a number"),
+            ("-1", "a number"),
+            ("null", "null"),
+            ("true", "a boolean"),
+        ] {
+            let e = from_json_object::<serde_json::Value>(text).unwrap_err();
+            assert_eq!(
+                e,
+                format!("the top level is {kind}; it must be a JSON object ({{ ... }})"),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            from_json_object::<serde_json::Value>("\n ").unwrap_err(),
+            "empty: the file holds no JSON"
+        );
+        // Anything else is serde's to judge, with its line and column.
+        assert!(
+            from_json_object::<serde_json::Value>("{\"a\": }")
+                .unwrap_err()
+                .contains("line 1 column")
+        );
+    }
 
     #[test]
     fn repeated_names_take_the_first_free_suffix_and_never_a_jobs_own() {

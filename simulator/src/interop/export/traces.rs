@@ -43,7 +43,7 @@ pub fn scenario_traces(path: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
     let text =
         std::fs::read_to_string(path).map_err(|e| FileError::unreadable("scenario", path, e))?;
     let file: ScenarioFile =
-        serde_json::from_str(&text).map_err(|e| FileError::invalid(path, e.to_string()))?;
+        crate::sim::scenario::from_json_object(&text).map_err(|e| FileError::invalid(path, e))?;
     let base = path.parent().unwrap_or(Path::new("."));
     file.jobs
         .iter()

@@ -130,8 +130,8 @@ impl Resolved {
     pub fn load(path: &Path) -> Result<Resolved, FleetError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| FleetError::invalid(path, e.to_string()))?;
-        let spec: SweepSpec =
-            serde_json::from_str(&text).map_err(|e| FleetError::invalid(path, e.to_string()))?;
+        let spec: SweepSpec = fikit_sim_core::sim::scenario::from_json_object(&text)
+            .map_err(|e| FleetError::invalid(path, e))?;
         let base = path.parent().unwrap_or(Path::new("."));
         Resolved::new(spec, base, path)
     }
