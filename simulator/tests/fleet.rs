@@ -180,7 +180,61 @@ fn a_grid_multiplies_the_items_and_names_its_point() {
     s.grid.remove("quantum");
     s.grid
         .insert("timeslice_quantum_ns".into(), vec![(-5).into()]);
-    assert!(Resolved::new(s, d.path(), Path::new("spec.json")).is_err());
+    assert!(Resolved::new(s.clone(), d.path(), Path::new("spec.json")).is_err());
+    // Rows that would repeat: a value listed twice, a model named twice, a
+    // parameter the grid may not vary (its message lists those it may).
+    let err = |s: &SweepSpec| {
+        Resolved::new(s.clone(), d.path(), Path::new("spec.json"))
+            .unwrap_err()
+            .to_string()
+    };
+    s.grid.insert(
+        "timeslice_quantum_ns".into(),
+        vec![1_000_000.into(), 1_000_000.into()],
+    );
+    assert!(
+        err(&s).contains("grid: \"timeslice_quantum_ns\" lists 1000000 twice"),
+        "{}",
+        err(&s)
+    );
+    s.grid.clear();
+    s.grid.insert("name".into(), vec!["x".into()]);
+    let e = err(&s);
+    assert!(
+        e.contains("grid: \"name\" is not a model parameter (parameters: "),
+        "{e}"
+    );
+    assert!(
+        e.contains("timeslice_quantum_ns") && !e.contains(" source"),
+        "{e}"
+    );
+    s.grid.clear();
+    let m = d.path().join("m.json");
+    std::fs::write(
+        &m,
+        serde_json::to_string(&fikit_sim::sim::gpu::GpuModel::default()).unwrap(),
+    )
+    .unwrap();
+    s.models = vec![m.clone(), m];
+    assert!(
+        err(&s).contains("models: model 1 is the same as an earlier one"),
+        "{}",
+        err(&s)
+    );
+}
+
+#[test]
+fn one_folder_named_twice_is_one_set_of_jobs() {
+    let d = tempfile::tempdir().unwrap();
+    traces(d.path());
+    let mut s = spec(d.path());
+    let once = resolve(s.clone(), d.path());
+    // The same folder by another path: its jobs once, not each beside itself.
+    s.traces
+        .push(d.path().join("..").join(d.path().file_name().unwrap()));
+    let twice = resolve(s, d.path());
+    assert_eq!(twice.names, once.names);
+    assert_eq!(twice.items(), once.items());
 }
 
 #[test]

@@ -237,7 +237,9 @@ fn find_traces(
     }
     let mut files = fikit_trace::discover(inputs)?;
     files.sort();
-    files.dedup();
+    // One file reached twice (`h200` and `h200/../h200`) is one job.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(f.canonicalize().unwrap_or_else(|_| f.clone())));
     if files.len() < spec.group {
         return Err(FleetError::invalid(
             origin,
@@ -314,6 +316,44 @@ fn model_variants(
             format!("grid: {k:?} has no values"),
         ));
     }
+    // The parameters a grid may vary: a model's fields but its name and source.
+    let params: Vec<String> = match serde_json::to_value(GpuModel::default()) {
+        Ok(serde_json::Value::Object(m)) => m
+            .keys()
+            .filter(|k| *k != "name" && *k != "source")
+            .cloned()
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (k, values) in grid {
+        if !params.is_empty() && !params.contains(k) {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "grid: {k:?} is not a model parameter (parameters: {})",
+                    params.join(", ")
+                ),
+            ));
+        }
+        if let Some((i, v)) = values
+            .iter()
+            .enumerate()
+            .find(|(i, v)| values[..*i].contains(v))
+        {
+            return Err(FleetError::invalid(
+                origin,
+                format!(
+                    "grid: {k:?} lists {v} twice (values {i} and an earlier one): its rows would repeat"
+                ),
+            ));
+        }
+    }
+    if let Some(i) = (1..models.len()).find(|&i| models[..i].contains(&models[i])) {
+        return Err(FleetError::invalid(
+            origin,
+            format!("models: model {i} is the same as an earlier one: its rows would repeat"),
+        ));
+    }
     let points: u128 = grid.values().map(|v| v.len() as u128).product();
     if points * models.len() as u128 > MAX_VARIANTS {
         return Err(FleetError::invalid(
@@ -330,12 +370,6 @@ fn model_variants(
             let mut v = serde_json::to_value(m).expect("models serialize");
             let mut params = serde_json::Map::new();
             for (k, value) in &point {
-                if k == "name" || k == "source" {
-                    return Err(FleetError::invalid(
-                        origin,
-                        format!("grid: {k:?} is not a model parameter"),
-                    ));
-                }
                 v[k.as_str()] = value.clone();
                 params.insert(k.clone(), value.clone());
             }
