@@ -100,6 +100,23 @@ fn bad_input_exits_2_naming_the_file_and_field() {
         .stderr(predicates::str::contains(
             "-o /proc/fikit-cannot-make: cannot make the folder",
         ));
+    // A missing profile is named by its job; a missing run.json before
+    // anything that would read it.
+    cmd("fikit-run")
+        .args(["scenario", "--job", "a:0:/nonexistent/a.parquet=true"])
+        .args(["--policy", "timeslice"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "jobs[0].profile (a): /nonexistent/a.parquet",
+        ));
+    cmd("fikit-run")
+        .args(["report", "/nonexistent/run.json", "--job", "a=x"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "/nonexistent/run.json: cannot read",
+        ));
     // The product's command line carries none of the lab's options.
     cmd("fikit-run")
         .args(["scenario", "--job", "a=true", "--gate-ab", "500"])

@@ -423,6 +423,13 @@ impl ReportArgs {
     /// The plain options, or bad input. Rebuilding a report runs nothing:
     /// no collector needed.
     pub fn into_options(self) -> Result<RunOptions> {
+        // The run's file first: what every later check reads from.
+        if let Err(e) = std::fs::metadata(&self.run_json) {
+            return Err(bad(format!(
+                "{}: cannot read: {e}",
+                self.run_json.display()
+            )));
+        }
         // Without --policy, the policies the run ran (not every policy, the
         // ones it did not run as empty rows).
         let mut jobs = self.jobs;

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use fikit_gate::{ProfiledOp, Table};
 use fikit_sim_core::sim::gpu::GpuModel;
@@ -43,7 +43,7 @@ pub(crate) fn read_profiles(s: &Scenario) -> Result<Profiles> {
         jobs: Vec::new(),
         devices: Vec::new(),
     };
-    for j in &s.jobs {
+    for (i, j) in s.jobs.iter().enumerate() {
         let Some(first) = &j.profile else {
             p.tables.push(None);
             p.jobs.push(Vec::new());
@@ -51,7 +51,8 @@ pub(crate) fn read_profiles(s: &Scenario) -> Result<Profiles> {
         };
         let mut jobs = Vec::new();
         for (k, path) in std::iter::once(first).chain(&j.more_profiles).enumerate() {
-            let (table, job, device) = read_profile(path, j)?;
+            let (table, job, device) =
+                read_profile(path, j).with_context(|| format!("jobs[{i}].profile ({})", j.name))?;
             if !p.devices.contains(&device) {
                 p.devices.push(device);
             }
