@@ -343,15 +343,16 @@ fn longest_iteration(job: &Job) -> usize {
 /// array as a struct's fields in order and complain about the first).
 pub fn from_json_object<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let kind = match text.trim_start().chars().next() {
+    let t = text.trim_start();
+    let kind = match t.chars().next() {
         None => return Err("empty: the file holds no JSON".into()),
-        Some('{') => None,
         Some('[') => Some("an array"),
         Some('"') => Some("a string"),
-        Some('t' | 'f') => Some("a boolean"),
-        Some('n') => Some("null"),
         Some(c) if c == '-' || c.is_ascii_digit() => Some("a number"),
-        Some(_) => None,
+        // Keywords only whole (`not json` is no JSON at all: serde says so).
+        _ if t.starts_with("true") || t.starts_with("false") => Some("a boolean"),
+        _ if t.starts_with("null") => Some("null"),
+        _ => None,
     };
     if let Some(kind) = kind {
         return Err(format!(
@@ -420,6 +421,12 @@ mod tests {
         assert_eq!(
             from_json_object::<serde_json::Value>("\n ").unwrap_err(),
             "empty: the file holds no JSON"
+        );
+        // A word that only starts like a keyword is no JSON: serde says so.
+        assert!(
+            from_json_object::<serde_json::Value>("not json")
+                .unwrap_err()
+                .starts_with("expected")
         );
         // Anything else is serde's to judge, with its line and column.
         assert!(
