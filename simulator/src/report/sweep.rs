@@ -35,6 +35,8 @@ fn render_rows<T: serde::Serialize>(
                 "high_slowdown",
                 "low_slowdown",
                 "high_p99_ns",
+                "high_slowdown_low",
+                "high_slowdown_high",
             ]);
             w.write_record(&header).expect("writing to memory");
             for r in rows {
@@ -50,6 +52,13 @@ fn render_rows<T: serde::Serialize>(
                     format!("{:.6}", p.low_slowdown),
                     p.high_p99_ns.to_string(),
                 ]);
+                // The range's ends, as the JSON's `high_slowdown_range`
+                // (empty without one).
+                let end = |i: usize| {
+                    p.high_slowdown_range
+                        .map_or(String::new(), |r| format!("{:.6}", r[i]))
+                };
+                record.extend([end(0), end(1)]);
                 w.write_record(&record).expect("writing to memory");
             }
             String::from_utf8(w.into_inner().expect("flushing to memory")).expect("UTF-8")
