@@ -153,6 +153,12 @@ fn trace_cases(d: &Path) -> Vec<Case> {
             edited(d, "pid.parquet", |_, md| set_key(md, "fikit.pid", "12x")),
         ),
         inspect(
+            "job name empty",
+            edited(d, "noname.parquet", |_, md| {
+                set_key(md, "fikit.job_name", "")
+            }),
+        ),
+        inspect(
             "priority out of range",
             edited(d, "prio.parquet", |_, md| {
                 set_key(md, "fikit.priority", "12")

@@ -292,7 +292,16 @@ fn metadata_of(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<M
     let m = Meta(&kv);
     Ok(Metadata {
         format_version: FORMAT_VERSION,
-        job_name: m.string("job_name")?,
+        job_name: m.string("job_name").and_then(|n| {
+            if n.trim().is_empty() {
+                Err(Problem::key(
+                    &format!("{KEY_PREFIX}job_name"),
+                    "empty: a job needs a name (reports and options name jobs by it)",
+                ))
+            } else {
+                Ok(n)
+            }
+        })?,
         priority: m
             .number::<u8>("priority", "an integer from 0 to 9")
             .and_then(|p| {
