@@ -349,6 +349,25 @@ fn bad_input_exits_2_naming_file_event_and_problem() {
     rejects(d, &["missing.json"], &["missing.json"]);
     std::fs::write(d.join("t.txt"), "plain text").unwrap();
     rejects(d, &["t.txt"], &["t.txt: not a format import reads"]);
+    // A device limit that is no count: refused, not read as "not given".
+    let mut v = kineto(1);
+    v["deviceProperties"][0]["numSms"] = json!(-3);
+    std::fs::write(d.join("negsms.json"), v.to_string()).unwrap();
+    rejects(
+        d,
+        &["negsms.json"],
+        &["negsms.json: deviceProperties[0]: `numSms` is -3: not an unsigned 32-bit count"],
+    );
+    nsys(&d.join("negsms.sqlite"));
+    rusqlite::Connection::open(d.join("negsms.sqlite"))
+        .unwrap()
+        .execute_batch("UPDATE TARGET_INFO_GPU SET smCount = -1")
+        .unwrap();
+    rejects(
+        d,
+        &["negsms.sqlite"],
+        &["negsms.sqlite: table TARGET_INFO_GPU, row 1: smCount is -1"],
+    );
     // A fikit trace given to import: it needs none (the message offered
     // --format, which cannot help).
     let shipped = fikit_e2e::root().join("traces/h200/resnet50-bs1-eval-466.parquet");

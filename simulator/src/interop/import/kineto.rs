@@ -691,13 +691,24 @@ fn device_info(v: &serde_json::Value) -> Result<(u32, DeviceInfo, Vec<String>), 
         },
         _ => 0,
     };
+    // A limit not given is 0 (unknown); one given must be a count.
+    let limit = |k: &str| -> Result<Option<u32>, String> {
+        match obj.get(k) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .map(Some)
+                .ok_or_else(|| format!("`{k}` is {v}: not an unsigned 32-bit count")),
+        }
+    };
     let info = DeviceInfo {
         name,
-        sm_count: num("numSms").unwrap_or(0),
-        max_threads_per_sm: num("maxThreadsPerMultiprocessor").unwrap_or(0),
-        max_registers_per_sm: num("regsPerMultiprocessor").unwrap_or(0),
-        max_shared_memory_per_sm: num("sharedMemPerMultiprocessor")
-            .or_else(|| num("maxSharedMemoryPerMultiProcessor"))
+        sm_count: limit("numSms")?.unwrap_or(0),
+        max_threads_per_sm: limit("maxThreadsPerMultiprocessor")?.unwrap_or(0),
+        max_registers_per_sm: limit("regsPerMultiprocessor")?.unwrap_or(0),
+        max_shared_memory_per_sm: limit("sharedMemPerMultiprocessor")?
+            .or(limit("maxSharedMemoryPerMultiProcessor")?)
             .unwrap_or(0),
         max_blocks_per_sm: max_blocks,
     };

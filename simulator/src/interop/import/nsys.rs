@@ -611,11 +611,14 @@ impl<'c> Reader<'c> {
         let source = &mut self.source;
         t.rows(&["id"], &optional, |row| {
             let ordinal = row.opt_i64("cuDevice")?.unwrap_or(row.i64("id")?);
+            // A limit not given is 0 (unknown); one given must be a count.
             let num = |c: &str| -> Result<u32, String> {
-                Ok(row
-                    .opt_i64(c)?
-                    .and_then(|v| u32::try_from(v).ok())
-                    .unwrap_or(0))
+                match row.opt_i64(c)? {
+                    None => Ok(0),
+                    Some(v) => u32::try_from(v).map_err(|_| {
+                        format!("{}: {c} is {v}: not an unsigned 32-bit count", row.where_())
+                    }),
+                }
             };
             let info = DeviceInfo {
                 name: names
