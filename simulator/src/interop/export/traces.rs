@@ -81,39 +81,31 @@ pub fn wall_clock_problem(inputs: &[TraceInput]) -> Option<String> {
     })
 }
 
-/// The latest time of any of `t`'s events, ns (0 without events).
-fn last_event_ns(t: &Trace) -> i64 {
-    let launches = |l: &Option<HostCall>| l.map(|l| l.end_ns);
+/// Every event of `t` as its (start, end), ns: kernels, copies and memsets
+/// and their launch calls, API calls, synchronizations.
+fn intervals(t: &Trace) -> impl Iterator<Item = (i64, i64)> + '_ {
+    let launch = |l: &Option<HostCall>| l.map(|l| (l.start_ns, l.end_ns));
     t.kernels
         .iter()
-        .flat_map(|k| [Some(k.end_ns), launches(&k.launch)])
+        .flat_map(move |k| [Some((k.start_ns, k.end_ns)), launch(&k.launch)])
         .chain(
             t.memops
                 .iter()
-                .flat_map(|m| [Some(m.end_ns), launches(&m.launch)]),
+                .flat_map(move |m| [Some((m.start_ns, m.end_ns)), launch(&m.launch)]),
         )
         .flatten()
-        .chain(t.api_calls.iter().map(|a| a.end_ns))
-        .chain(t.syncs.iter().map(|s| s.end_ns))
-        .max()
-        .unwrap_or(0)
+        .chain(t.api_calls.iter().map(|a| (a.start_ns, a.end_ns)))
+        .chain(t.syncs.iter().map(|s| (s.start_ns, s.end_ns)))
 }
 
+/// The latest time of any of `t`'s events, ns (0 without events).
+fn last_event_ns(t: &Trace) -> i64 {
+    intervals(t).map(|(_, e)| e).max().unwrap_or(0)
+}
+
+/// The earliest time of any of `t`'s events, ns (0 without events).
 pub(super) fn first_event_ns(t: &Trace) -> i64 {
-    let launches = |l: &Option<HostCall>| l.map(|l| l.start_ns);
-    t.kernels
-        .iter()
-        .flat_map(|k| [Some(k.start_ns), launches(&k.launch)])
-        .chain(
-            t.memops
-                .iter()
-                .flat_map(|m| [Some(m.start_ns), launches(&m.launch)]),
-        )
-        .flatten()
-        .chain(t.api_calls.iter().map(|a| a.start_ns))
-        .chain(t.syncs.iter().map(|s| s.start_ns))
-        .min()
-        .unwrap_or(0)
+    intervals(t).map(|(s, _)| s).min().unwrap_or(0)
 }
 
 /// A gap cause as a slice's name.
