@@ -737,6 +737,10 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
             vec!["--serve", "0.01", "--requests", "10"],
             "more than the 16777216 --serve builds a job of",
         ),
+        (
+            vec!["--serve", "50,100,50"],
+            "--serve: the rate 50 is given twice (rate 3 and an earlier one)",
+        ),
     ] {
         let mut a = vec![traces, "--jobs", jobs, "--no-plots"];
         a.extend(args);
@@ -746,6 +750,26 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
         &root,
         &[traces, "--serve", "50", "--no-plots"],
         "--serve: name the jobs that share the GPU",
+    );
+    // At 40/s the server is far from busy: no note. At 1000/s (a request
+    // takes milliseconds alone) its queue cannot drain: a note says so.
+    let notes = |rate: &str| {
+        let out = cmd("fikit-sim")
+            .current_dir(&root)
+            .args([traces, "--jobs", jobs, "--serve", rate, "--requests", "50"])
+            .args(["--policy", "exclusive", "--no-plots"])
+            .assert()
+            .success()
+            .get_output()
+            .clone();
+        String::from_utf8(out.stderr).unwrap()
+    };
+    assert!(!notes("40").contains("note:"), "{}", notes("40"));
+    let busy = notes("1000");
+    assert!(
+        busy.contains("note: at 1000 requests/s mobilenet_v3_large-bs1-eval would be busy")
+            && busy.contains("its queue grows without end"),
+        "{busy}"
     );
 }
 

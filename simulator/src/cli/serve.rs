@@ -140,6 +140,17 @@ pub fn run_serving(
             "--serve: a rate must be a positive number of requests a second, found {r}"
         )));
     }
+    if let Some((i, r)) = s
+        .rates
+        .iter()
+        .enumerate()
+        .find(|(i, r)| s.rates[..*i].contains(r))
+    {
+        return Err(bad_input(anyhow::anyhow!(
+            "--serve: the rate {r} is given twice (rate {} and an earlier one)",
+            i + 1
+        )));
+    }
     if s.requests == 0 {
         return Err(bad_input(anyhow::anyhow!("--requests: must be at least 1")));
     }
@@ -197,6 +208,12 @@ pub fn run_serving(
     let rows: Vec<ServeRow> = per_rate.into_iter().flat_map(|(_, r)| r).collect();
     eprintln!("fikit-sim: {model_line}");
     say_lines(&lines);
+    say_lines(&server_notes(
+        s,
+        &scenario.jobs[server],
+        &model,
+        as_profiled,
+    ));
     let partners: Vec<&str> = scenario
         .jobs
         .iter()
@@ -210,6 +227,65 @@ pub fn run_serving(
         Format::Table => table(&rows, s, &name, &partners),
     };
     print(&text)
+}
+
+/// Requests served back to back alone to time one ([`server_notes`]).
+const BACK_TO_BACK: usize = 100;
+
+/// Notes on what the server's figures mean: a program with no step past its
+/// set-up (each request replays all of it), and each rate at which the
+/// server alone would be busy all the time (its queue then grows without
+/// end, and its p99 with `--requests`): the rate times one request's time
+/// served back to back alone.
+fn server_notes(
+    s: &Serve,
+    server: &crate::sim::job::Job,
+    model: &GpuModel,
+    as_profiled: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if server.serves_whole_program() {
+        notes.push(format!(
+            "note: {} has no iteration past its set-up to serve with: each request replays its whole \
+             program, set-up included (profile it for more iterations)",
+            server.name
+        ));
+    }
+    let mut alone = vec![server.serving(&vec![0; BACK_TO_BACK])];
+    let _ = characterize(&mut alone, model, as_profiled);
+    // One request's time: the spacing of their completions, all arriving at
+    // once (the set-up runs once before the first); a whole-program request
+    // (several iterations each), the run's time over the requests.
+    let whole = server.serves_whole_program();
+    let Some(per_request) = crate::sim::simulate::run_isolated(&alone, model)
+        .ok()
+        .and_then(|r| {
+            let o = r.first()?.jobs.first()?;
+            let lat = &o.iterations_ns;
+            if whole {
+                Some(o.jct_ns() as f64 / BACK_TO_BACK as f64)
+            } else {
+                (lat.len() >= 2)
+                    .then(|| (lat[lat.len() - 1] - lat[0]) as f64 / (lat.len() - 1) as f64)
+            }
+        })
+        .filter(|ns| *ns > 0.0)
+    else {
+        return notes;
+    };
+    for rate in &s.rates {
+        let busy = rate * per_request / 1e9;
+        if busy >= 1.0 {
+            notes.push(format!(
+                "note: at {rate} requests/s {} would be busy {:.0}% of the time alone (a request takes \
+                 {} back to back): its queue grows without end, and its latencies with --requests",
+                server.name,
+                100.0 * busy,
+                human_ns(per_request as i64)
+            ));
+        }
+    }
+    notes
 }
 
 /// The serving job's row and its partners' worst slowdown, per policy.
@@ -287,12 +363,13 @@ fn table(rows: &[ServeRow], s: &Serve, server: &str, partners: &[&str]) -> Strin
         ]);
     }
     format!(
-        "{server} serving {} requests ({}) beside {}, which repeat until the last arrives: its latency from \
+        "{server} serving {} request{} ({}) beside {}, which repeat until the last arrives: its latency from \
          arrival to completion, queueing included; exclusive: alone\n{t}\npartner slowdown: the worst of the \
          other jobs' regions shared / alone; vs timeslice: their throughput against time slicing's (its \
          partner slowdown over this one); idle filled: the share of {server}'s idle GPU time other jobs' \
          kernels used\n",
         s.requests,
+        if s.requests == 1 { "" } else { "s" },
         if s.fixed {
             "one period apart".to_string()
         } else {

@@ -151,6 +151,17 @@ impl Job {
         job
     }
 
+    /// True when [`Job::serving`] has no recorded step past the set-up to
+    /// serve requests with, so that each request replays the whole program,
+    /// set-up included.
+    pub fn serves_whole_program(&self) -> bool {
+        let (ranges, _) = self.iterations();
+        let setup = self.setup_iterations.max(1).min(ranges.len());
+        let iters: Vec<&[HostStep]> = ranges.iter().map(|r| &self.steps[r.clone()]).collect();
+        let period = request_period(self, &iters[setup..]);
+        ranges.len() - setup < period
+    }
+
     /// The job serving requests that arrive at `arrivals` (ns, ascending,
     /// counted from the end of its set-up: a server takes requests once it
     /// is up, as `scripts/workloads/workload.py --rate` counts them from the

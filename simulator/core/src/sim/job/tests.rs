@@ -147,3 +147,16 @@ fn the_host_per_launch_leaves_out_the_set_up_the_waits_and_the_longest_hundredth
     };
     assert_eq!(none.host_ns_per_launch(), None);
 }
+
+#[test]
+fn a_program_with_no_step_past_its_set_up_serves_each_request_whole() {
+    // The fixture's first iteration is its set-up: one iteration leaves
+    // nothing to serve with, two leave one step.
+    let one = Job::from_trace(&fikit_trace::fixture::serving("j", 0, 1));
+    let two = Job::from_trace(&fikit_trace::fixture::serving("j", 0, 2));
+    assert_eq!((one.setup_iterations, two.setup_iterations), (1, 1));
+    assert!(one.serves_whole_program());
+    assert!(!two.serves_whole_program());
+    // Served, the whole program replays per request: every op each time.
+    assert_eq!(one.serving(&[0, 10]).ops.len(), 2 * one.ops.len());
+}
