@@ -1013,3 +1013,61 @@ fn traces_whose_figures_may_mislead_get_a_note() {
     let (_, stderr) = serving_beside_training(d.path(), &[]);
     assert!(!stderr.contains("note:"), "{stderr}");
 }
+
+#[test]
+fn ties_at_the_best_priority_and_one_priority_for_all_are_said() {
+    // Two throughput jobs of one priority: the first listed is FIKIT's top
+    // job, which the user is told, with how to choose.
+    let root = fikit_e2e::root();
+    let h200 = root.join("traces/h200");
+    let out = cmd("fikit-sim")
+        .current_dir(&root)
+        .arg(&h200)
+        .args(["--jobs", "resnet50-bs128-eval,resnet50-bs32-train"])
+        .args(["--policy", "fikit", "--no-plots", "--format", "csv"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "note: resnet50-bs128-eval, resnet50-bs32-train share the best priority (9): under fikit \
+             the first listed, resnet50-bs128-eval, takes the top place"
+        ),
+        "{stderr}"
+    );
+    // Under time slicing nothing ranks them: no note.
+    cmd("fikit-sim")
+        .current_dir(&root)
+        .arg(&h200)
+        .args(["--jobs", "resnet50-bs128-eval,resnet50-bs32-train"])
+        .args(["--policy", "timeslice", "--no-plots", "--format", "csv"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("share the best priority").not());
+    // A folder of one priority: no pairs to screen; said so.
+    let d = tempfile::tempdir().unwrap();
+    for f in [
+        "resnet50-bs128-eval-839.parquet",
+        "resnet50-bs32-train-636.parquet",
+        "bert-base-bs32-train-1033.parquet",
+    ] {
+        std::fs::copy(h200.join(f), d.path().join(f)).unwrap();
+    }
+    cmd("fikit-sim")
+        .current_dir(d.path())
+        .args([
+            ".",
+            "--policy",
+            "timeslice",
+            "--no-plots",
+            "--format",
+            "csv",
+        ])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "note: all 3 jobs share one priority, so no pair is latency-critical beside throughput",
+        ));
+}

@@ -243,6 +243,31 @@ pub fn trace_notes(
     Ok(notes)
 }
 
+/// A note where jobs share the best priority and a policy ranks jobs by it
+/// (FIKIT, preemptive): the first of them as listed takes the top place.
+fn tie_note(jobs: &[crate::sim::job::Job], policies: &[PolicyKind]) -> Option<String> {
+    let ranked: Vec<&str> = policies
+        .iter()
+        .filter(|p| matches!(p, PolicyKind::Fikit | PolicyKind::Preemptive))
+        .map(|p| p.as_str())
+        .collect();
+    let best = jobs.iter().map(|j| j.priority).min()?;
+    let tied: Vec<&str> = jobs
+        .iter()
+        .filter(|j| j.priority == best)
+        .map(|j| j.name.as_str())
+        .collect();
+    (tied.len() > 1 && !ranked.is_empty()).then(|| {
+        format!(
+            "note: {} share the best priority ({best}): under {} the first listed, {}, takes the \
+             top place (--jobs order, else the traces' order; --priority JOB=N breaks the tie)",
+            tied.join(", "),
+            ranked.join(" and "),
+            tied[0]
+        )
+    })
+}
+
 /// Says each of `lines` on stderr, after `fikit-sim: `.
 pub fn say_lines(lines: &[String]) {
     for l in lines {
@@ -379,6 +404,15 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
             corners.as_ref(),
         );
     }
+    let mut notes = Vec::new();
+    if pairwise {
+        notes.push(format!(
+            "note: all {} jobs share one priority, so no pair is latency-critical beside throughput: \
+             they are simulated together on one GPU (--priority JOB=N sets one apart)",
+            scenario.jobs.len()
+        ));
+    }
+    notes.extend(tie_note(&scenario.jobs, &o.policies));
     let opts = SimOptions {
         policies: o.policies.clone(),
         model,
@@ -413,6 +447,7 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     progress.finish();
     eprintln!("fikit-sim: {model_line}");
     say_lines(&lines);
+    say_lines(&notes);
     print(&report::render(&report, o.format))?;
     let mut plot_files = Vec::new();
     if let Some(dir) = &o.plots {
