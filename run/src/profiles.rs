@@ -69,6 +69,13 @@ pub(crate) fn read_profiles(s: &Scenario) -> Result<Profiles> {
 /// One profile of job `j`: its gate table, its simulated job, its GPU's name.
 fn read_profile(path: &Path, j: &JobSpec) -> Result<(Table, Job, String)> {
     let t = fikit_trace::read_trace(path).map_err(bad)?;
+    if let Some(why) = other_program(&t.meta.command_line, &j.command) {
+        eprintln!(
+            "fikit-run: warning: {}: {why}: the prediction of {} is of that program",
+            path.display(),
+            j.name
+        );
+    }
     let mut ops: Vec<ProfiledOp> = t
         .kernels
         .iter()
@@ -97,6 +104,20 @@ fn read_profile(path: &Path, j: &JobSpec) -> Result<(Table, Job, String)> {
     Ok((table, job, t.meta.device.name.clone()))
 }
 
+/// Why a profile recorded as `recorded` may be of another program than the
+/// job's `command`, or `None`: the commands differ (a profile made by
+/// `fikit-profile -- COMMAND` records it; one without a command line, an
+/// import, is not checked).
+fn other_program(recorded: &[String], command: &[String]) -> Option<String> {
+    (!recorded.is_empty() && recorded != command).then(|| {
+        format!(
+            "profiled `{}`, the job runs `{}`",
+            recorded.join(" "),
+            command.join(" ")
+        )
+    })
+}
+
 pub(crate) fn model_for(choice: Option<&str>, devices: &[String]) -> Result<(GpuModel, String)> {
     match choice {
         Some("default") => Ok((
@@ -116,5 +137,25 @@ pub(crate) fn model_for(choice: Option<&str>, devices: &[String]) -> Result<(Gpu
                 },
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::other_program;
+
+    #[test]
+    fn a_profile_of_another_command_is_told_apart() {
+        let v = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            other_program(&v("python3 a.py --b 1"), &v("python3 a.py --b 1")),
+            None
+        );
+        assert_eq!(
+            other_program(&v("python3 r50.py"), &v("python3 r18.py")).as_deref(),
+            Some("profiled `python3 r50.py`, the job runs `python3 r18.py`")
+        );
+        // An import records no command: not checked.
+        assert_eq!(other_program(&[], &v("python3 r18.py")), None);
     }
 }
