@@ -147,6 +147,11 @@ fn the_report_is_self_contained_with_every_table_and_plot() {
         "timeslice",
         "timeslice_quantum_ns",
         "Iteration latency CDF",
+        // The text table's columns and first lines, as the text shows them.
+        "<th scope=\"col\">p99.9</th>",
+        "<th scope=\"col\">idle filled</th>",
+        "How the jobs were simulated",
+        "host: as traced",
     ] {
         assert!(html.contains(text), "the report lacks {text}");
     }

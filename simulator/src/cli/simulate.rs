@@ -348,9 +348,9 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
     let files = source_files(&o.source)?;
     let (model, model_line) = resolve_model(&o.model, &files)?;
     let mut scenario = load_scenario(&o.source, &files, false)?;
-    let notes = trace_notes(&files, &scenario, &o.jobs)?;
+    let traces_said = trace_notes(&files, &scenario, &o.jobs)?;
     pick_jobs(&mut scenario, &o.priorities, &o.jobs)?;
-    say_lines(&notes);
+    say_lines(&traces_said);
     if let Some(s) = &o.serve {
         if o.jobs.is_empty() && !o.together {
             return Err(bad_input(anyhow::anyhow!(
@@ -462,7 +462,13 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
         plot_files = written;
     }
     if let Some(path) = &o.html {
-        write_html_report(path, &scenario, &opts.model, &report, &plot_files)?;
+        let said: Vec<String> = lines
+            .iter()
+            .chain(&traces_said)
+            .chain(&notes)
+            .cloned()
+            .collect();
+        write_html_report(path, &scenario, &opts.model, &report, &plot_files, &said)?;
     }
     Ok(())
 }
@@ -532,6 +538,7 @@ pub fn write_html_report(
     model: &GpuModel,
     report: &Report,
     plot_files: &[PathBuf],
+    notes: &[String],
 ) -> Result<(), Failure> {
     let figures = if plot_files.is_empty() {
         let dir = std::env::temp_dir().join(format!("fikit-sim-html-{}", std::process::id()));
@@ -552,6 +559,7 @@ pub fn write_html_report(
         report,
         figures,
         command: Some(format!("command: fikit-sim {}", args.join(" "))),
+        notes: notes.to_vec(),
     });
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)

@@ -333,6 +333,9 @@ pub struct SimulationHtml<'a> {
     pub figures: Vec<Figure>,
     /// How the run was started (e.g. the command line), if known.
     pub command: Option<String>,
+    /// How the jobs were simulated: the lines `fikit-sim` says first (each
+    /// job's host speed, its MPS pressure) and its notes.
+    pub notes: Vec<String>,
 }
 
 /// The HTML report of a simulation: scenario, GPU model, results, plots.
@@ -343,11 +346,18 @@ pub fn simulation_report(input: &SimulationHtml<'_>) -> HtmlReport {
         report,
         ..
     } = input;
-    let mut sections = vec![
-        scenario_section(scenario),
-        model_section(model),
-        results_section(report),
-    ];
+    let mut sections = vec![scenario_section(scenario), model_section(model)];
+    if !input.notes.is_empty() {
+        sections.push(Section {
+            heading: "How the jobs were simulated".into(),
+            blocks: input
+                .notes
+                .iter()
+                .map(|n| Block::Paragraph(n.clone()))
+                .collect(),
+        });
+    }
+    sections.push(results_section(report));
     if !input.figures.is_empty() {
         sections.push(Section {
             heading: "Plots".into(),
@@ -467,10 +477,13 @@ fn results_section(report: &Report) -> Section {
             "iters",
             "p50",
             "p99",
+            "p99.9",
         ]
         .map(String::from)
         .to_vec(),
-        numeric: vec![false, false, true, true, true, true, true, true, true, true],
+        numeric: vec![
+            false, false, true, true, true, true, true, true, true, true, true,
+        ],
         rows: report
             .jobs
             .iter()
@@ -481,11 +494,12 @@ fn results_section(report: &Report) -> Section {
                     r.priority.to_string(),
                     human_ns(r.isolated_region_ns),
                     human_ns(r.region_ns),
-                    format!("{:.3}x", r.slowdown),
+                    super::slowdown_with_range(r),
                     format!("{:.3}x", r.vs_timeslice),
                     r.iterations.to_string(),
                     human_ns(r.p50_ns),
-                    human_ns(r.p99_ns),
+                    super::p99_with_range(r.p99_ns, r.p99_range),
+                    human_ns(r.p999_ns),
                 ]
             })
             .collect(),
@@ -498,11 +512,12 @@ fn results_section(report: &Report) -> Section {
             "GPU busy",
             "utilization",
             "misprediction delay",
+            "idle filled",
             "engine events",
         ]
         .map(String::from)
         .to_vec(),
-        numeric: vec![false, true, true, true, true, true],
+        numeric: vec![false, true, true, true, true, true, true],
         rows: report
             .policies
             .iter()
@@ -516,6 +531,7 @@ fn results_section(report: &Report) -> Section {
                         (Some(d), Some(n)) => format!("{} over {n} kernels", human_ns(d)),
                         _ => "-".to_string(),
                     },
+                    super::idle_filled(r),
                     r.events.to_string(),
                 ]
             })
@@ -528,8 +544,12 @@ fn results_section(report: &Report) -> Section {
                 "alone, shared: the job's region, from its first kernel launch to its end (its \
                  set-up before it left out, as fikit-run measures); slowdown = shared / alone; vs \
                  timeslice = shared under timeslice / shared under the policy (the high-priority \
-                 job's speedup over default sharing; below 1 = slower). p50/p99: iteration \
-                 latency, nearest rank."
+                 job's speedup over default sharing; below 1 = slower). p50/p99/p99.9: iteration \
+                 latency, nearest rank; [a-b]: the range over the hosts' untraced runs (the \
+                 slowdown's: a shared run and a run alone each anywhere between the fastest and the \
+                 slowest; a p99's: one run at either). idle filled: the share of the \
+                 latency-critical job's idle GPU time (none of its kernels queued or running) in \
+                 which other jobs' kernels ran."
                     .into(),
             ),
             Block::Table(per_job),

@@ -46,6 +46,23 @@ pub fn render(report: &Report, format: Format) -> String {
 }
 
 /// A p99 with its range where it has one: `5.99 ms [5.11 ms-6.06 ms]`.
+/// A job row's slowdown, with its range over the hosts' runs where it has one.
+pub(crate) fn slowdown_with_range(r: &crate::sim::simulate::JobRow) -> String {
+    match r.slowdown_range {
+        Some([lo, hi]) => format!("{:.3}x [{lo:.3}-{hi:.3}]", r.slowdown),
+        None => format!("{:.3}x", r.slowdown),
+    }
+}
+
+/// A policy row's share of the latency-critical job's idle GPU time that
+/// other jobs' kernels used, of how much idle time.
+pub(crate) fn idle_filled(r: &crate::sim::simulate::PolicyRow) -> String {
+    match (r.fill_share, r.fill_idle_ns) {
+        (Some(s), Some(idle)) => format!("{:.0}% of {}", 100.0 * s, human_ns(idle)),
+        _ => "-".to_string(),
+    }
+}
+
 pub(crate) fn p99_with_range(p99_ns: i64, range: Option<[i64; 2]>) -> String {
     match range {
         Some([lo, hi]) => format!("{} [{}-{}]", human_ns(p99_ns), human_ns(lo), human_ns(hi)),
@@ -76,10 +93,7 @@ fn table(report: &Report) -> String {
             right(r.priority.to_string()),
             right(human_ns(r.isolated_region_ns)),
             right(human_ns(r.region_ns)),
-            right(match r.slowdown_range {
-                Some([lo, hi]) => format!("{:.3}x [{lo:.3}-{hi:.3}]", r.slowdown),
-                None => format!("{:.3}x", r.slowdown),
-            }),
+            right(slowdown_with_range(r)),
             right(format!("{:.3}x", r.vs_timeslice)),
             right(r.iterations.to_string()),
             right(human_ns(r.p50_ns)),
@@ -107,10 +121,7 @@ fn table(report: &Report) -> String {
                 (Some(d), Some(n)) => format!("{} over {n} kernels", human_ns(d)),
                 _ => "-".to_string(),
             }),
-            right(match (r.fill_share, r.fill_idle_ns) {
-                (Some(s), Some(idle)) => format!("{:.0}% of {}", 100.0 * s, human_ns(idle)),
-                _ => "-".to_string(),
-            }),
+            right(idle_filled(r)),
         ]);
     }
     let measure = if report.from_arrival {
