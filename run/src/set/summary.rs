@@ -273,6 +273,13 @@ pub fn summarize(set: &Set, out: &Path) -> Result<Summary, String> {
         )?;
         if !saved.complete {
             incomplete.push(p.name.clone());
+        } else if saved.rows.is_empty() {
+            // Every complete run has a row a job and policy: the pair would
+            // drop out of the summary unnamed.
+            return Err(format!(
+                "{}: a complete run with no rows (fikit-run writes one a job and policy)",
+                path.display()
+            ));
         }
         let mut machines = std::collections::BTreeMap::<String, usize>::new();
         for j in saved.rounds.iter().flat_map(|r| &r.jobs) {

@@ -499,6 +499,20 @@ fn the_summary_splits_errors_by_policy_and_sample() {
     let html = summary_html(&s, &sum);
     assert!(html.contains("<td>1/1</td><td>1/1</td>"), "{html}");
     assert!(html.contains("<td class=\"far\">-50.0%</td>"), "{html}");
+    // A complete run with no rows (an edited or broken file) would drop its
+    // pair from the summary unnamed: refused, naming the file.
+    std::fs::write(
+        d.path().join("p4").join("run.json"),
+        serde_json::json!({"rows": [], "complete": true, "rounds": []}).to_string(),
+    )
+    .unwrap();
+    let e = summarize(&s, d.path()).unwrap_err();
+    assert!(
+        e.ends_with(
+            "p4/run.json: a complete run with no rows (fikit-run writes one a job and policy)"
+        ),
+        "{e}"
+    );
 }
 
 #[test]
