@@ -40,23 +40,8 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
             "--max-events must be at least 1"
         )));
     }
-    // Before the work: a path that cannot take the file (a missing folder
-    // is made).
-    let out = &args.output;
-    if out.as_os_str() != "-" {
-        if out.is_dir() {
-            return Err(bad_input(anyhow::anyhow!(
-                "-o {}: a folder; name the JSON file to write",
-                out.display()
-            )));
-        }
-        if let Some(p) = out.parent().filter(|p| p.exists() && !p.is_dir()) {
-            return Err(bad_input(anyhow::anyhow!(
-                "-o {}: {} is a file, not a folder",
-                out.display(),
-                p.display()
-            )));
-        }
+    if args.output.as_os_str() != "-" {
+        super::simulate::check_output_file("-o", &args.output, "the JSON file to write")?;
     }
     let opts = ExportOptions {
         max_events: args.max_events,

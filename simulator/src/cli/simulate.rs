@@ -150,32 +150,19 @@ pub fn resolve_model(
             "GPU model: documented defaults, not calibrated (--model default)".to_string(),
         )),
         ModelChoice::Auto => {
-            let mut devices: Vec<String> = Vec::new();
-            for f in files {
-                let meta = fikit_trace::read_metadata(f).map_err(bad_input)?;
-                if !devices.contains(&meta.device.name) {
-                    devices.push(meta.device.name);
-                }
-            }
-            let (m, file) = GpuModel::for_devices(devices.iter().map(String::as_str));
-            let line = match (devices.as_slice(), file) {
-                ([device], Some(file)) => format!(
-                    "GPU model: {}, calibrated ({file}), for the traces' GPU {device}; \
-                     --model default for the documented defaults",
-                    m.name
-                ),
-                ([device], None) => format!(
-                    "GPU model: documented defaults, not calibrated: fikit ships no \
-                     calibrated model for the traces' GPU {device} (`fikit-lab calibrate` \
-                     on that GPU writes one; --model FILE uses it)"
-                ),
-                _ => format!(
-                    "GPU model: documented defaults, not calibrated: the traces come from \
-                     different GPUs ({}); --model FILE chooses one",
-                    devices.join(", ")
-                ),
-            };
-            Ok((m, line))
+            let devices = files
+                .iter()
+                .map(|f| fikit_trace::read_metadata(f).map(|m| m.device.name))
+                .collect::<Result<Vec<String>, _>>()
+                .map_err(bad_input)?;
+            Ok(crate::sim::model_for_traces(
+                devices.iter().map(String::as_str),
+                &crate::sim::ModelHints {
+                    calibrated: "; --model default for the documented defaults",
+                    none: "`fikit-lab calibrate` on that GPU writes one; --model FILE uses it",
+                    mixed: "--model FILE chooses one",
+                },
+            ))
         }
     }
 }
@@ -740,27 +727,35 @@ fn simulating(e: crate::sim::engine::RunError) -> Failure {
     if bad { bad_input(e) } else { other(e) }
 }
 
+/// A file `flag` names to write, refused before any work where it cannot
+/// be: a folder (`what`: what to name instead), or under a path that is a
+/// file (a missing folder is made).
+pub(super) fn check_output_file(flag: &str, path: &Path, what: &str) -> Result<(), Failure> {
+    if path.is_dir() {
+        return Err(bad_input(anyhow::anyhow!(
+            "{flag} {}: a folder; name {what}",
+            path.display()
+        )));
+    }
+    if let Some(p) = path.parent().filter(|p| p.exists() && !p.is_dir()) {
+        return Err(bad_input(anyhow::anyhow!(
+            "{flag} {}: {} is a file, not a folder",
+            path.display(),
+            p.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Outputs that could not be written, refused before any work: an HTML
 /// report that names a folder or whose folder is a file, plots into a path
 /// that is a file.
 fn check_outputs(html: Option<&Path>, plots: Option<&Path>) -> Result<(), Failure> {
+    if let Some(h) = html {
+        check_output_file("--html", h, "the report's file")?;
+    }
     // A missing folder is made; a path that is there but no folder cannot be.
     let not_a_folder = |p: &Path| p.exists() && !p.is_dir();
-    if let Some(h) = html {
-        if h.is_dir() {
-            return Err(bad_input(anyhow::anyhow!(
-                "--html {}: a folder; name the report's file",
-                h.display()
-            )));
-        }
-        if let Some(p) = h.parent().filter(|p| not_a_folder(p)) {
-            return Err(bad_input(anyhow::anyhow!(
-                "--html {}: {} is a file, not a folder",
-                h.display(),
-                p.display()
-            )));
-        }
-    }
     if let Some(d) = plots.filter(|d| not_a_folder(d)) {
         return Err(bad_input(anyhow::anyhow!(
             "--plots {}: a file, not a folder",

@@ -262,30 +262,14 @@ fn base_models(
     origin: &Path,
 ) -> Result<(Vec<GpuModel>, String), FleetError> {
     if spec.models.is_empty() {
-        let mut devices: Vec<&str> = Vec::new();
-        for m in metas {
-            if !devices.contains(&m.device.name.as_str()) {
-                devices.push(&m.device.name);
-            }
-        }
-        let (model, file) = GpuModel::for_devices(devices.iter().copied());
-        let line = match (devices.as_slice(), file) {
-            ([device], Some(file)) => {
-                format!(
-                    "GPU model: {}, calibrated ({file}), for the traces' GPU {device}",
-                    model.name
-                )
-            }
-            ([device], None) => format!(
-                "GPU model: documented defaults, not calibrated: fikit ships no calibrated \
-                 model for the traces' GPU {device} (the spec's `models` names model files)"
-            ),
-            _ => format!(
-                "GPU model: documented defaults, not calibrated: the traces come from \
-                 different GPUs ({}); the spec's `models` chooses",
-                devices.join(", ")
-            ),
-        };
+        let (model, line) = crate::sim::model_for_traces(
+            metas.iter().map(|m| m.device.name.as_str()),
+            &crate::sim::ModelHints {
+                calibrated: "",
+                none: "the spec's `models` names model files",
+                mixed: "the spec's `models` chooses",
+            },
+        );
         return Ok((vec![model], line));
     }
     let models = spec
