@@ -528,14 +528,10 @@ fn launched_nothing_note(idle: &[String], jobs: usize) -> String {
             }
         )
     };
-    let gpu = if std::path::Path::new("/dev/nvidiactl").exists() {
-        String::new()
-    } else {
-        " (this machine has no NVIDIA GPU driver: /dev/nvidiactl is missing)".to_string()
-    };
+    let gpu = fikit_protocol::no_gpu_driver().map_or(String::new(), |w| format!(" Here: {w}."));
     format!(
         "{who}: fikit-run measures a job from its first kernel launch; is it a CUDA \
-         program, and does it run on this machine's GPU{gpu}?"
+         program, and does it run on this machine's GPU?{gpu}"
     )
 }
 

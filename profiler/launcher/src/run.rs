@@ -47,10 +47,7 @@ fn preflight() -> Preflight {
             ));
         }
     }
-    if !Path::new("/dev/nvidiactl").exists() {
-        p.problems
-            .push("no NVIDIA GPU driver on this machine (/dev/nvidiactl is missing)".into());
-    }
+    p.problems.extend(fikit_protocol::no_gpu_driver());
     p
 }
 

@@ -147,6 +147,17 @@ pub const TEST_FAIL_START_ENV: &str = "FIKIT_TEST_FAIL_START";
 /// File name of the collector library.
 pub const COLLECTOR_FILE: &str = "libfikit_collector.so";
 
+/// The NVIDIA driver's control device: a machine without it has no GPU
+/// driver loaded.
+pub const NVIDIA_CTL: &str = "/dev/nvidiactl";
+
+/// Why no CUDA program can run on this machine, or `None`: no NVIDIA GPU
+/// driver ([`NVIDIA_CTL`] is missing).
+pub fn no_gpu_driver() -> Option<String> {
+    (!std::path::Path::new(NVIDIA_CTL).exists())
+        .then(|| format!("no NVIDIA GPU driver on this machine ({NVIDIA_CTL} is missing)"))
+}
+
 /// Where the collector library is: `FIKIT_COLLECTOR`, else beside this binary.
 pub fn find_collector() -> std::result::Result<PathBuf, String> {
     if let Some(p) = std::env::var_os(COLLECTOR_ENV).filter(|p| !p.is_empty()) {
