@@ -424,19 +424,14 @@ impl ReportArgs {
     /// no collector needed.
     pub fn into_options(self) -> Result<RunOptions> {
         // The run's file first: what every later check reads from.
-        if let Err(e) = std::fs::metadata(&self.run_json) {
-            return Err(bad(format!(
-                "{}: cannot read: {e}",
-                self.run_json.display()
-            )));
-        }
+        let text = std::fs::read_to_string(&self.run_json)
+            .map_err(|e| bad(format!("{}: cannot read: {e}", self.run_json.display())))?;
         // Without --policy, the policies the run ran (not every policy, the
         // ones it did not run as empty rows).
         let mut jobs = self.jobs;
         if jobs.policies.is_empty()
-            && let Some(ran) = std::fs::read_to_string(&self.run_json)
+            && let Some(ran) = serde_json::from_str::<serde_json::Value>(&text)
                 .ok()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
                 .and_then(|v| {
                     v["policies"]
                         .as_array()?

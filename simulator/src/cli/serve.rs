@@ -244,7 +244,8 @@ fn server_notes(
     as_profiled: bool,
 ) -> Vec<String> {
     let mut notes = Vec::new();
-    if server.serves_whole_program() {
+    let whole = server.serves_whole_program();
+    if whole {
         notes.push(format!(
             "note: {} has no iteration past its set-up to serve with: each request replays its whole \
              program, set-up included (profile it for more iterations)",
@@ -256,7 +257,6 @@ fn server_notes(
     // One request's time: the spacing of their completions, all arriving at
     // once (the set-up runs once before the first); a whole-program request
     // (several iterations each), the run's time over the requests.
-    let whole = server.serves_whole_program();
     let Some(per_request) = crate::sim::simulate::run_isolated(&alone, model)
         .ok()
         .and_then(|r| {
