@@ -154,7 +154,11 @@ class Out:
         small = {n for n, j in jobs.items() if j["priority"] == 0}
         digest = os.path.join(path, DIGEST)
         if write_digest:
-            traces = {}
+            # An earlier call's digest (a resumed sitting on a fresh machine,
+            # whose traces stayed on the machine that made them) is kept and
+            # added to.
+            old = json.load(open(digest)) if os.path.exists(digest) else {}
+            traces = dict(old.get("traces", {}))
             for f in sorted(glob.glob(os.path.join(path, "traces", "*", "*", "*.parquet"))):
                 job = os.path.basename(f).rsplit("-", 1)[0]
                 if job not in jobs:
@@ -162,11 +166,12 @@ class Out:
                 try:
                     traces[os.path.relpath(f, path)] = figures(f, arg(jobs[job]["command"], "--iters", 0))
                 except SystemExit as e:
-                    if job in small:
-                        raise
-                    # A partner's figures are kept for later questions only.
+                    # Kept as an error, so that one unreadable trace (a round
+                    # cut at the deadline, say) leaves the others' digest; a
+                    # batch-1 job's is raised where a reading needs it.
+                    print(f"host-corun: {f}: {e}", file=sys.stderr)
                     traces[os.path.relpath(f, path)] = {"error": str(e)}
-            rates = {}
+            rates = dict(old.get("rates", {}))
             for n in sorted(set(jobs) - small):
                 p = os.path.join(path, "profiles", f"{n}.parquet")
                 if os.path.exists(p):
@@ -189,7 +194,10 @@ class Out:
 
     def measure(self, rel, iters):
         if rel in self.digest["traces"]:
-            return self.digest["traces"][rel]
+            got = self.digest["traces"][rel]
+            if "error" in got:
+                raise SystemExit(f"host-corun: {rel} in {self.path}: {got['error']}")
+            return got
         if rel not in self.cache:
             self.cache[rel] = figures(os.path.join(self.path, rel), iters)
         return self.cache[rel]

@@ -446,6 +446,10 @@ pub fn run_round(
     };
     let logs = opts.out_dir.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| setup(&logs.display().to_string(), &e))?;
+    if let (Some(_), Some(td)) = (&opts.profiler, &opts.trace_dir) {
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        clear_round_traces(&td.join(&round), &names)?;
+    }
 
     let launch = Launch {
         specs: &specs,
@@ -479,6 +483,41 @@ pub fn run_round(
 }
 
 /// A round that could not be set up: `what`, and why.
+/// Removes the traces an earlier, cut-short run of this round left in its
+/// trace folder (`NAME-PID.parquet` or `NAME-PID-N.parquet` of this round's
+/// jobs; nothing else), so that the round's figures and a reader of the
+/// folder see this run's traces only.
+fn clear_round_traces(dir: &Path, names: &[&str]) -> Result<(), ExecError> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(stem) = path
+            .file_name()
+            .and_then(|f| f.to_str())
+            .and_then(|f| f.strip_suffix(".parquet"))
+        else {
+            continue;
+        };
+        let ours = names.iter().any(|n| {
+            stem.strip_prefix(n)
+                .and_then(|rest| rest.strip_prefix('-'))
+                .is_some_and(|rest| {
+                    let mut parts = rest.split('-');
+                    let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+                    parts.next().is_some_and(numeric)
+                        && parts.next().is_none_or(numeric)
+                        && parts.next().is_none()
+                })
+        });
+        if ours {
+            std::fs::remove_file(&path).map_err(|e| setup(&path.display().to_string(), &e))?;
+        }
+    }
+    Ok(())
+}
+
 fn setup(what: &str, e: &dyn std::fmt::Display) -> ExecError {
     ExecError::Setup(format!("{what}: {e}"))
 }
@@ -914,5 +953,31 @@ mod tests {
         j.first_launch_ns = Some(10);
         j.end_ns = Some(110);
         assert_eq!(j.region_ns(), Some(100));
+    }
+
+    #[test]
+    fn a_rerun_round_clears_only_its_jobs_earlier_traces() {
+        let d = tempfile::tempdir().unwrap();
+        let keep = [
+            "other-12.parquet",
+            "a-b-12.parquet",
+            "a-x.parquet",
+            "a-1-2-3.parquet",
+            "a-12.log",
+            "notes.txt",
+        ];
+        let gone = ["a-12.parquet", "a-12-2.parquet", "c-d-7.parquet"];
+        for f in keep.iter().chain(&gone) {
+            std::fs::write(d.path().join(f), b"x").unwrap();
+        }
+        clear_round_traces(d.path(), &["a", "c-d"]).unwrap();
+        for f in keep {
+            assert!(d.path().join(f).exists(), "{f} removed");
+        }
+        for f in gone {
+            assert!(!d.path().join(f).exists(), "{f} kept");
+        }
+        // A round's first run: no folder yet.
+        clear_round_traces(&d.path().join("none"), &["a"]).unwrap();
     }
 }
