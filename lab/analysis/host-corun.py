@@ -39,7 +39,7 @@ job's kernel time in its timed region shared over alone ("kernels").
 import fnmatch
 import glob
 import json
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 import os
 import statistics
 import sys
@@ -61,7 +61,8 @@ def rows(path):
 
 
 def timed_region(path, iters):
-    """(the trace's rows, the timed region's kernels by launch, its start, its end)."""
+    """(the trace's rows, the timed region's kernels by launch, the ends of
+    its synchronizations: the region's start, each iteration's end, its end)."""
     t = rows(path)
     syncs = sorted((r for r in t if r["kind"] == "sync" and r["sync_kind"] == "context_synchronize"),
                    key=lambda r: r["start_ns"])
@@ -74,7 +75,7 @@ def timed_region(path, iters):
                key=lambda r: r["launch_start_ns"])
     if len(k) < 2:
         raise SystemExit(f"host-corun: {path}: no kernel launches in the timed region")
-    return t, k, start, end
+    return t, k, [r["end_ns"] for r in syncs[len(syncs) - iters - 2:]]
 
 
 def launches_and_gaps(t, k):
@@ -98,12 +99,27 @@ def launches_and_gaps(t, k):
 
 def figures(path, iters):
     """The digest's figures of one batch-1 trace."""
-    t, k, start, end = timed_region(path, iters)
+    t, k, bounds = timed_region(path, iters)
+    start, end = bounds[0], bounds[-1]
     d, g = launches_and_gaps(t, k)
     by_name = {}
     for r in k:
         by_name.setdefault(r["name"], []).append(r["end_ns"] - r["start_ns"])
+    # Each iteration's end and its kernels' time (by kernel start), on the
+    # machine's clock, so that a reading can take the iterations that ran
+    # while a partner's own timed region did (added 2026-11-29, after 8 of
+    # the set's rows: the per-name medians and totals above cannot say when
+    # the partner ran).
+    per_iteration = [0] * (len(bounds) - 1)
+    for r in k:
+        i = bisect_right(bounds, r["start_ns"]) - 1
+        if 0 <= i < len(per_iteration):
+            per_iteration[i] += r["end_ns"] - r["start_ns"]
     return {
+        "start_ns": start,
+        "end_ns": end,
+        "iterations": [[b, n] for b, n in zip(bounds[1:], per_iteration)],
+        "kernel_sum_ns": {n: sum(v) for n, v in sorted(by_name.items())},
         "launch": statistics.median(d),
         "gap": statistics.median(g),
         "region_ns": end - start,
