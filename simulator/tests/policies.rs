@@ -2,7 +2,7 @@
 //! out by hand (every step is written next to the expected numbers).
 
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::sim::gpu::{GpuModel, Granularity, MpsOrder, SmSharing};
+use fikit_sim::sim::gpu::{GpuModel, Granularity};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::run_policy;
 use fikit_trace::{Kernel, Trace, fixture};
@@ -212,38 +212,9 @@ fn preemptive_at_block_granularity_stops_after_the_current_wave() {
     );
 }
 
-/// The earlier MPS model: every running kernel slowed by the summed SM demand.
-fn fluid() -> GpuModel {
-    GpuModel {
-        mps_sharing: SmSharing::Fluid,
-        ..model()
-    }
-}
-
 #[test]
-fn fluid_mps_runs_jobs_together_and_slows_them_when_demand_exceeds_the_device() {
-    // Small kernels: no slowdown, both run as if alone.
-    assert_eq!(
-        jcts(&[high(), low(250)], PolicyKind::Mps, &fluid()),
-        [400, 250]
-    );
-    // Full-device kernels: demand 2, rate 1/2 while both run.
-    // h1 and l1 from 0 at 1/2: h1 (100) ends 200, l1 has 150 left. Alone to 300
-    // (50 left). h2 from 300 at 1/2: l1 ends 400; h2 has 50 left at full speed: 450.
-    let h = job(
-        "high",
-        0,
-        vec![big("h1", 1, 0, 100), big("h2", 2, 300, 400)],
-    );
-    let l = job("low", 9, vec![big("l1", 1, 0, 250)]);
-    assert_eq!(jcts(&[h, l], PolicyKind::Mps, &fluid()), [450, 400]);
-}
-
-#[test]
-fn fluid_mps_slows_co_running_kernels_by_the_others_sm_share() {
-    // Half-device kernels (132 of 264 block slots): demand 0.5 each, so the
-    // SMs are never oversubscribed. corun_slowdown 1: while the other job's
-    // kernel holds half the SMs, a kernel runs 1 + 1 * 0.5 = 1.5x slower.
+fn the_replay_model_and_the_other_policies_leave_out_the_corun_slowdown() {
+    // Half-device kernels (132 of 264 block slots): both jobs' fit at once.
     let half = |name: &str, corr: u32, start: i64, end: i64| {
         let mut k = k(name, corr, start, end);
         k.grid = [132, 1, 1];
@@ -258,15 +229,11 @@ fn fluid_mps_slows_co_running_kernels_by_the_others_sm_share() {
     let l = job("low", 9, vec![half("l1", 1, 0, 260)]);
     let m = GpuModel {
         corun_slowdown: 1.0,
-        ..fluid()
+        ..model()
     };
-    // h1 and l1 from 0 at 2/3: h1 ends 150, l1 has 160 left; alone to 300
-    // (10 left). h2 from 300 at 2/3 beside it: l1 ends 315; h2 has 90 left
-    // at full speed: 405.
-    assert_eq!(
-        jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &m),
-        [405, 315]
-    );
+    // With it, MPS slows both.
+    let slowed = jcts(&[h.clone(), l.clone()], PolicyKind::Mps, &m);
+    assert!(slowed[0] > 400 && slowed[1] > 260, "{slowed:?}");
     // Without the slowdown (the default, and what validation against the
     // replay uses when its kernels show none) they run as if alone.
     let replay = GpuModel {
@@ -312,16 +279,10 @@ fn mps_a_one_block_kernel_waits_behind_a_many_wave_kernel() {
         jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &model()),
         [380, 400]
     );
-    // The fluid model had both run at once at 264/265 of full speed: H's
-    // kernel takes ceil(30 * 265/264) = 31 and L's ends at 401.
-    assert_eq!(
-        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &fluid()),
-        [31, 401]
-    );
 }
 
 #[test]
-fn mps_in_ready_order_or_in_launch_order() {
+fn mps_in_ready_order() {
     // L launches two kernels at 0 on one stream: l1, 4 waves [0,400), and l2,
     // one full wave queued behind it, [400,500). H arrives at 50 with a
     // one-block kernel of 30 ns.
@@ -337,16 +298,6 @@ fn mps_in_ready_order_or_in_launch_order() {
     assert_eq!(
         jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &model()),
         [380, 530]
-    );
-    // Launch order: l2 was launched at 0, before H's kernel (50): it goes
-    // first and fills the device, [400,500); H's kernel [500,530). H 480, L 500.
-    let launch = GpuModel {
-        mps_order: MpsOrder::Launch,
-        ..model()
-    };
-    assert_eq!(
-        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &launch),
-        [480, 500]
     );
 }
 
@@ -767,7 +718,7 @@ fn waits_between_copies_alone_end_no_iteration() {
 }
 
 #[test]
-fn timeslice_with_boundary_switching_hands_over_at_the_next_kernel_end() {
+fn timeslice_hands_over_by_quantum_only() {
     // L runs 100 ns kernels back to back [0,500); H arrives at 250 with one
     // 50 ns kernel. Quantum 1000, so by quantum alone H waits for L to run out
     // of work: L done at 500, switch 10, h1 [510,560): H's JCT 310.
@@ -797,14 +748,6 @@ fn timeslice_with_boundary_switching_hands_over_at_the_next_kernel_end() {
         ..GpuModel::default()
     };
     assert_eq!(run(&quantum), [310, 500]);
-    // With boundary switching (cost 5): l2 [200,300) finishes, nothing new of L
-    // starts; switch until 305, h1 [305,355) (JCT 105); H has no work: switch
-    // back until 360; l3 [360,460), l4 [460,560).
-    let boundary = GpuModel {
-        timeslice_boundary_switch_ns: Some(5),
-        ..quantum
-    };
-    assert_eq!(run(&boundary), [105, 560]);
 }
 
 /// The latency-critical job's idle time and its filled part, (idle, filled).

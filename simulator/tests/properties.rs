@@ -2,7 +2,7 @@
 
 use fikit_sim::policy::PolicyKind;
 use fikit_sim::report::{Format, render};
-use fikit_sim::sim::gpu::{GpuModel, Granularity, MpsOrder, SmSharing};
+use fikit_sim::sim::gpu::{GpuModel, Granularity};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::{SimOptions, run_policy, simulate};
 use fikit_trace::{Trace, fixture};
@@ -71,15 +71,13 @@ fn models() -> impl Strategy<Value = GpuModel> {
             Just(Granularity::Immediate)
         ],
         0i64..50,
-        prop_oneof![Just(MpsOrder::Ready), Just(MpsOrder::Launch)],
     )
-        .prop_map(|(q, c, p, g, cost, order)| GpuModel {
+        .prop_map(|(q, c, p, g, cost)| GpuModel {
             timeslice_quantum_ns: q,
             context_switch_ns: c,
             timeslice_preempts: p,
             preempt_granularity: g,
             preempt_cost_ns: cost,
-            mps_order: order,
             ..GpuModel::default()
         })
 }
@@ -141,30 +139,23 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
 
     /// Alone, a job replays its recorded timeline exactly under every
-    /// policy and every way of sharing SMs, with overlapping kernels of its
-    /// own that fill the device: a job's kernels never take room from each
-    /// other (its trace recorded how they shared), and a kernel's waves add
-    /// up to its recorded duration.
+    /// policy, with overlapping kernels of its own that fill the device: a
+    /// job's kernels never take room from each other (its trace recorded how
+    /// they shared), and a kernel's waves add up to its recorded duration.
     #[test]
     fn a_job_alone_replays_exactly_under_every_policy(steps in stream_steps(), c in 0.0f64..3.0) {
         let job = Job::from_trace(&two_stream_trace("a", &steps));
-        for (mode, order) in [
-            (SmSharing::Blocks, MpsOrder::Ready),
-            (SmSharing::Blocks, MpsOrder::Launch),
-            (SmSharing::Fluid, MpsOrder::Ready),
-        ] {
-            let m = GpuModel { mps_sharing: mode, mps_order: order, corun_slowdown: c, ..GpuModel::default() };
-            for kind in PolicyKind::ALL {
-                let r = run_policy(std::slice::from_ref(&job), &[0], kind, &m, true).unwrap();
-                prop_assert_eq!(r.jobs[0].jct_ns(), job.recorded_span_ns, "{:?} {:?}", kind, mode);
-                for seg in &r.segments {
-                    prop_assert_eq!(
-                        seg.start_ns - job.ops[seg.op].recorded_start_ns,
-                        0,
-                        "{:?} {:?}: op {} moved", kind, mode, seg.op
-                    );
-                    prop_assert_eq!(seg.end_ns - seg.start_ns, job.ops[seg.op].duration_ns);
-                }
+        let m = GpuModel { corun_slowdown: c, ..GpuModel::default() };
+        for kind in PolicyKind::ALL {
+            let r = run_policy(std::slice::from_ref(&job), &[0], kind, &m, true).unwrap();
+            prop_assert_eq!(r.jobs[0].jct_ns(), job.recorded_span_ns, "{:?}", kind);
+            for seg in &r.segments {
+                prop_assert_eq!(
+                    seg.start_ns - job.ops[seg.op].recorded_start_ns,
+                    0,
+                    "{:?}: op {} moved", kind, seg.op
+                );
+                prop_assert_eq!(seg.end_ns - seg.start_ns, job.ops[seg.op].duration_ns);
             }
         }
     }

@@ -6,8 +6,8 @@ use crate::sim::gpu::GpuModel;
 use crate::sim::job::Job;
 
 /// MPS: every eligible kernel goes to the GPU at once; there the kernels of
-/// all jobs share the SMs as the model says ([`GpuModel::mps_sharing`]:
-/// block by block, or fluid), each slowed by the concurrent-kernel slowdown.
+/// all jobs share the SMs block by block ([`crate::sim::slots`]), each
+/// slowed by the concurrent-kernel slowdown.
 #[derive(Debug)]
 pub struct Mps {
     share: SmShare,
@@ -18,9 +18,7 @@ impl Mps {
     pub fn new(model: &GpuModel) -> Self {
         Mps {
             share: SmShare {
-                mode: model.mps_sharing,
                 corun_slowdown: model.corun_slowdown,
-                order: model.mps_order,
             },
         }
     }

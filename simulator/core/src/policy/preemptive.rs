@@ -126,7 +126,7 @@ impl Policy for Preemptive {
                                 continue;
                             }
                             let o = &state[r].ops[op];
-                            let left = (o.remaining - (now - o.since) as f64 * o.rate).max(0.0);
+                            let left = (o.remaining - (now - o.since) as f64).max(0.0);
                             let wave = jobs[r].ops[op].duration_ns / self.waves.max(1);
                             let at = now.saturating_add((left.ceil() as i64).min(wave));
                             self.planned.push(((r, op), at));

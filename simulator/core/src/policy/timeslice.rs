@@ -15,10 +15,7 @@ pub struct TimeSlice {
     quantum: i64,
     switch_cost: i64,
     preempts: bool,
-    boundary_cost: Option<i64>,
     handover_cost: Option<i64>,
-    /// A waiting job the owner drains its running kernels for.
-    drain_for: Option<usize>,
     owner: Option<usize>,
     slice_end: i64,
     switching: Option<(usize, i64)>,
@@ -31,9 +28,7 @@ impl TimeSlice {
             quantum: model.timeslice_quantum_ns,
             switch_cost: model.context_switch_ns,
             preempts: model.timeslice_preempts,
-            boundary_cost: model.timeslice_boundary_switch_ns,
             handover_cost: model.context_handover_ns,
-            drain_for: None,
             owner: None,
             slice_end: 0,
             switching: None,
@@ -54,7 +49,6 @@ impl TimeSlice {
 
     /// [`TimeSlice::switch`] at a given cost.
     fn switch_paying(&mut self, to: usize, now: i64, cost: i64, cmds: &mut Commands) -> bool {
-        self.drain_for = None;
         if cost == 0 {
             self.owner = Some(to);
             self.slice_end = now.saturating_add(self.quantum);
@@ -99,27 +93,10 @@ impl Policy for TimeSlice {
         if !state[owner].has_queued_kernels() {
             // Yield to a job with work, if any; otherwise stay.
             // Nothing of it runs: a kernel boundary.
-            let cost = self
-                .boundary_cost
-                .or(self.handover_cost)
-                .unwrap_or(self.switch_cost);
+            let cost = self.handover_cost.unwrap_or(self.switch_cost);
             if let Some(to) = waiting
                 && !self.switch_paying(to, now, cost, cmds)
             {
-                return;
-            }
-        } else if let (Some(cost), Some(to), true) =
-            (self.boundary_cost, waiting, now < self.slice_end)
-        {
-            // Another context waits: the owner starts nothing new, and the
-            // device changes hands at its next kernel boundary. (A new owner
-            // first starts what it has: it drains only for a later waiter.)
-            if !state[owner].running.is_empty() {
-                self.drain_for = Some(to);
-                cmds.wake(self.slice_end);
-                return;
-            }
-            if self.drain_for.take().is_some() && !self.switch_paying(to, now, cost, cmds) {
                 return;
             }
         } else if now >= self.slice_end {
@@ -145,12 +122,11 @@ impl Policy for TimeSlice {
         }
     }
 
-    /// With preemption by quantum and no hand-over at kernel boundaries,
-    /// the jobs with kernel work take equal turns, round robin, for as long
+    /// With preemption by quantum, the jobs with kernel work take equal turns, round robin, for as long
     /// as none of their kernels finishes and nothing else happens: at the
     /// start of a slice, that rotation.
     fn rotation(&self, now: i64, state: &[JobRt]) -> Option<Rotation> {
-        if !self.preempts || self.boundary_cost.is_some() || self.switching.is_some() {
+        if !self.preempts || self.switching.is_some() {
             return None;
         }
         let owner = self.owner?;

@@ -19,39 +19,6 @@ pub enum Granularity {
     Immediate,
 }
 
-/// How kernels of different processes share the SMs when they run at once
-/// (under MPS).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SmSharing {
-    /// Block by block ([`crate::sim::slots`]): a kernel's blocks take free
-    /// room on the SMs (blocks per SM from its grid, block, registers and
-    /// shared memory against the per-SM limits) in the order the kernels
-    /// reached the GPU, and a kernel that finds no room waits; a block runs
-    /// the kernel's recorded duration over its waves.
-    Blocks,
-    /// Fluid: every running kernel is slowed by the jobs' summed SM demand
-    /// when it exceeds the device (the model before 2026-11-25; kept to
-    /// compare).
-    Fluid,
-}
-
-/// In what order kernels of different processes take SM room under MPS
-/// ([`SmSharing::Blocks`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MpsOrder {
-    /// In the order they became ready (reached the head of their stream):
-    /// a kernel waits for the kernels already on the GPU, not for a busy
-    /// job's kernels queued behind them.
-    #[default]
-    Ready,
-    /// In the order they were launched: a kernel also waits for the kernels
-    /// other jobs launched before it that become ready after it (a busy job
-    /// launching far ahead keeps a later job's kernel waiting).
-    Launch,
-}
-
 /// The scheduling parameters of a GPU. Per-SM limits and SM counts are not
 /// here: they come from each trace's metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,12 +35,6 @@ pub struct GpuModel {
     /// Whether a kernel still running when its context's slice ends is
     /// preempted (true) or runs to completion first (false).
     pub timeslice_preempts: bool,
-    /// When set, a context waiting for the device takes it over at the
-    /// running context's next kernel boundary (its running kernels finish,
-    /// nothing new of it starts), paying this switch cost, ns, instead of
-    /// waiting for the end of the quantum; the quantum still preempts a
-    /// kernel that runs past it. `None`: contexts take turns only by quantum.
-    pub timeslice_boundary_switch_ns: Option<i64>,
     /// When set, the jobs are separate processes (contexts) under every
     /// policy but MPS: each time the device passes from one job's kernels to
     /// another's, the new job's kernels start this long after it could have
@@ -93,9 +54,8 @@ pub struct GpuModel {
     /// blocks fill the device: a kernel stops after `duration / waves`.
     pub block_waves: i64,
     /// Concurrent-kernel slowdown under MPS: while other jobs' kernels
-    /// press on a share `o` of the SMs (at most 1; block by block, what
-    /// their started kernels' full waves would hold, [`crate::sim::slots`];
-    /// fluid, the sum of their SM demands), a kernel runs
+    /// press on a share `o` of the SMs (at most 1: what their started
+    /// kernels' full waves would hold, [`crate::sim::slots`]), a kernel runs
     /// `1 + corun_slowdown * o` times slower, on top of the SM sharing.
     /// What co-running kernels cost each other in caches and memory;
     /// `fikit-lab calibrate` measures it with a latency-bound kernel.
@@ -104,12 +64,30 @@ pub struct GpuModel {
     /// timer and move no memory: `fikit-lab validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
     pub replay_corun_slowdown: f64,
-    /// How kernels of different jobs share the SMs under MPS.
-    pub mps_sharing: SmSharing,
-    /// In what order kernels take SM room under MPS, block by block:
-    /// `fikit-lab calibrate`'s dispatch-order probe tells which holds.
-    pub mps_order: MpsOrder,
 }
+
+/// Fields a model file may no longer set, each with the value that meant
+/// what the model now always does (files written before they went still
+/// load where they hold it) and what that is: experiments that did not hold
+/// (the lab log, 2026-11-29).
+type Kept = fn(&serde_json::Value) -> bool;
+const REMOVED: [(&str, Kept, &str); 3] = [
+    (
+        "timeslice_boundary_switch_ns",
+        serde_json::Value::is_null,
+        "contexts take turns by quantum only",
+    ),
+    (
+        "mps_sharing",
+        |v| v == "blocks",
+        "MPS shares the SMs block by block",
+    ),
+    (
+        "mps_order",
+        |v| v == "ready",
+        "kernels take SM room in the order they become ready",
+    ),
+];
 
 impl Default for GpuModel {
     /// Defaults, each with its reason:
@@ -120,9 +98,9 @@ impl Default for GpuModel {
     ///   context save/restore reported for Pascal+ GPUs; to be calibrated;
     /// - time slices preempt running kernels: compute preemption exists since
     ///   Pascal, and Hopper preempts at instruction level between contexts;
-    /// - no switching at kernel boundaries: contexts take turns by quantum
-    ///   only (the textbook time slicer; live replay on an H200 measured
-    ///   otherwise, see `timeslice_boundary_switch_ns` and the lab log);
+    /// - contexts take turns by quantum only (the textbook time slicer;
+    ///   live replay on an H200 found the hand-over cost, not switching at
+    ///   kernel boundaries: `context_handover_ns` and the lab log);
     /// - preemptive policy at kernel granularity: what stream priorities and a
     ///   launch-holding scheduler can do without kernel changes;
     /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
@@ -132,11 +110,11 @@ impl Default for GpuModel {
     /// - no concurrent-kernel slowdown (either kind): co-running kernels
     ///   slow each other only by competing for SM room, as before
     ///   `fikit-lab calibrate` measured it; a calibrated model file carries both;
-    /// - MPS shares the SMs block by block ([`SmSharing::Blocks`]): what the
-    ///   hardware does, from each kernel's launch shape; no parameter of its own;
-    /// - in the order kernels become ready ([`MpsOrder::Ready`]): in-order
-    ///   dispatch as published for concurrent kernels (Gilman et al. 2021);
-    ///   `fikit-lab calibrate` probes it.
+    ///
+    /// MPS always shares the SMs block by block ([`crate::sim::slots`]):
+    /// what the hardware does, from each kernel's launch shape, in the order
+    /// kernels become ready (in-order dispatch as published for concurrent
+    /// kernels, Gilman et al. 2021; `fikit-lab calibrate` probes it).
     fn default() -> Self {
         GpuModel {
             name: "default".to_string(),
@@ -145,15 +123,12 @@ impl Default for GpuModel {
             timeslice_quantum_ns: 2_000_000,
             context_switch_ns: 25_000,
             timeslice_preempts: true,
-            timeslice_boundary_switch_ns: None,
             context_handover_ns: None,
             preempt_granularity: Granularity::Kernel,
             preempt_cost_ns: 40_000,
             block_waves: 4,
             corun_slowdown: 0.0,
             replay_corun_slowdown: 0.0,
-            mps_sharing: SmSharing::Blocks,
-            mps_order: MpsOrder::Ready,
         }
     }
 }
@@ -164,8 +139,7 @@ pub type ModelError = FileError;
 
 /// How many times slower a kernel runs while other jobs' kernels press on a
 /// share `o` of the SMs: `1 + c o` (`c`: [`GpuModel::corun_slowdown`]).
-/// The one formula of the concurrent-kernel slowdown, block by block
-/// ([`crate::sim::slots`]) and fluid.
+/// The one formula of the concurrent-kernel slowdown ([`crate::sim::slots`]).
 #[inline]
 pub fn corun_factor(c: f64, o: f64) -> f64 {
     1.0 + c * o.max(0.0)
@@ -202,6 +176,29 @@ pub fn gpu_family(device: &str) -> Option<String> {
         })
 }
 
+/// Takes out of a model file's object the [`REMOVED`] fields that hold the
+/// value the model now always has (true when any was); one that holds
+/// another value is an error naming it.
+fn strip_removed(set: &mut serde_json::Value) -> Result<bool, String> {
+    let Some(object) = set.as_object_mut() else {
+        return Ok(false);
+    };
+    let mut any = false;
+    for (key, kept, what) in REMOVED {
+        if let Some(v) = object.get(key) {
+            if !kept(v) {
+                return Err(format!(
+                    "{key} is no longer a model field ({what}, the one way the \
+                     simulator models it since 2026-11-29); remove it, found {v}"
+                ));
+            }
+            object.remove(key);
+            any = true;
+        }
+    }
+    Ok(any)
+}
+
 impl GpuModel {
     /// The shipped calibrated model ([`SHIPPED`]) of the GPU named `device`
     /// (a trace's `fikit.device.name`), with the file it came from; `None`
@@ -235,11 +232,17 @@ impl GpuModel {
     /// file, so a result never reads as the documented defaults' alone.
     pub fn load(path: &Path) -> Result<GpuModel, ModelError> {
         let text = std::fs::read_to_string(path).map_err(|e| FileError::io(path, e))?;
-        let mut m: GpuModel =
-            serde_json::from_str(&text).map_err(|e| FileError::invalid(path, e.to_string()))?;
+        let mut set: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        let removed = strip_removed(&mut set).map_err(|m| FileError::invalid(path, m))?;
+        // Parsed from the text where nothing was stripped, so that an error
+        // names its line and column.
+        let parsed = if removed {
+            serde_json::from_value(set.clone())
+        } else {
+            serde_json::from_str(&text)
+        };
+        let mut m: GpuModel = parsed.map_err(|e| FileError::invalid(path, e.to_string()))?;
         m.validate().map_err(|m| FileError::invalid(path, m))?;
-        // Which fields the file sets (it parsed above, so it is an object).
-        let set: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
         let has = |key: &str| set.get(key).is_some();
         if !has("name") {
             m.name = path.file_stem().map_or_else(
@@ -282,10 +285,6 @@ impl GpuModel {
         }
         for (name, v) in [
             ("context_switch_ns", self.context_switch_ns),
-            (
-                "timeslice_boundary_switch_ns",
-                self.timeslice_boundary_switch_ns.unwrap_or(0),
-            ),
             ("context_handover_ns", self.context_handover_ns.unwrap_or(0)),
             ("preempt_cost_ns", self.preempt_cost_ns),
         ] {
@@ -314,6 +313,34 @@ impl GpuModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn removed_fields_load_only_at_the_value_the_model_has() {
+        let mut v = serde_json::json!({
+            "name": "old",
+            "timeslice_boundary_switch_ns": null,
+            "mps_sharing": "blocks",
+            "mps_order": "ready",
+            "corun_slowdown": 1.5,
+        });
+        assert_eq!(strip_removed(&mut v), Ok(true));
+        let m: GpuModel = serde_json::from_value(v).unwrap();
+        assert_eq!((m.name.as_str(), m.corun_slowdown), ("old", 1.5));
+        for (key, value) in [
+            ("timeslice_boundary_switch_ns", serde_json::json!(5)),
+            ("mps_sharing", serde_json::json!("fluid")),
+            ("mps_order", serde_json::json!("launch")),
+        ] {
+            let mut v = serde_json::Value::Object([(key.to_string(), value)].into_iter().collect());
+            let e = strip_removed(&mut v).unwrap_err();
+            assert!(
+                e.starts_with(&format!("{key} is no longer a model field")),
+                "{e}"
+            );
+        }
+        let mut v = serde_json::json!({ "name": "new" });
+        assert_eq!(strip_removed(&mut v), Ok(false));
+    }
 
     #[test]
     fn families_of_device_names() {

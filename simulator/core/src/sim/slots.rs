@@ -1,5 +1,5 @@
 //! Kernels of different processes sharing the SMs block by block, as under
-//! MPS ([`SmSharing::Blocks`](crate::sim::gpu::SmSharing::Blocks)).
+//! MPS ([`crate::policy::Mps`]).
 //!
 //! A kernel of `B` blocks, `p` of which fit on one SM (its grid, block,
 //! registers and shared memory against the per-SM limits:
@@ -328,8 +328,8 @@ impl SlotPool {
 
     /// Kernel `op` of job `job` reached the GPU: it places blocks at the next
     /// [`SlotPool::place`], after every kernel whose `order` key is at most
-    /// its own (the time it became ready, or was launched: see
-    /// [`MpsOrder`](crate::sim::gpu::MpsOrder)); equal keys in admission order.
+    /// its own (the time it became ready: in-order dispatch); equal keys in
+    /// admission order.
     /// `weight` (0 to 1): how hard it presses on other jobs' kernels.
     pub fn admit(
         &mut self,

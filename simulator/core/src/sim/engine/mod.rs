@@ -10,7 +10,6 @@
 
 use std::collections::{BinaryHeap, VecDeque};
 
-use crate::sim::gpu::{MpsOrder, SmSharing};
 use crate::sim::job::Job;
 use crate::sim::slots::SlotPool;
 pub use fill::Fill;
@@ -46,7 +45,7 @@ pub enum Status {
     Done,
 }
 
-/// Run-time state of one operation (56 bytes: one per operation of every
+/// Run-time state of one operation (48 bytes: one per operation of every
 /// job in a run).
 #[derive(Debug, Clone)]
 pub struct OpRt {
@@ -54,8 +53,6 @@ pub struct OpRt {
     pub status: Status,
     /// Work left, ns at full speed.
     pub remaining: f64,
-    /// Current speed (1 = as recorded).
-    pub rate: f64,
     /// When `remaining` was last brought up to date.
     pub since: i64,
     /// Bumped whenever the op's completion is rescheduled (stale events are dropped).
@@ -258,16 +255,13 @@ pub trait Policy {
     fn skip(&mut self, _by: i64) {}
 }
 
-/// How kernels of different jobs share the SMs ([`Policy::sm_sharing`]).
+/// How kernels of different jobs share the SMs ([`Policy::sm_sharing`]):
+/// block by block ([`crate::sim::slots`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SmShare {
-    /// Block by block ([`crate::sim::slots`]) or fluid.
-    pub mode: SmSharing,
     /// How much slower a kernel runs per unit of the SM share other jobs'
     /// kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
     pub corun_slowdown: f64,
-    /// Block by block: in what order kernels take room.
-    pub order: MpsOrder,
 }
 
 /// A rotation of time slices (see [`Policy::rotation`]).
@@ -461,8 +455,6 @@ pub struct Engine<'a> {
     slots: SlotPool,
     /// Kernels whose first blocks were placed (scratch of `place_blocks`).
     first: Vec<(usize, usize)>,
-    /// Per-job SM share of running kernels (scratch of `update_rates`).
-    shares: Vec<f64>,
     /// Set when something was due past [`MAX_SIM_NS`]: (now, when).
     too_long: Option<(i64, i64)>,
     /// The latency-critical job's idle time and what others filled of it.
@@ -486,4 +478,4 @@ mod run;
 mod sharing;
 
 // One per operation of every job in a run (simulator/README.md, "Large inputs").
-const _: () = assert!(std::mem::size_of::<OpRt>() == 56);
+const _: () = assert!(std::mem::size_of::<OpRt>() == 48);

@@ -4,7 +4,6 @@
 
 use std::collections::VecDeque;
 
-use crate::sim::gpu::MpsOrder;
 use crate::sim::job::{HostStep, NO_OP};
 
 use super::{Engine, Event, Host, LaunchRule, OpRt, Segment, Status};
@@ -252,7 +251,6 @@ impl Engine<'_> {
         );
         o.status = Status::Running;
         o.since = now;
-        o.rate = 1.0;
         o.resumed_at = now;
         o.version += 1;
         let finish = now.saturating_add(o.remaining.ceil() as i64);
@@ -271,11 +269,8 @@ impl Engine<'_> {
             // Its blocks take room at this instant's `place_blocks`; it ends with its last wave.
             let job = &self.jobs[j];
             let occupancy = job.occupancy(op).expect("a kernel has an occupancy");
-            // Its place in line: when it became ready, or when it was launched.
-            let key = match self.sharing.as_ref().map(|s| s.order) {
-                Some(MpsOrder::Launch) => self.state[j].ops[op].issued_at,
-                _ => now,
-            };
+            // Its place in line: when it became ready (in-order dispatch).
+            let key = now;
             // How hard it presses on other jobs' kernels: the job's
             // measured pressure where it has one, else fully.
             let weight = job.pressure_weight.unwrap_or(1.0);
@@ -321,7 +316,7 @@ impl Engine<'_> {
                 Status::Running,
                 "policy paused an op that is not running"
             );
-            o.remaining = (o.remaining - (now - o.since) as f64 * o.rate).max(0.0);
+            o.remaining = (o.remaining - (now - o.since) as f64).max(0.0);
         }
         self.stop_running(j, op);
         let st = &mut self.state[j];
@@ -381,9 +376,6 @@ impl Engine<'_> {
             } else {
                 self.host_step(j);
             }
-        }
-        if is_kernel && self.fluid() {
-            self.update_rates();
         }
         self.maybe_finish(j);
     }

@@ -31,7 +31,6 @@ impl<'a> Engine<'a> {
                         .map(|o| OpRt {
                             status: Status::Pending,
                             remaining: o.duration_ns as f64,
-                            rate: 1.0,
                             since: 0,
                             version: 0,
                             eligible_at: 0,
@@ -78,7 +77,6 @@ impl<'a> Engine<'a> {
             sharing: None,
             slots: SlotPool::new(jobs.len()),
             first: Vec::new(),
-            shares: Vec::new(),
             too_long: None,
             fill: FillCount::new(jobs.iter().map(|j| j.priority)),
         }
@@ -226,15 +224,11 @@ impl<'a> Engine<'a> {
             if !cmds.launch.is_empty() {
                 std::mem::swap(&mut self.launch, &mut cmds.launch);
             }
-            let changed = !cmds.start.is_empty() || !cmds.pause.is_empty();
             for &(j, op) in &cmds.pause {
                 self.pause(j, op);
             }
             for &(j, op) in &cmds.start {
                 self.start(j, op);
-            }
-            if changed && self.fluid() {
-                self.update_rates();
             }
             if let Some(w) = cmds.wake_at
                 && w > self.now

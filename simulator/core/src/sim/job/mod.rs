@@ -30,7 +30,7 @@ mod tests;
 
 /// One GPU operation of a job. Compact (56 bytes): a large input holds tens
 /// of millions; a kernel's key and SM demand are read through
-/// [`GpuOp::kernel_key`], [`Job::sm_demand`] and [`Job::occupancy`].
+/// [`GpuOp::kernel_key`] and [`Job::occupancy`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct GpuOp {
     /// Recorded duration, ns.
@@ -198,7 +198,7 @@ pub struct Job {
     pub kernel_position: Arc<[u32]>,
     /// The distinct occupancies of the job's kernels: blocks, blocks per SM
     /// from the grid, block, registers and shared memory against the per-SM
-    /// limits, and the SM demand ([`Job::occupancy`], [`Job::sm_demand`]).
+    /// limits, and the SM demand ([`Job::occupancy`]).
     pub occupancies: Arc<[Occupancy]>,
     /// How many of the first iterations are the process's setup (weight
     /// upload, warm-up, autotuning) rather than work to measure: latency
@@ -300,12 +300,6 @@ impl Job {
                 .copied()
                 .unwrap_or(o.duration_ns)
         })
-    }
-
-    /// The SM demand of operation `op` (0 for a copy or memset): the
-    /// fraction of the device's SMs one wave of the kernel occupies (0..=1).
-    pub fn sm_demand(&self, op: usize) -> f64 {
-        self.occupancy(op).map_or(0.0, |o| o.demand)
     }
 
     /// How kernel `op` occupies the SMs (`None` for a copy or memset).
