@@ -237,6 +237,13 @@ fn a_bad_model_file_exits_2() {
         &["--no-plots", "--model", "m.json", "."],
         "m.json: timeslice_quantum_ns must be positive, found 0",
     );
+    // A field the model no longer has, at a value it never takes now.
+    std::fs::write(dir.path().join("m2.json"), r#"{"mps_order": "launch"}"#).unwrap();
+    rejects(
+        dir.path(),
+        &["--no-plots", "--model", "m2.json", "."],
+        "m2.json: mps_order is no longer a model field",
+    );
 }
 
 #[test]
