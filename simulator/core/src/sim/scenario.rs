@@ -133,6 +133,16 @@ pub enum ScenarioError {
     Trace(#[from] fikit_trace::TraceError),
 }
 
+/// The name of a scenario made of traces: its jobs' names, `a + b`, or
+/// their count where more than three would make a long title.
+fn traces_name(names: &[&str]) -> String {
+    match names.len() {
+        0 => "no jobs".to_string(),
+        1..=3 => names.join(" + "),
+        n => format!("{n} jobs together"),
+    }
+}
+
 impl Scenario {
     /// One job per trace, as recorded: priorities from the traces, arriving
     /// so that their first kernel launches line up
@@ -167,7 +177,7 @@ impl Scenario {
         };
         dedup_names(&mut jobs);
         Ok(Scenario {
-            name: "traces".to_string(),
+            name: traces_name(&jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>()),
             // Together: their first kernel launches lined up, as fikit-run
             // lines real jobs up.
             arrivals: crate::sim::simulate::line_up(&jobs, &vec![0; jobs.len()]),
@@ -397,7 +407,7 @@ pub fn unique_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String>
 
 #[cfg(test)]
 mod tests {
-    use super::{from_json_object, unique_names};
+    use super::{from_json_object, traces_name, unique_names};
 
     #[test]
     fn a_json_file_must_be_an_object_and_may_start_with_a_byte_order_mark() {
@@ -434,6 +444,14 @@ mod tests {
                 .unwrap_err()
                 .contains("line 1 column")
         );
+    }
+
+    #[test]
+    fn traces_are_named_by_their_jobs_or_their_count() {
+        assert_eq!(traces_name(&["bert", "r50"]), "bert + r50");
+        assert_eq!(traces_name(&["a", "b", "c"]), "a + b + c");
+        assert_eq!(traces_name(&["a", "b", "c", "d"]), "4 jobs together");
+        assert_eq!(traces_name(&[]), "no jobs");
     }
 
     #[test]
