@@ -125,6 +125,25 @@ fn the_report_is_self_contained_with_every_table_and_plot() {
         "--no-plots writes no plot files"
     );
     assert!(html.starts_with("<!DOCTYPE html>"));
+    // Named by its jobs (the traces' order: file names sorted).
+    assert!(
+        html.contains("<title>fikit-sim: serving + training</title>"),
+        "{}",
+        &html[..html.len().min(400)]
+    );
+    // --jobs names the jobs it keeps, in its order.
+    let picked = report(
+        dir.path(),
+        &[
+            "--no-plots",
+            "--jobs",
+            "training,serving",
+            "--html",
+            "out/report.html",
+            ".",
+        ],
+    );
+    assert!(picked.contains("<title>fikit-sim: training + serving</title>"));
     // Nothing fetched: no URL but the SVG namespace, no external script or style.
     let without_ns = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
     for needle in ["http://", "https://", "<link", "src=\"http", "<script src"] {

@@ -9,7 +9,7 @@ use crate::policy::PolicyKind;
 use crate::report::{self, Format, html, plots};
 use crate::sim::fleet::{self, Shard};
 use crate::sim::gpu::GpuModel;
-use crate::sim::scenario::Scenario;
+use crate::sim::scenario::{Scenario, traces_name};
 use crate::sim::simulate::{Report, SimOptions, simulate_with_progress};
 use crate::sim::sweep::{self, SweepOptions};
 use anyhow::Context;
@@ -292,6 +292,12 @@ fn keep_jobs(scenario: &mut Scenario, names: &[String]) -> anyhow::Result<()> {
             anyhow::bail!("--jobs: {name:?} is named twice");
         }
         picked.push(i);
+    }
+    // A scenario of traces was named by all of them: name it by those kept.
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    if scenario.name == traces_name(&all) {
+        let kept: Vec<&str> = picked.iter().map(|&i| all[i]).collect();
+        scenario.name = traces_name(&kept);
     }
     scenario.jobs = picked.iter().map(|&i| scenario.jobs[i].clone()).collect();
     scenario.arrivals = picked.iter().map(|&i| scenario.arrivals[i]).collect();

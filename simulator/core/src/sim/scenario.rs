@@ -133,9 +133,10 @@ pub enum ScenarioError {
     Trace(#[from] fikit_trace::TraceError),
 }
 
-/// The name of a scenario made of traces: its jobs' names, `a + b`, or
-/// their count where more than three would make a long title.
-fn traces_name(names: &[&str]) -> String {
+/// The name of a scenario made of traces ([`Scenario::from_traces`]): its
+/// jobs' names, `a + b`, or their count where more than three would make a
+/// long title.
+pub fn traces_name(names: &[&str]) -> String {
     match names.len() {
         0 => "no jobs".to_string(),
         1..=3 => names.join(" + "),
