@@ -238,6 +238,12 @@ pub fn render_table(jobs: &[JobSummary]) -> String {
     }
     let mut out = t.to_string();
     out.push('\n');
+    out.push_str(
+        "gaps: the GPU's idle spans between kernels (idle total: their sum)\n\
+         host / sync / other: the share of the idle total the host caused by launching late, \
+         a synchronization it waited in caused, or neither (work already issued, or a launch \
+         not recorded)\n",
+    );
     for j in jobs {
         if let Some((with, all)) = j.metric_keys {
             out.push_str(&format!(
