@@ -12,10 +12,11 @@ once the real slowdown is divided by that host figure (what is left when
 the host's slowdown beside the partner is taken out).
 """
 
-import json
 import statistics
 import sys
 from collections import defaultdict
+
+import summaries
 
 
 def main():
@@ -23,11 +24,7 @@ def main():
         sys.exit(__doc__)
     errors, hosts, divided = defaultdict(list), defaultdict(list), defaultdict(list)
     for path in sys.argv[1:]:
-        try:
-            rows = json.load(open(path))["rows"]
-        except (OSError, ValueError, KeyError) as e:
-            sys.exit(f"lc-bias: {path}: not a fikit-run summary.json ({e})")
-        for r in rows:
+        for r in summaries.rows(path, "lc-bias"):
             if r.get("error") is None or r["policy"] == "exclusive":
                 continue
             key = (r["policy"], "latency-critical" if r["priority"] == 0 else "partner")

@@ -15,10 +15,11 @@ and beside them the prediction's median and worst |error| over the same
 rows.
 """
 
-import json
 import statistics
 import sys
 from collections import defaultdict
+
+import summaries
 
 
 def main():
@@ -27,11 +28,7 @@ def main():
     repeat = defaultdict(list)
     predicted = defaultdict(list)
     for path in sys.argv[1:]:
-        try:
-            rows = json.load(open(path))["rows"]
-        except (OSError, ValueError, KeyError) as e:
-            sys.exit(f"{path}: not a fikit-run summary.json ({e})")
-        for r in rows:
+        for r in summaries.rows(path, "repeatability"):
             s = r.get("slowdowns") or []
             if r["policy"] == "exclusive" or len(s) < 3:
                 continue

@@ -25,12 +25,13 @@ and k in 3, 5, 7, 9, the share of trials that pass and the medians of the
 trials' median and worst errors. Deterministic (seeded).
 """
 
-import json
 import math
 import random
 import statistics
 import sys
 from collections import defaultdict
+
+import summaries
 
 
 def pools(paths):
@@ -38,11 +39,7 @@ def pools(paths):
     centred, left_out, pairs = defaultdict(list), defaultdict(list), defaultdict(list)
     rows = defaultdict(int)
     for path in paths:
-        try:
-            data = json.load(open(path))["rows"]
-        except (OSError, ValueError, KeyError) as e:
-            sys.exit(f"rule-noise: {path}: not a fikit-run summary.json ({e})")
-        for r in data:
+        for r in summaries.rows(path, "rule-noise"):
             s = [x for x in (r.get("slowdowns") or []) if x and x > 0]
             if r.get("policy") == "exclusive" or len(s) < 3:
                 continue
