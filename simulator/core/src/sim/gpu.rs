@@ -98,9 +98,10 @@ impl Default for GpuModel {
     ///   context save/restore reported for Pascal+ GPUs; to be calibrated;
     /// - time slices preempt running kernels: compute preemption exists since
     ///   Pascal, and Hopper preempts at instruction level between contexts;
-    /// - contexts take turns by quantum only (the textbook time slicer;
-    ///   live replay on an H200 found the hand-over cost, not switching at
-    ///   kernel boundaries: `context_handover_ns` and the lab log);
+    /// - contexts take turns by quantum only (the textbook time slicer; live
+    ///   replay on an H200 was matched by a measured hand-over cost,
+    ///   `context_handover_ns`, without switching at kernel boundaries: the
+    ///   lab log);
     /// - preemptive policy at kernel granularity: what stream priorities and a
     ///   launch-holding scheduler can do without kernel changes;
     /// - immediate preemption cost 40 µs: GPreempt (ATC'25) yields within about 40 µs;
