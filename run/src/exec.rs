@@ -448,7 +448,13 @@ pub fn run_round(
     std::fs::create_dir_all(&logs).map_err(|e| setup(&logs.display().to_string(), &e))?;
     if let (Some(_), Some(td)) = (&opts.profiler, &opts.trace_dir) {
         let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-        clear_round_traces(&td.join(&round), &names)?;
+        let all: Vec<&str> = scenario.jobs.iter().map(|s| s.name.as_str()).collect();
+        for (path, job) in clear_round_traces(&td.join(&round), &names, &all)? {
+            eprintln!(
+                "fikit-run: removed {}: an earlier run's trace of {job} in this round's folder",
+                path.display()
+            );
+        }
     }
 
     let launch = Launch {
@@ -482,42 +488,65 @@ pub fn run_round(
     Ok(out)
 }
 
-/// A round that could not be set up: `what`, and why.
-/// Removes the traces an earlier, cut-short run of this round left in its
-/// trace folder (`NAME-PID.parquet` or `NAME-PID-N.parquet` of this round's
-/// jobs; nothing else), so that the round's figures and a reader of the
-/// folder see this run's traces only.
-fn clear_round_traces(dir: &Path, names: &[&str]) -> Result<(), ExecError> {
+/// Removes the traces an earlier run of this round left in its trace folder
+/// (a set resumed after an interrupted pair, or an earlier `fikit-run` into
+/// the same `--trace` folder): the Parquet files whose job is one of
+/// `round_jobs`, so that the round's figures and a reader of the folder see
+/// this run's traces only; returns them. A trace's job is the one its
+/// metadata names; for a file whose metadata cannot be read (a run cut while
+/// writing), the job among `all_jobs` whose file stem
+/// ([`fikit_trace::build::file_stem`]) names it, `STEM-PID[-N]`, the longest
+/// such stem where several do.
+fn clear_round_traces(
+    dir: &Path,
+    round_jobs: &[&str],
+    all_jobs: &[&str],
+) -> Result<Vec<(PathBuf, String)>, ExecError> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(());
+        return Ok(Vec::new());
     };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let Some(stem) = path
-            .file_name()
-            .and_then(|f| f.to_str())
-            .and_then(|f| f.strip_suffix(".parquet"))
-        else {
-            continue;
+    let mut removed = Vec::new();
+    let mut paths: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let owner = match fikit_trace::read_metadata(&path) {
+            Ok(md) => Some(md.job_name),
+            Err(_) => job_of_file_name(&path, all_jobs).map(str::to_string),
         };
-        let ours = names.iter().any(|n| {
-            stem.strip_prefix(n)
+        if let Some(job) = owner.filter(|j| round_jobs.contains(&j.as_str())) {
+            std::fs::remove_file(&path).map_err(|e| setup(&path.display().to_string(), &e))?;
+            removed.push((path, job));
+        }
+    }
+    Ok(removed)
+}
+
+/// The job among `jobs` whose trace `path` is by its name alone,
+/// `STEM-PID.parquet` or `STEM-PID-N.parquet`: the longest matching stem.
+fn job_of_file_name<'a>(path: &Path, jobs: &[&'a str]) -> Option<&'a str> {
+    let stem = path.file_name()?.to_str()?.strip_suffix(".parquet")?;
+    let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    jobs.iter()
+        .copied()
+        .filter(|job| {
+            let fs = fikit_trace::build::file_stem(job);
+            stem.strip_prefix(fs.as_str())
                 .and_then(|rest| rest.strip_prefix('-'))
                 .is_some_and(|rest| {
                     let mut parts = rest.split('-');
-                    let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
                     parts.next().is_some_and(numeric)
                         && parts.next().is_none_or(numeric)
                         && parts.next().is_none()
                 })
-        });
-        if ours {
-            std::fs::remove_file(&path).map_err(|e| setup(&path.display().to_string(), &e))?;
-        }
-    }
-    Ok(())
+        })
+        .max_by_key(|job| fikit_trace::build::file_stem(job).len())
 }
 
+/// A round that could not be set up: `what`, and why.
 fn setup(what: &str, e: &dyn std::fmt::Display) -> ExecError {
     ExecError::Setup(format!("{what}: {e}"))
 }
@@ -957,27 +986,66 @@ mod tests {
 
     #[test]
     fn a_rerun_round_clears_only_its_jobs_earlier_traces() {
+        use fikit_trace::{fixture, write_trace};
         let d = tempfile::tempdir().unwrap();
-        let keep = [
-            "other-12.parquet",
-            "a-b-12.parquet",
+        let all = ["a", "a-2", "c d", "other"];
+        // Written traces name their job in their metadata, whatever the file
+        // is called: a-2's trace is not a's (pid 2, number 1234) and c d's
+        // file stem is c_d.
+        let traced = [
+            ("a-41.parquet", "a"),
+            ("a-2-1234.parquet", "a-2"),
+            ("c_d-7-2.parquet", "c d"),
+            ("other-9.parquet", "other"),
+        ];
+        for (f, job) in traced {
+            write_trace(&d.path().join(f), &fixture::serving(job, 0, 1)).unwrap();
+        }
+        // Unreadable ones (a run cut while writing) go by their file name,
+        // the longest job stem that names them.
+        let cut = [
+            "a-12.parquet",
+            "a-2-99.parquet",
+            "a-x.parquet",
+            "a-1-2-3.parquet",
+        ];
+        for f in cut.iter().chain(&["a-12.log", "notes.txt"]) {
+            std::fs::write(d.path().join(f), b"x").unwrap();
+        }
+        let removed = clear_round_traces(d.path(), &["a", "c d"], &all).unwrap();
+        let names: Vec<(String, &str)> = removed
+            .iter()
+            .map(|(p, j)| {
+                (
+                    p.file_name().unwrap().to_string_lossy().into_owned(),
+                    j.as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("a-12.parquet".to_string(), "a"),
+                ("a-41.parquet".to_string(), "a"),
+                ("c_d-7-2.parquet".to_string(), "c d"),
+            ]
+        );
+        for f in [
+            "a-2-1234.parquet",
+            "other-9.parquet",
+            "a-2-99.parquet",
             "a-x.parquet",
             "a-1-2-3.parquet",
             "a-12.log",
             "notes.txt",
-        ];
-        let gone = ["a-12.parquet", "a-12-2.parquet", "c-d-7.parquet"];
-        for f in keep.iter().chain(&gone) {
-            std::fs::write(d.path().join(f), b"x").unwrap();
-        }
-        clear_round_traces(d.path(), &["a", "c-d"]).unwrap();
-        for f in keep {
+        ] {
             assert!(d.path().join(f).exists(), "{f} removed");
         }
-        for f in gone {
-            assert!(!d.path().join(f).exists(), "{f} kept");
-        }
         // A round's first run: no folder yet.
-        clear_round_traces(&d.path().join("none"), &["a"]).unwrap();
+        assert!(
+            clear_round_traces(&d.path().join("none"), &["a"], &all)
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -122,9 +122,9 @@ impl Policy for TimeSlice {
         }
     }
 
-    /// With preemption by quantum, the jobs with kernel work take equal turns, round robin, for as long
-    /// as none of their kernels finishes and nothing else happens: at the
-    /// start of a slice, that rotation.
+    /// With preemption by quantum, the jobs with kernel work take equal
+    /// turns, round robin, for as long as none of their kernels finishes and
+    /// nothing else happens: at the start of a slice, that rotation.
     fn rotation(&self, now: i64, state: &[JobRt]) -> Option<Rotation> {
         if !self.preempts || self.switching.is_some() {
             return None;
