@@ -68,8 +68,6 @@ use crate::sim::job::Occupancy;
 /// One kernel on the GPU.
 #[derive(Debug, Clone)]
 struct Active {
-    /// Its place in line (the time it became ready, or was launched).
-    order: i64,
     job: usize,
     op: usize,
     duration_ns: i64,
@@ -326,10 +324,9 @@ impl SlotPool {
         }
     }
 
-    /// Kernel `op` of job `job` reached the GPU: it places blocks at the next
-    /// [`SlotPool::place`], after every kernel whose `order` key is at most
-    /// its own (the time it became ready: in-order dispatch); equal keys in
-    /// admission order.
+    /// Kernel `op` of job `job` reached the GPU (became ready): it places
+    /// blocks at the next [`SlotPool::place`], after every kernel admitted
+    /// before it (in-order dispatch).
     /// `weight` (0 to 1): how hard it presses on other jobs' kernels.
     pub fn admit(
         &mut self,
@@ -337,7 +334,6 @@ impl SlotPool {
         op: usize,
         occupancy: &Occupancy,
         duration_ns: i64,
-        order: i64,
         weight: f64,
     ) {
         if job >= self.pressing.len() {
@@ -352,38 +348,28 @@ impl SlotPool {
             self.nonfinite_weights += 1;
         }
         self.max_sms = self.max_sms.max(f64::from(occupancy.sms));
-        let at = self.kernels.partition_point(|k| k.order <= order);
-        if at < self.active_end {
-            self.active_end += 1;
-        }
-        if at < self.kernels.len() {
-            // Kernels move: the next wave's kernel index with them.
-            self.next_known = false;
-        }
-        self.kernels.insert(
-            at,
-            Active {
-                order,
-                job,
-                op,
-                duration_ns,
-                per_sm_f: occupancy.per_sm as f64,
-                held_sms: 0.0,
-                press_sms: 0.0,
-                width: occupancy.wave_blocks(),
-                waves: occupancy.waves(),
-                sms: f64::from(occupancy.sms),
-                weight,
-                to_place: occupancy.blocks,
-                resident: 0,
-                placed_waves: 0,
-                factor: 1.0,
-                in_flight: self.spare.pop().unwrap_or_default(),
-                next: NONE,
-                next_at: (i64::MAX, u64::MAX),
-                merge_ns: merge_window(duration_ns, occupancy.waves()),
-            },
-        );
+        // Last in line: the kernels before it keep their places (and the
+        // next wave's kernel index).
+        self.kernels.push(Active {
+            job,
+            op,
+            duration_ns,
+            per_sm_f: occupancy.per_sm as f64,
+            held_sms: 0.0,
+            press_sms: 0.0,
+            width: occupancy.wave_blocks(),
+            waves: occupancy.waves(),
+            sms: f64::from(occupancy.sms),
+            weight,
+            to_place: occupancy.blocks,
+            resident: 0,
+            placed_waves: 0,
+            factor: 1.0,
+            in_flight: self.spare.pop().unwrap_or_default(),
+            next: NONE,
+            next_at: (i64::MAX, u64::MAX),
+            merge_ns: merge_window(duration_ns, occupancy.waves()),
+        });
     }
 
     /// True when no kernel is on the GPU.
@@ -781,7 +767,7 @@ mod tests {
         loop {
             while admitted < kernels.len() && kernels[admitted].3 <= now {
                 let (job, occ, d, _) = kernels[admitted];
-                pool.admit(job, admitted, &occ, d, now, weights[admitted]);
+                pool.admit(job, admitted, &occ, d, weights[admitted]);
                 admitted += 1;
             }
             first.clear();

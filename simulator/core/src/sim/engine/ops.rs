@@ -269,13 +269,11 @@ impl Engine<'_> {
             // Its blocks take room at this instant's `place_blocks`; it ends with its last wave.
             let job = &self.jobs[j];
             let occupancy = job.occupancy(op).expect("a kernel has an occupancy");
-            // Its place in line: when it became ready (in-order dispatch).
-            let key = now;
             // How hard it presses on other jobs' kernels: the job's
             // measured pressure where it has one, else fully.
             let weight = job.pressure_weight.unwrap_or(1.0);
             self.slots
-                .admit(j, op, occupancy, job.ops[op].duration_ns, key, weight);
+                .admit(j, op, occupancy, job.ops[op].duration_ns, weight);
         } else {
             self.schedule(finish, Event::Done(j, op, version));
         }
