@@ -531,9 +531,8 @@ fn job_of_file_name<'a>(path: &Path, jobs: &[&'a str]) -> Option<&'a str> {
     let stem = path.file_name()?.to_str()?.strip_suffix(".parquet")?;
     let numeric = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
     jobs.iter()
-        .copied()
-        .filter(|job| {
-            let fs = fikit_trace::build::file_stem(job);
+        .map(|&job| (job, fikit_trace::build::file_stem(job)))
+        .filter(|(_, fs)| {
             stem.strip_prefix(fs.as_str())
                 .and_then(|rest| rest.strip_prefix('-'))
                 .is_some_and(|rest| {
@@ -543,7 +542,8 @@ fn job_of_file_name<'a>(path: &Path, jobs: &[&'a str]) -> Option<&'a str> {
                         && parts.next().is_none()
                 })
         })
-        .max_by_key(|job| fikit_trace::build::file_stem(job).len())
+        .max_by_key(|(_, fs)| fs.len())
+        .map(|(job, _)| job)
 }
 
 /// A round that could not be set up: `what`, and why.
