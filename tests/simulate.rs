@@ -17,24 +17,16 @@ fn setup(dir: &Path) {
 /// Runs `fikit-sim --no-plots --format csv --jobs serving,training .` and
 /// `extra` in `dir`, which must succeed: its standard output and error.
 fn serving_beside_training(dir: &Path, extra: &[&str]) -> (String, String) {
-    let out = cmd("fikit-sim")
-        .current_dir(dir)
-        .args([
-            "--no-plots",
-            "--format",
-            "csv",
-            "--jobs",
-            "serving,training",
-            ".",
-        ])
-        .args(extra)
-        .assert()
-        .success();
-    let o = out.get_output();
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    let mut args = vec![
+        "--no-plots",
+        "--format",
+        "csv",
+        "--jobs",
+        "serving,training",
+        ".",
+    ];
+    args.extend_from_slice(extra);
+    outputs_of(dir, &args)
 }
 
 /// Runs fikit-sim in `dir` and checks it fails as bad input (exit 2) saying `what`, without a panic.
@@ -48,16 +40,24 @@ fn rejects(dir: &Path, args: &[&str], what: &str) {
         .stderr(predicate::str::contains("panicked").not());
 }
 
-fn stdout_of(dir: &Path, args: &[&str]) -> String {
+/// Runs fikit-sim `args` in `dir`, checks it succeeds and returns its
+/// standard output and standard error.
+fn outputs_of(dir: &Path, args: &[&str]) -> (String, String) {
     let out = cmd("fikit-sim")
         .current_dir(dir)
         .args(args)
         .assert()
         .success()
         .get_output()
-        .stdout
         .clone();
-    String::from_utf8(out).unwrap()
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn stdout_of(dir: &Path, args: &[&str]) -> String {
+    outputs_of(dir, args).0
 }
 
 #[test]
@@ -761,15 +761,9 @@ fn serve_gives_the_servers_latency_at_each_rate_and_bad_rates_exit_2() {
     // At 40/s the server is far from busy: no note. At 1000/s (a request
     // takes milliseconds alone) its queue cannot drain: a note says so.
     let notes = |rate: &str| {
-        let out = cmd("fikit-sim")
-            .current_dir(&root)
-            .args([traces, "--jobs", jobs, "--serve", rate, "--requests", "50"])
-            .args(["--policy", "exclusive", "--no-plots"])
-            .assert()
-            .success()
-            .get_output()
-            .clone();
-        String::from_utf8(out.stderr).unwrap()
+        let args = [traces, "--jobs", jobs, "--serve", rate, "--requests", "50"];
+        let more = ["--policy", "exclusive", "--no-plots"];
+        outputs_of(&root, &[&args[..], &more[..]].concat()).1
     };
     assert!(!notes("40").contains("note:"), "{}", notes("40"));
     let busy = notes("1000");
@@ -996,24 +990,16 @@ fn traces_whose_figures_may_mislead_get_a_note() {
     // fixture with every column), and a job with no kernel at all.
     write_trace(&d.path().join("cut.parquet"), &fixture::every_column("cut")).unwrap();
     write_trace(&d.path().join("cpu.parquet"), &fixture::empty("cpu", 9)).unwrap();
-    let out = cmd("fikit-sim")
-        .current_dir(d.path())
-        .args(["--no-plots", "--format", "csv", "--together", "."])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let (stdout, stderr) = outputs_of(
+        d.path(),
+        &["--no-plots", "--format", "csv", "--together", "."],
+    );
     for want in [
         "note: ./cut.parquet: capture incomplete (capture_complete false",
         "note: ./cut.parquet: CUPTI dropped 3 records",
         "note: cpu has no kernel: nothing of it runs on the GPU",
     ] {
-        assert!(
-            stderr.contains(want),
-            "no {want:?} in:\n{stderr}\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        assert!(stderr.contains(want), "no {want:?} in:\n{stderr}\n{stdout}");
     }
     // A complete capture with kernels gets none.
     setup(d.path());
@@ -1027,16 +1013,19 @@ fn ties_at_the_best_priority_and_one_priority_for_all_are_said() {
     // job, which the user is told, with how to choose.
     let root = fikit_e2e::root();
     let h200 = root.join("traces/h200");
-    let out = cmd("fikit-sim")
-        .current_dir(&root)
-        .arg(&h200)
-        .args(["--jobs", "resnet50-bs128-eval,resnet50-bs32-train"])
-        .args(["--policy", "fikit", "--no-plots", "--format", "csv"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let (_, stderr) = outputs_of(
+        &root,
+        &[
+            h200.to_str().unwrap(),
+            "--jobs",
+            "resnet50-bs128-eval,resnet50-bs32-train",
+            "--policy",
+            "fikit",
+            "--no-plots",
+            "--format",
+            "csv",
+        ],
+    );
     assert!(
         stderr.contains(
             "note: resnet50-bs128-eval, resnet50-bs32-train share the best priority (9): under fikit \
