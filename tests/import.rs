@@ -119,6 +119,15 @@ fn write_gz(path: &Path, v: &serde_json::Value) {
     enc.finish().unwrap();
 }
 
+/// [`nsys`]'s export with `sql` run on it afterwards.
+fn nsys_altered(path: &Path, sql: &str) {
+    nsys(path);
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute_batch(sql)
+        .unwrap();
+}
+
 /// An Nsight Systems export with two processes (pids 100 and 200), each
 /// launching one kernel per iteration and synchronizing.
 fn nsys(path: &Path) {
@@ -358,11 +367,10 @@ fn bad_input_exits_2_naming_file_event_and_problem() {
         &["negsms.json"],
         &["negsms.json: deviceProperties[0]: `numSms` is -3: not an unsigned 32-bit count"],
     );
-    nsys(&d.join("negsms.sqlite"));
-    rusqlite::Connection::open(d.join("negsms.sqlite"))
-        .unwrap()
-        .execute_batch("UPDATE TARGET_INFO_GPU SET smCount = -1")
-        .unwrap();
+    nsys_altered(
+        &d.join("negsms.sqlite"),
+        "UPDATE TARGET_INFO_GPU SET smCount = -1",
+    );
     rejects(
         d,
         &["negsms.sqlite"],
@@ -395,11 +403,10 @@ fn bad_input_exits_2_naming_file_event_and_problem() {
             "outside -2^62 to 2^62 ns",
         ],
     );
-    nsys(&d.join("late.sqlite"));
-    rusqlite::Connection::open(d.join("late.sqlite"))
-        .unwrap()
-        .execute_batch("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 4700000000000000000, end = end + 4700000000000000000")
-        .unwrap();
+    nsys_altered(
+        &d.join("late.sqlite"),
+        "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 4700000000000000000, end = end + 4700000000000000000",
+    );
     rejects(
         d,
         &["late.sqlite"],
