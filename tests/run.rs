@@ -11,21 +11,23 @@ use std::time::{Duration, Instant};
 use fikit_e2e::run_json::{b1_beside_b128, job_run};
 use fikit_e2e::{bin, cmd, stand_in_collector};
 
+/// Runs `bin ARGS` and checks it fails as bad input (exit 2) saying `what`.
+fn rejects(bin: &str, args: &[&str], what: &str) {
+    cmd(bin)
+        .args(args)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(what));
+}
+
 #[test]
 fn bad_input_exits_2_naming_the_file_and_field() {
-    cmd("fikit-run")
-        .arg("scenario")
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "give a scenario file or at least one --job",
-        ));
-    cmd("fikit-run")
-        .arg("scenario")
-        .arg("nope.json")
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("nope.json"));
+    rejects(
+        "fikit-run",
+        &["scenario"],
+        "give a scenario file or at least one --job",
+    );
+    rejects("fikit-run", &["scenario", "nope.json"], "nope.json");
     let d = tempfile::tempdir().unwrap();
     let s = d.path().join("s.json");
     std::fs::write(
@@ -33,42 +35,52 @@ fn bad_input_exits_2_naming_the_file_and_field() {
         r#"{"jobs": [{"name": "a", "command": ["true"], "priority": 12}], "policies": ["mps"]}"#,
     )
     .unwrap();
-    cmd("fikit-run")
-        .arg("scenario")
-        .arg(&s)
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("s.json: jobs[0].priority: 12"));
-    cmd("fikit-run")
-        .arg("scenario")
-        .args(["--job", "a=true", "--policy", "gang"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("unknown policy \"gang\""));
+    rejects(
+        "fikit-run",
+        &["scenario", s.to_str().unwrap()],
+        "s.json: jobs[0].priority: 12",
+    );
+    rejects(
+        "fikit-run",
+        &["scenario", "--job", "a=true", "--policy", "gang"],
+        "unknown policy \"gang\"",
+    );
     // The gate's A/B is the lab's: it measures one job alone, in phases
     // long enough for iterations.
-    cmd("fikit-lab")
-        .args(["gate-ab", "--job", "a=true", "--job", "b=true"])
-        .args(["--policy", "timeslice", "--phase-ms", "500"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "gate-ab: measures one job alone; the scenario has 2 jobs",
-        ));
-    cmd("fikit-lab")
-        .args(["gate-ab", "--job", "a=true", "--policy", "timeslice"])
-        .args(["--phase-ms", "5"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "--phase-ms 5: phases of 20 to 60000 ms",
-        ));
+    rejects(
+        "fikit-lab",
+        &[
+            "gate-ab",
+            "--job",
+            "a=true",
+            "--job",
+            "b=true",
+            "--policy",
+            "timeslice",
+            "--phase-ms",
+            "500",
+        ],
+        "gate-ab: measures one job alone; the scenario has 2 jobs",
+    );
+    rejects(
+        "fikit-lab",
+        &[
+            "gate-ab",
+            "--job",
+            "a=true",
+            "--policy",
+            "timeslice",
+            "--phase-ms",
+            "5",
+        ],
+        "--phase-ms 5: phases of 20 to 60000 ms",
+    );
     // The floor is a kind of A/B.
-    cmd("fikit-lab")
-        .args(["gate-ab", "--job", "a=true", "--policy", "fikit", "--floor"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains("--phase-ms <MS>"));
+    rejects(
+        "fikit-lab",
+        &["gate-ab", "--job", "a=true", "--policy", "fikit", "--floor"],
+        "--phase-ms <MS>",
+    );
     // Limits a round's clock cannot hold (a round timeout of 10^10 s
     // wrapped to a negative limit and stopped every round at once) or that
     // stop every round (0).
@@ -78,15 +90,16 @@ fn bad_input_exits_2_naming_the_file_and_field() {
         ("--gate-timeout-ms", "18446744073709551615"),
         ("--gate-nap-us", "10000000000"),
     ] {
-        cmd("fikit-run")
-            .args(["scenario", "--job", "a=true", opt, value])
-            .assert()
-            .code(2)
-            .stderr(predicates::str::contains(opt));
+        rejects(
+            "fikit-run",
+            &["scenario", "--job", "a=true", opt, value],
+            opt,
+        );
     }
     // An output folder that cannot be made: bad input, before any round.
-    cmd("fikit-run")
-        .args([
+    rejects(
+        "fikit-run",
+        &[
             "scenario",
             "--job",
             "a=true",
@@ -94,29 +107,27 @@ fn bad_input_exits_2_naming_the_file_and_field() {
             "timeslice",
             "-o",
             "/proc/fikit-cannot-make",
-        ])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "-o /proc/fikit-cannot-make: cannot make the folder",
-        ));
+        ],
+        "-o /proc/fikit-cannot-make: cannot make the folder",
+    );
     // A missing profile is named by its job; a missing run.json before
     // anything that would read it.
-    cmd("fikit-run")
-        .args(["scenario", "--job", "a:0:/nonexistent/a.parquet=true"])
-        .args(["--policy", "timeslice"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "jobs[0].profile (a): /nonexistent/a.parquet",
-        ));
-    cmd("fikit-run")
-        .args(["report", "/nonexistent/run.json", "--job", "a=x"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "/nonexistent/run.json: cannot read",
-        ));
+    rejects(
+        "fikit-run",
+        &[
+            "scenario",
+            "--job",
+            "a:0:/nonexistent/a.parquet=true",
+            "--policy",
+            "timeslice",
+        ],
+        "jobs[0].profile (a): /nonexistent/a.parquet",
+    );
+    rejects(
+        "fikit-run",
+        &["report", "/nonexistent/run.json", "--job", "a=x"],
+        "/nonexistent/run.json: cannot read",
+    );
     // The product's command line carries none of the lab's options.
     cmd("fikit-run")
         .args(["scenario", "--job", "a=true", "--gate-ab", "500"])
