@@ -33,7 +33,9 @@ the repetitions exceeds 1.05 in at least 7 of the 9 rows and exceeds the
 with the partner's launch rate (kernels a second over its profile's
 launches, Spearman at least 0.7). Reported, not judged (added 2026-11-29,
 before the rounds): each measure's median over the rows, and the batch-1
-job's kernel time in its timed region shared over alone ("kernels").
+job's kernel time in its timed region shared over alone ("kernels"); and
+(added 2026-11-29, after the rule was judged) each shared round's launch
+plus gap over its repetition's run alone, as a spread over the rounds.
 """
 
 import fnmatch
@@ -276,6 +278,7 @@ def main():
     print()
     for policy in ("timeslice", "mps"):
         rows = []
+        per_round = []
         for p in spec["pairs"]:
             b1 = next(j for j in p["jobs"] if j in small)
             partner = next(j for j in p["jobs"] if j != b1)
@@ -287,6 +290,8 @@ def main():
                     if shared and base:
                         for m in reported:
                             ratios[m].append(measure(out, shared, b1)[m] / measure(out, base, b1)[m])
+                        s_, b_ = measure(out, shared, b1), measure(out, base, b1)
+                        per_round.append((s_["launch"] + s_["gap"]) / (b_["launch"] + b_["gap"]))
             if ratios["launch"]:
                 rows.append((p["name"], partner, {m: statistics.median(v) for m, v in ratios.items()}, len(ratios["launch"])))
         print(f"{policy}: shared against alone, median over repetitions")
@@ -297,6 +302,12 @@ def main():
         if rows:
             print(f"  {'median over the rows':20} {'':18} "
                   + " ".join(f"{statistics.median(med[m] for _n, _p, med, _k in rows):7.3f}" for m in reported))
+        if per_round:
+            q = sorted(per_round)
+            pick = lambda f: q[min(len(q) - 1, int(f * len(q)))]
+            print(f"  per round, launch plus gap shared over alone ({len(q)} rounds): median "
+                  f"{statistics.median(q):.3f}, 10th-90th percentile {pick(0.1):.3f}-{pick(0.9):.3f}, "
+                  f"least {q[0]:.3f}, greatest {q[-1]:.3f}")
         for m in measures:
             over = sum(1 for _n, _p, med, _k in rows if med[m] > 1.05 and med[m] > p90[m])
             rho = spearman([rate.get(pa, float("nan")) for _n, pa, _m, _k in rows], [med[m] for _n, _p, med, _k in rows]) if len(rows) > 2 else float("nan")

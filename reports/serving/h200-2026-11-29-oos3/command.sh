@@ -15,3 +15,15 @@ done
 # Here, the last pack unpacked as DIR/g1 and the 2026-11-28 sitting
 # (reports/serving/h200-2026-11-28-oos3, mobs80-efft64) as DIR/g0:
 SERVE_SET=lab/validate/serve-oos3.json lab/analysis/serve47.py DIR/g0 DIR/g1 > summary.txt
+# Pair 3 (vits60-gpt2t8), a fresh 1-GPU H200 on 2026-11-29 14:26Z, the same
+# binaries (rebuilt from 33c5397, stripped, xz -9e), two calls:
+QUIET=1 RUN_ARGS="--round-timeout-s 150" lab/validate/gpus-call.sh .gpu/carry/rel.tar.xz \
+  lab/validate/serve-oos3.json /tmp/s3 f1 530 vits60-gpt2t8
+QUIET=1 RUN_ARGS="--round-timeout-s 150" lab/validate/gpus-call.sh .gpu/carry/rel.tar.xz \
+  lab/validate/serve-oos3.json /tmp/s3 f2 490 vits60-gpt2t8
+# summary.txt now reads the four pairs: the 2026-11-28 sitting as DIR/a/g0,
+# raw.tar.xz unpacked as DIR/b, raw-vits60.tar.xz as DIR/c (its g0):
+#   SERVE_SET=lab/validate/serve-oos3.json lab/analysis/serve47.py DIR/a/g0 DIR/b DIR/c/g0
+# resimulated-0b69e89-vits60.txt: pair 3 predicted by 0b69e89's model, from
+# the sitting's own profiles (in the call's pack; Parquet, not kept here):
+#   fikit-run summary --resimulate lab/validate/serve-oos3.json -o DIR/c/g0
