@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""What issue 47's serving rule would make of a perfect prediction on these
+machines: the real side's own noise, from the serving rounds on record.
+
+    lab/analysis/serve-noise.py [--servers S] [--partners P] [--trials T] RUN_JSON [...]
+
+Each RUN_JSON is a serving pair's `fikit-run` run.json (rounds with each
+job's region and, for the server, its requests' p99). A run.json read
+twice (a sitting's folder unpacked under two names) counts once, by its
+pair and first round's spawn time. For every shared row (a policy's
+repetitions of one job, at least 3) the spread of one repetition is
+estimated from pairs of repetitions, (ln x_i - ln x_j) / sqrt 2, both
+signs, pooled per role: the server's p99, a partner's region (its
+slowdown's numerator: the run alone divides every repetition alike in
+this pool). A trial draws S server rows and P partner rows (default 6 and
+8, `lab/validate/serve-oos3.json`'s rows a policy: 4 pairs and 2 scenarios
+of three jobs); each row's real value is the median of k draws (k in 3,
+5, 7, 9), and a prediction that is exactly the truth scores |1 / real - 1|.
+The rule passes a trial when the median over the rows is at most 10% and
+the worst at most 25%. Prints per policy and k the share of trials that
+pass, and each role's one-repetition spread (median and 90th percentile of
+|deviation|). Deterministic (seeded).
+"""
+
+import json
+import math
+import random
+import statistics
+import sys
+from collections import defaultdict
+
+POLICIES = ("timeslice", "mps", "fikit")
+
+
+def pools(paths):
+    server, partner = defaultdict(list), defaultdict(list)
+    rows = defaultdict(lambda: [0, 0])
+    seen = set()
+    for path in paths:
+        try:
+            run = json.load(open(path))
+            rounds = run["rounds"]
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"serve-noise: {path}: not a fikit-run run.json ({e})")
+        key = (tuple(sorted(j["job"] for j in rounds[0]["jobs"])), rounds[0]["jobs"][0]["spawn_ns"])
+        if key in seen:
+            continue
+        seen.add(key)
+        by = defaultdict(list)
+        for r in rounds:
+            if r["policy"] not in POLICIES:
+                continue
+            for j in r["jobs"]:
+                if j.get("exit_code") != 0:
+                    continue
+                if j.get("requests"):
+                    by[(r["policy"], j["job"], "server")].append(j["requests"]["p99_ms"])
+                else:
+                    by[(r["policy"], j["job"], "partner")].append(j["end_ns"] - j["first_launch_ns"])
+        for (policy, _job, role), xs in by.items():
+            if len(xs) < 3:
+                continue
+            rows[policy][0 if role == "server" else 1] += 1
+            pool = (server if role == "server" else partner)[policy]
+            for i, x in enumerate(xs):
+                for y in xs[i + 1:]:
+                    d = math.log(x / y) / math.sqrt(2)
+                    pool += [d, -d]
+    return server, partner, rows
+
+
+def trial_share(spool, ppool, k, n_s, n_p, n_trials, rng):
+    passed = 0
+    meds, worsts = [], []
+    for _ in range(n_trials):
+        errs = []
+        for pool, n in ((spool, n_s), (ppool, n_p)):
+            for _ in range(n):
+                real = math.exp(statistics.median(rng.choice(pool) for _ in range(k)))
+                errs.append(abs(1 / real - 1))
+        med, worst = statistics.median(errs), max(errs)
+        meds.append(med)
+        worsts.append(worst)
+        passed += med <= 0.10 and worst <= 0.25
+    return passed / n_trials, statistics.median(meds), statistics.median(worsts)
+
+
+def main():
+    args = sys.argv[1:]
+    opts = {"--servers": 6, "--partners": 8, "--trials": 4000}
+    while args and args[0] in opts:
+        if len(args) < 2:
+            sys.exit(__doc__)
+        try:
+            opts[args[0]] = int(args[1])
+        except ValueError:
+            sys.exit(f"serve-noise: {args[0]}: not a whole number: {args[1]}")
+        args = args[2:]
+    if not args:
+        sys.exit(__doc__)
+    server, partner, rows = pools(args)
+    rng = random.Random(47)
+    print(f"rows a trial: {opts['--servers']} server p99s, {opts['--partners']} partner slowdowns; "
+          f"rule: median at most 10%, worst at most 25%; {opts['--trials']} trials")
+    for policy in POLICIES:
+        s, p = server[policy], partner[policy]
+        if not s or not p:
+            print(f"{policy}: no rows")
+            continue
+        spread = lambda pool: (statistics.median(abs(x) for x in pool), sorted(abs(x) for x in pool)[int(0.9 * len(pool))])
+        sm, s9 = spread(s)
+        pm, p9 = spread(p)
+        print(f"{policy}: {rows[policy][0]} server rows, {rows[policy][1]} partner rows on record; "
+              f"one repetition's |log deviation| median / 90th: server p99 {sm:.3f} / {s9:.3f}, partner {pm:.3f} / {p9:.3f}")
+        for k in (3, 5, 7, 9):
+            share, med, worst = trial_share(s, p, k, opts["--servers"], opts["--partners"], opts["--trials"], rng)
+            print(f"  {k} repetitions: a perfect prediction passes {share:5.1%} (median of the trials' median {med:.1%}, worst {worst:.1%})")
+
+
+if __name__ == "__main__":
+    main()
