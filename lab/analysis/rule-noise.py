@@ -31,6 +31,7 @@ import statistics
 import sys
 from collections import defaultdict
 
+import perfect
 import summaries
 
 
@@ -53,22 +54,6 @@ def pools(paths):
                     d = math.log(x / y) / math.sqrt(2)
                     pairs[r["policy"]] += [d, -d]
     return centred, left_out, pairs, rows
-
-
-def trials(pool, k, n_rows, n_trials, rng):
-    """(share passing, median of the trials' median error, median of their
-    worst error)."""
-    passed, medians, worsts = 0, [], []
-    for _ in range(n_trials):
-        errs = []
-        for _ in range(n_rows):
-            real = math.exp(statistics.median(rng.choice(pool) for _ in range(k)))
-            errs.append(abs(1 / real - 1))
-        m, w = statistics.median(errs), max(errs)
-        medians.append(m)
-        worsts.append(w)
-        passed += m <= 0.05 and w <= 0.15
-    return passed / n_trials, statistics.median(medians), statistics.median(worsts)
 
 
 def main():
@@ -95,7 +80,7 @@ def main():
         for way, pool in ((w, p[policy]) for w, p in ways):
             for k in (3, 5, 7, 9):
                 rng = random.Random(f"{policy}-{way}-{k}")
-                share, med, worst = trials(pool, k, n_rows, n_trials, rng)
+                share, med, worst = perfect.trials([(pool, n_rows)], k, (0.05, 0.15), n_trials, rng)
                 print(f"{policy:10s} {rows[policy]:4d}  {way:8s} {k:2d}  {share:6.1%}  {med:12.1%}  {worst:11.1%}")
 
 

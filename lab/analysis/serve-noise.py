@@ -29,6 +29,8 @@ import statistics
 import sys
 from collections import defaultdict
 
+import perfect
+
 POLICIES = ("timeslice", "mps", "fikit")
 
 
@@ -69,22 +71,6 @@ def pools(paths):
     return server, partner, rows
 
 
-def trial_share(spool, ppool, k, n_s, n_p, n_trials, rng):
-    passed = 0
-    meds, worsts = [], []
-    for _ in range(n_trials):
-        errs = []
-        for pool, n in ((spool, n_s), (ppool, n_p)):
-            for _ in range(n):
-                real = math.exp(statistics.median(rng.choice(pool) for _ in range(k)))
-                errs.append(abs(1 / real - 1))
-        med, worst = statistics.median(errs), max(errs)
-        meds.append(med)
-        worsts.append(worst)
-        passed += med <= 0.10 and worst <= 0.25
-    return passed / n_trials, statistics.median(meds), statistics.median(worsts)
-
-
 def main():
     args = sys.argv[1:]
     opts = {"--servers": 6, "--partners": 8, "--trials": 4000}
@@ -113,7 +99,7 @@ def main():
         print(f"{policy}: {rows[policy][0]} server rows, {rows[policy][1]} partner rows on record; "
               f"one repetition's |log deviation| median / 90th: server p99 {sm:.3f} / {s9:.3f}, partner {pm:.3f} / {p9:.3f}")
         for k in (3, 5, 7, 9):
-            share, med, worst = trial_share(s, p, k, opts["--servers"], opts["--partners"], opts["--trials"], rng)
+            share, med, worst = perfect.trials([(s, opts["--servers"]), (p, opts["--partners"])], k, (0.10, 0.25), opts["--trials"], rng)
             print(f"  {k} repetitions: a perfect prediction passes {share:5.1%} (median of the trials' median {med:.1%}, worst {worst:.1%})")
 
 
