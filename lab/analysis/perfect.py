@@ -9,16 +9,20 @@ import statistics
 def trials(groups, k, bounds, n_trials, rng):
     """(share of trials passing, median of the trials' median error, median
     of their worst error). `groups`: (pool of one repetition's log
-    deviations, rows drawn from it) pairs; each row's real value is the exp
-    of the median of k draws, scored |1 / real - 1|; `bounds`: (median,
-    worst) the rule allows."""
+    deviations, rows drawn from it) pairs, or (pool, rows, prediction pool,
+    prediction draws): each row's real value is the exp of the median of k
+    draws from its pool, its prediction 1 (the truth) or, with a prediction
+    pool, the exp of the median of that many draws from it (a model as right
+    as can be that reads the job from that many noisy runs); scored
+    |prediction / real - 1|; `bounds`: (median, worst) the rule allows."""
     passed, medians, worsts = 0, [], []
     for _ in range(n_trials):
         errs = []
-        for pool, n_rows in groups:
+        for pool, n_rows, *given in groups:
             for _ in range(n_rows):
                 real = math.exp(statistics.median(rng.choice(pool) for _ in range(k)))
-                errs.append(abs(1 / real - 1))
+                pred = math.exp(statistics.median(rng.choice(given[0]) for _ in range(given[1]))) if given else 1.0
+                errs.append(abs(pred / real - 1))
         m, w = statistics.median(errs), max(errs)
         medians.append(m)
         worsts.append(w)

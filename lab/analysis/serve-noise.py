@@ -2,7 +2,7 @@
 """What issue 47's serving rule would make of a perfect prediction on these
 machines: the real side's own noise, from the serving rounds on record.
 
-    lab/analysis/serve-noise.py [--servers S] [--partners P] [--trials T] RUN_JSON [...]
+    lab/analysis/serve-noise.py [--servers S] [--partners P] [--trials T] [--characterization K] RUN_JSON [...]
 
 Each RUN_JSON is a serving pair's `fikit-run` run.json (rounds with each
 job's region and, for the server, its requests' p99). A run.json read
@@ -19,7 +19,11 @@ of three jobs); each row's real value is the median of k draws (k in 3,
 The rule passes a trial when the median over the rows is at most 10% and
 the worst at most 25%. Prints per policy and k the share of trials that
 pass, and each role's one-repetition spread (median and 90th percentile of
-|deviation|). Deterministic (seeded).
+|deviation|). With --characterization K, the server rows' prediction is
+itself the median of K draws from the servers' runs alone (exclusive rows'
+pool): a model as right as can be that reads each server from K runs of
+its own, as fikit-profile's untraced runs (3 by default); the partners'
+prediction stays exact. Deterministic (seeded).
 """
 
 import json
@@ -32,6 +36,7 @@ from collections import defaultdict
 import perfect
 
 POLICIES = ("timeslice", "mps", "fikit")
+ALONE = "exclusive"
 
 
 def pools(paths):
@@ -50,7 +55,7 @@ def pools(paths):
         seen.add(key)
         by = defaultdict(list)
         for r in rounds:
-            if r["policy"] not in POLICIES:
+            if r["policy"] not in POLICIES + (ALONE,):
                 continue
             for j in r["jobs"]:
                 if j.get("exit_code") != 0:
@@ -73,7 +78,7 @@ def pools(paths):
 
 def main():
     args = sys.argv[1:]
-    opts = {"--servers": 6, "--partners": 8, "--trials": 4000}
+    opts = {"--servers": 6, "--partners": 8, "--trials": 4000, "--characterization": 0}
     while args and args[0] in opts:
         if len(args) < 2:
             sys.exit(__doc__)
@@ -86,8 +91,10 @@ def main():
         sys.exit(__doc__)
     server, partner, rows = pools(args)
     rng = random.Random(47)
+    c = opts["--characterization"]
     print(f"rows a trial: {opts['--servers']} server p99s, {opts['--partners']} partner slowdowns; "
-          f"rule: median at most 10%, worst at most 25%; {opts['--trials']} trials")
+          f"rule: median at most 10%, worst at most 25%; {opts['--trials']} trials; "
+          + (f"the server's prediction the median of {c} runs alone" if c else "the prediction exact"))
     for policy in POLICIES:
         s, p = server[policy], partner[policy]
         if not s or not p:
@@ -99,7 +106,8 @@ def main():
         print(f"{policy}: {rows[policy][0]} server rows, {rows[policy][1]} partner rows on record; "
               f"one repetition's |log deviation| median / 90th: server p99 {sm:.3f} / {s9:.3f}, partner {pm:.3f} / {p9:.3f}")
         for k in (3, 5, 7, 9):
-            share, med, worst = perfect.trials([(s, opts["--servers"]), (p, opts["--partners"])], k, (0.10, 0.25), opts["--trials"], rng)
+            servers = (s, opts["--servers"], server[ALONE], c) if c else (s, opts["--servers"])
+            share, med, worst = perfect.trials([servers, (p, opts["--partners"])], k, (0.10, 0.25), opts["--trials"], rng)
             print(f"  {k} repetitions: a perfect prediction passes {share:5.1%} (median of the trials' median {med:.1%}, worst {worst:.1%})")
 
 
