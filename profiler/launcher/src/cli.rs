@@ -10,6 +10,21 @@ use clap::Parser;
 /// The most untraced runs `--runs` takes.
 const MAX_RUNS: i64 = 100;
 
+/// Untraced runs of a job of priority 0 (high) without `--runs`: a
+/// latency-critical job's p99 is read from them, and one run's p99 spreads
+/// by about a tenth (median) on the validation rounds' H200s and H100s.
+/// Read from 3 runs, a prediction that is otherwise right passes the
+/// validation's p99 bounds (10% / 25% over 6 rows, 9 repetitions) in
+/// 54-66% of trials on the H200, from 9 runs in 90-99%
+/// (reports/validation/rule-noise-2026-11-29/, `p99.txt`; a server's p99
+/// likewise: reports/validation/serve-noise-2026-11-29/).
+const LATENCY_CRITICAL_RUNS: u32 = 9;
+
+/// Untraced runs of any other job without `--runs`: its slowdown compares
+/// a shared run with a run alone at the same host speed, which cancels most
+/// of the runs' spread; 3 give their median and range.
+const OTHER_RUNS: u32 = 3;
+
 /// The longest `--wait-descendants`, s: past it a deadline would not be a
 /// time the clock can hold.
 const MAX_WAIT_SECS: u64 = 1_000_000;
@@ -75,9 +90,11 @@ struct Cli {
     /// the trace (traces/README.md, `fikit.characterization`), from which
     /// fikit-sim sets the host's speed. Their spread is the range fikit-sim
     /// gives. Only for a command of one CUDA process. At most 100.
-    #[arg(long, value_name = "N", default_value_t = 3,
+    /// [default: 9 for a job of priority 0 (high), whose p99 is read from
+    /// these runs; 3 for any other]
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u32).range(0..=MAX_RUNS))]
-    runs: u32,
+    runs: Option<u32>,
 
     /// Skip the pressure pass. By default, after the untraced runs, the
     /// command runs once more under a private MPS daemon beside a
@@ -121,11 +138,25 @@ impl From<Cli> for Options {
             keep_spools: c.keep_spools,
             quiet: c.quiet,
             metrics: c.metrics,
-            runs: if c.single_run { 0 } else { c.runs as usize },
+            runs: if c.single_run {
+                0
+            } else {
+                c.runs.unwrap_or(default_runs(c.priority)) as usize
+            },
             pressure: !(c.single_run || c.no_pressure),
             descendant_grace: std::time::Duration::from_secs(c.wait_descendants),
             command: c.command,
         }
+    }
+}
+
+/// Untraced runs without `--runs`: [`LATENCY_CRITICAL_RUNS`] for priority
+/// 0, [`OTHER_RUNS`] otherwise.
+fn default_runs(priority: u8) -> u32 {
+    if priority == 0 {
+        LATENCY_CRITICAL_RUNS
+    } else {
+        OTHER_RUNS
     }
 }
 
@@ -147,5 +178,36 @@ pub fn main() -> ExitCode {
             eprintln!("fikit-profile: error: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runs_of(args: &[&str]) -> usize {
+        let mut all = vec!["fikit-profile"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--", "python3", "job.py"]);
+        Options::from(Cli::try_parse_from(all).unwrap()).runs
+    }
+
+    #[test]
+    fn a_latency_critical_job_gets_more_untraced_runs_by_default() {
+        assert_eq!(runs_of(&["--priority", "high"]), 9);
+        assert_eq!(runs_of(&["--priority", "0"]), 9);
+        assert_eq!(runs_of(&["--priority", "1"]), 3);
+        assert_eq!(runs_of(&[]), 3, "the default priority is low");
+    }
+
+    #[test]
+    fn runs_asked_for_or_a_single_run_override_the_default() {
+        assert_eq!(runs_of(&["--priority", "high", "--runs", "2"]), 2);
+        assert_eq!(runs_of(&["--priority", "low", "--runs", "12"]), 12);
+        assert_eq!(runs_of(&["--priority", "high", "--single-run"]), 0);
+        assert!(
+            Cli::try_parse_from(["fikit-profile", "--runs", "3", "--single-run", "--", "x"])
+                .is_err()
+        );
     }
 }
