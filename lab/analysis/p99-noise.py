@@ -9,7 +9,7 @@ iterations as the gate saw them) under a folder named for its GPU
 (`h200-...`, `h100-...`: the first path part that starts with h100 or
 h200); a run read twice (a folder unpacked under two names) counts once.
 Per round the latency-critical job's (priority 0) p99 iteration (nearest
-rank, the first two iterations left out, as fikit-run's gate leaves them);
+rank over the iterations the gate recorded, as fikit-run reads them);
 per row (a policy's repetitions of the job, at least 3) one repetition's
 spread from pairs of repetitions, (ln x_i - ln x_j) / sqrt 2, both signs,
 pooled per GPU and policy. A trial draws N rows (default 6, a set's
@@ -34,7 +34,7 @@ POLICIES = ("exclusive", "timeslice", "mps", "fikit")
 
 
 def p99(its):
-    s = sorted(its[2:])
+    s = sorted(its)
     return s[max(0, math.ceil(0.99 * len(s)) - 1)] if s else None
 
 

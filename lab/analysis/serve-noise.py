@@ -22,7 +22,8 @@ pass, and each role's one-repetition spread (median and 90th percentile of
 |deviation|). With --characterization K, the server rows' prediction is
 itself the median of K draws from the servers' runs alone (exclusive rows'
 pool): a model as right as can be that reads each server from K runs of
-its own, as fikit-profile's untraced runs (3 by default); the partners'
+its own, as fikit-profile's untraced runs (9 by default for a job of
+priority 0 since 2026-11-29, 3 before); the partners'
 prediction stays exact. Deterministic (seeded).
 """
 
@@ -49,6 +50,8 @@ def pools(paths):
             rounds = run["rounds"]
         except (OSError, ValueError, KeyError) as e:
             sys.exit(f"serve-noise: {path}: not a fikit-run run.json ({e})")
+        if not rounds:
+            continue
         key = (tuple(sorted(j["job"] for j in rounds[0]["jobs"])), rounds[0]["jobs"][0]["spawn_ns"])
         if key in seen:
             continue

@@ -9,7 +9,8 @@ regions it aims at.
 Runs each job's command as the set gives it, with `--iters ITERS` (default
 60) and `--warmup 5` in place of its own, plain Python, no fikit, one job
 at a time; prints per job its ms an iteration (workload.py's median), the
-region its set's count would take, and the count for a target region:
+region its set's count would take (a served job's: its requests over
+their rate), and the count for a target region:
 latency-critical jobs (priority 0) 2.5-5 s, partners 8-11 s (the sets'
 aims), the middle of the band.
 """
@@ -49,9 +50,17 @@ def main():
             continue
         ms = json.loads(lines[-1])["ms_per_iter_median"]
         lo, hi = TARGET_S[job["priority"] == 0]
-        region = f"{own * ms / 1000:.1f} s at its {own}" if own else "no count"
-        aim = round((lo + hi) / 2 * 1000 / ms)
-        print(f"{name}: {ms:.2f} ms an iteration; {region}; {aim} for {(lo + hi) / 2:.2f} s", flush=True)
+        mid = (lo + hi) / 2
+        if "--rate" in command:
+            # A served job's region is its requests over their rate, whatever
+            # a request takes (while the server keeps up).
+            rate = float(command[command.index("--rate") + 1])
+            region = f"{own / rate:.1f} s at its {own} requests" if own else "no count"
+            aim = round(mid * rate)
+        else:
+            region = f"{own * ms / 1000:.1f} s at its {own}" if own else "no count"
+            aim = round(mid * 1000 / ms)
+        print(f"{name}: {ms:.2f} ms an iteration; {region}; {aim} for {mid:.2f} s", flush=True)
 
 
 if __name__ == "__main__":

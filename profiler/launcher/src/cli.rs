@@ -15,7 +15,7 @@ const MAX_RUNS: i64 = 100;
 /// by about a tenth (median) on the validation rounds' H200s and H100s.
 /// Read from 3 runs, a prediction that is otherwise right passes the
 /// validation's p99 bounds (10% / 25% over 6 rows, 9 repetitions) in
-/// 54-66% of trials on the H200, from 9 runs in 90-99%
+/// 55-66% of trials on the H200, from 9 runs in 90-99%
 /// (reports/validation/rule-noise-2026-11-29/, `p99.txt`; a server's p99
 /// likewise: reports/validation/serve-noise-2026-11-29/).
 const LATENCY_CRITICAL_RUNS: u32 = 9;
