@@ -98,7 +98,12 @@ def main():
             ratio = s["p99_ms"] / alone[server]["p99_ms"]
             partners = [(n, med(rows[n]["vs_timeslice"])) for n, _c, _p in jobs if n != server]
             judged = (s.get("busy_share") or 1.0) <= 0.5
-            live.append((pair, s.get("busy_share") or float("nan"), ratio, partners, judged))
+            # Each partner's launch calls held: the live gate's (median over
+            # the repetitions) beside the simulator's (rows since 2026-11-29).
+            held = [(n, rows[n]["gate"]["waits"], rows[n]["gate"]["wait_ms"],
+                     rows[n].get("sim_held_waits"), rows[n].get("sim_held_wait_ms"))
+                    for n, _c, _p in jobs if n != server]
+            live.append((pair, s.get("busy_share") or float("nan"), ratio, partners, judged, held))
     print()
     print("accuracy, per policy: median / worst |error| (rule: at most 10% / 25%)")
     for pol in POLICIES:
@@ -118,11 +123,14 @@ def main():
             print(f"  {pol:9} {n} of {len(r)} rows ({100 * n / len(r):.0f}%)")
     print()
     print("live FIKIT where the server's busy share is at most 0.5 (rule: p99 at most 1.10x alone, partners at least 0.86x time slicing)")
-    for pair, busy, ratio, partners, judged in live:
+    for pair, busy, ratio, partners, judged, held in live:
         p = ", ".join(f"{n} {v:.2f}x" for n, v in partners)
         ok = ratio <= 1.10 and all(v >= 0.86 for _n, v in partners)
         verdict = ("pass" if ok else "FAIL") if judged else "not judged (busy over 0.5)"
         print(f"  {pair:26} busy {busy:.2f}  p99 {ratio:.2f}x alone  partners vs time slicing: {p}  {verdict}")
+        for n, waits, wait_ms, sim_waits, sim_ms in held:
+            sim = f"{sim_waits:.0f} for {sim_ms / 1e3:.2f} s" if sim_waits is not None else "not in this run.json"
+            print(f"  {'':26} {n}'s launch calls held: live {waits:.0f} for {wait_ms / 1e3:.2f} s, simulated {sim}")
     print()
     print("the server alone (not judged): p99 request latency real against simulated, and its median service time a request against its profile's untraced runs' median iteration (idle included where the profile served)")
     seen = set()

@@ -92,7 +92,20 @@ fn fikit_holds_a_fillers_host_in_its_launch_until_the_kernel_goes() {
         jcts(std::slice::from_ref(&l), PolicyKind::Exclusive, &model()),
         [150]
     );
-    assert_eq!(jcts(&[high(), l], PolicyKind::Fikit, &model()), [400, 250]);
+    assert_eq!(
+        jcts(&[high(), l.clone()], PolicyKind::Fikit, &model()),
+        [400, 250]
+    );
+    // Held, as the live gate counts waits: L's launch of l1 for 100 ns
+    // (made at 0, returned at 100); l2's went into the gap at once, so it
+    // returned when made. H's launches all returned at once.
+    let jobs: Vec<Job> = [high(), l].iter().map(Job::from_trace).collect();
+    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+    assert_eq!(r.jobs[0].launches_held, (0, 0));
+    assert_eq!(r.jobs[1].launches_held, (1, 100));
+    // A policy that holds no launch call counts none.
+    let r = run_policy(&jobs, &[0, 0], PolicyKind::Timeslice, &model(), false).unwrap();
+    assert!(r.jobs.iter().all(|j| j.launches_held == (0, 0)));
 }
 
 #[test]

@@ -258,6 +258,7 @@ pub fn live_report(
                 iterations_ns: measured.to_vec(),
                 slowdown_range: None,
                 p99_range: None,
+                launches_held: None,
             });
         }
         let makespan = if *kind == PolicyKind::Exclusive {
@@ -559,6 +560,7 @@ mod tests {
             iterations_ns: vec![],
             slowdown_range: None,
             p99_range: None,
+            launches_held: None,
         };
         let rep = |jobs| Report {
             model: String::new(),

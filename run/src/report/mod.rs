@@ -164,6 +164,14 @@ pub struct Row {
     /// counted repetitions' predictions); `None` alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim_fill_share: Option<f64>,
+    /// The launch calls the simulator's gate held, to set beside the live
+    /// gate's ([`Row::gate`]'s `waits` and `wait_ms`): medians over the
+    /// counted repetitions' predictions; `None` where none was held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_held_waits: Option<f64>,
+    /// Their time held, ms; see [`Row::sim_held_waits`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_held_wait_ms: Option<f64>,
     /// A serving job's share of its requests' span spent serving one (the
     /// median over its runs, as its output gave it); `None` for others.
     #[serde(default, skip_serializing_if = "Option::is_none")]

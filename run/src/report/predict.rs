@@ -6,7 +6,8 @@ use fikit_sim_core::sim::gpu::GpuModel;
 use fikit_sim_core::sim::host::{Corners, GATED_SETUP_ITERATIONS, first_kernel_ns};
 use fikit_sim_core::sim::job::{HostStep, Job};
 use fikit_sim_core::sim::simulate::{
-    SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated, slowdown_range,
+    LaunchesHeld, SimOptions, line_up, percentiles, run_isolated, simulate_with_isolated,
+    slowdown_range,
 };
 
 use super::{mean_ratio, ms};
@@ -46,6 +47,9 @@ pub struct Predicted {
     /// time other jobs' kernels used (the policy's own limit); `None`
     /// alone.
     pub fill_share: Option<f64>,
+    /// The launch calls the simulator's gate held (FIKIT's, as the live
+    /// gate holds them: its `waits` and `wait_ms`); `None` where none was.
+    pub launches_held: Option<LaunchesHeld>,
 }
 
 /// [`predict`] with each job's range, as fikit-sim gives it: the point from
@@ -129,6 +133,7 @@ pub fn predict(
                         slowdown_range: None,
                         p99_range_ms: None,
                         fill_share: None,
+                        launches_held: None,
                     }
                 })
                 .collect(),
@@ -176,6 +181,7 @@ pub fn predict(
                     slowdown_range: None,
                     p99_range_ms: None,
                     fill_share,
+                    launches_held: r.launches_held,
                 }
             })
             .collect(),

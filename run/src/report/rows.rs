@@ -10,6 +10,7 @@ use super::{
 };
 use crate::exec::{JobRun, RequestLatency, Round};
 use crate::scenario::RunPolicy;
+use fikit_sim_core::sim::simulate::LaunchesHeld;
 
 /// The table rows: for each policy and job, the medians over `rounds`.
 /// `sims[r]` is the prediction for `rounds[r]` (`None` without one). A
@@ -316,6 +317,19 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
         .sim_span(&c.shared, |p| p.slowdown_range)
         .filter(|_| c.sharing());
     let sim_p99_range_ms = c.sim_span(&c.ok, |p| p.p99_range_ms);
+    // The simulator's held launches, as the live gate's are read: the
+    // median over the counted repetitions' predictions.
+    let held = |of: fn(&LaunchesHeld) -> f64| {
+        Spread::of(
+            &c.shared
+                .iter()
+                .filter(|_| c.sharing())
+                .filter_map(|&(r, _)| c.predicted(r).and_then(|p| p.launches_held))
+                .map(|h| of(&h))
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median)
+    };
     let inside = |range: Option<[f64; 2]>, real: Option<f64>| {
         Some((range?, real?)).map(|(r, v)| r[0] <= v && v <= r[1])
     };
@@ -373,6 +387,8 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
                 .collect::<Vec<_>>(),
         )
         .map(|s| s.median),
+        sim_held_waits: held(|h| h.launches as f64),
+        sim_held_wait_ms: held(|h| h.ns as f64 / 1e6),
         overlap,
         co_runs: (c.sharing() && several).then_some(c.shared.len()),
         per_iteration: real.per_iteration,

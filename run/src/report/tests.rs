@@ -4,7 +4,7 @@ use crate::exec::Round;
 use fikit_sim_core::policy::PolicyKind;
 use fikit_sim_core::sim::gpu::GpuModel;
 use fikit_sim_core::sim::job::Job;
-use fikit_sim_core::sim::simulate::run_isolated;
+use fikit_sim_core::sim::simulate::{LaunchesHeld, run_isolated};
 
 fn run(job: &str, first: i64, end: i64) -> JobRun {
     JobRun {
@@ -55,6 +55,10 @@ fn sim(slowdowns: &[f64]) -> Option<Vec<Predicted>> {
                 slowdown_range: Some([s - 0.1, s + 0.1]),
                 p99_range_ms: Some([2.0 * s - 0.5, 2.0 * s + 0.5]),
                 fill_share: Some(s / 10.0),
+                launches_held: Some(LaunchesHeld {
+                    launches: (100.0 * s).round() as u64,
+                    ns: (1e6 * s).round() as i64,
+                }),
             })
             .collect(),
     )
@@ -166,6 +170,12 @@ fn rows_take_per_repetition_ratios() {
     assert!((hi_fikit.fill_share.unwrap() - 0.4).abs() < 1e-9);
     assert!((hi_fikit.sim_fill_share.unwrap() - 0.11).abs() < 1e-9);
     assert_eq!((lo_fikit.fill_share, lo_fikit.sim_fill_share), (None, None));
+    // The simulator's held launches, median over the rounds' predictions
+    // (120 and 100 launches, 1.2 and 1.0 ms), beside the live gate's; none
+    // alone.
+    assert_eq!(hi_fikit.sim_held_waits, Some(110.0));
+    assert!((hi_fikit.sim_held_wait_ms.unwrap() - 1.1).abs() < 1e-9);
+    assert_eq!((excl.sim_held_waits, excl.sim_held_wait_ms), (None, None));
     // Alone no slowdown range, but the p99's: 1.8 [1.3-2.3], 1.4 [0.9-1.9].
     assert_eq!((excl.sim_slowdown_range, excl.in_sim_range), (None, None));
     let [lo, hi] = excl.sim_p99_range_ms.unwrap();
@@ -325,6 +335,7 @@ fn a_profile_off_its_runs_alone_is_called_off() {
             slowdown_range: None,
             p99_range_ms: None,
             fill_share: None,
+            launches_held: None,
         };
         Some(vec![p(hi), p(lo)])
     };

@@ -142,6 +142,8 @@ fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> 
         sim_p999_ms: None,
         sim_slowdown_range: None,
         sim_p99_range_ms: None,
+        sim_held_waits: None,
+        sim_held_wait_ms: None,
         overlap: None,
         co_runs: Some(3),
         sim_slowdown: Some(Spread {

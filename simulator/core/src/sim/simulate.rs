@@ -69,6 +69,27 @@ pub struct JobRow {
     /// The same of the 99th-percentile iteration latency, ns.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub p99_range: Option<[i64; 2]>,
+    /// The launch calls its gate held, under a policy that holds a job's
+    /// host in them as the live gate does (FIKIT); `None` where none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launches_held: Option<LaunchesHeld>,
+}
+
+/// Launch calls a gate held: returned later than they were made, the host
+/// waiting in them (the live gate's `waits` and `wait_ns`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct LaunchesHeld {
+    /// How many.
+    pub launches: u64,
+    /// Their summed time held, ns.
+    pub ns: i64,
+}
+
+impl LaunchesHeld {
+    /// From a run's `(launches, ns)`; `None` for none.
+    pub fn of((launches, ns): (u64, i64)) -> Option<LaunchesHeld> {
+        (launches > 0).then_some(LaunchesHeld { launches, ns })
+    }
 }
 
 /// One policy over all jobs.
@@ -316,6 +337,7 @@ fn simulate_with_isolated_progress(
                 iterations_ns: measured.to_vec(),
                 slowdown_range: None,
                 p99_range: None,
+                launches_held: LaunchesHeld::of(o.launches_held),
             });
         }
         report.policies.push(row);
@@ -466,6 +488,7 @@ mod tests {
             iterations_ns: Vec::new(),
             slowdown_range: None,
             p99_range: None,
+            launches_held: None,
         }
     }
 

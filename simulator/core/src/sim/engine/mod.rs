@@ -132,6 +132,9 @@ pub struct JobRt {
     stream_last_done: Vec<i64>,
     outstanding: usize,
     queued_kernels: usize,
+    /// Launch calls its gate held (returned later than they were made)
+    /// and their summed time held, ns ([`JobOutcome::launches_held`]).
+    held: (u64, i64),
     /// Their predicted time ([`Job::predicted_ns`]), ns: kept only under a
     /// policy that gates launches ([`Policy::gates_launches`]). Wider than
     /// a time: a few kernels' predictions of up to 2^62 ns each sum past
@@ -330,6 +333,11 @@ pub struct JobOutcome {
     /// Iteration latencies, ns: from the previous iteration's end (or the
     /// arrival) to each blocking wait's return; the whole job when it never waits.
     pub iterations_ns: Vec<i64>,
+    /// Under a policy that gates launches ([`Policy::gates_launches`]):
+    /// the launch calls that returned later than they were made (the host
+    /// held in them, as the live gate's `waits`) and their summed time held,
+    /// ns; `(0, 0)` otherwise.
+    pub launches_held: (u64, i64),
 }
 
 impl JobOutcome {

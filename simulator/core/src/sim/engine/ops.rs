@@ -175,6 +175,11 @@ impl Engine<'_> {
             match held {
                 Some(h) => st.host = h,
                 None => {
+                    // The call was made at `host_t` (its host step's time).
+                    if self.now > st.host_t {
+                        st.held.0 += 1;
+                        st.held.1 += self.now - st.host_t;
+                    }
                     st.host = Host::Busy;
                     st.host_t = self.now;
                     self.schedule(self.now, Event::Host(j));

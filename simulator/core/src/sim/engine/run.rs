@@ -53,6 +53,7 @@ impl<'a> Engine<'a> {
                     stream_last_done: Vec::new(),
                     outstanding: 0,
                     queued_kernels: 0,
+                    held: (0, 0),
                     queued_predicted_ns: 0,
                 }
             })
@@ -285,6 +286,7 @@ impl<'a> Engine<'a> {
                 arrival_ns: st.arrival_ns,
                 finish_ns: finish,
                 iterations_ns: iterations,
+                launches_held: st.held,
             });
         }
         let first = jobs.iter().map(|j| j.arrival_ns).min().unwrap_or(0);
