@@ -22,13 +22,13 @@ share of trials that pass for K in 3, 5, 7, 9 at r = 9 (and K = 3 at
 r = 3). Deterministic (seeded).
 """
 
-import json
 import math
 import random
 import statistics
 import sys
 
 import perfect
+import summaries
 
 POLICIES = ("exclusive", "timeslice", "mps", "fikit")
 
@@ -46,22 +46,11 @@ def gpu_of(path):
 
 
 def pools(paths):
-    out, seen = {}, set()
-    for path in paths:
-        try:
-            run = json.load(open(path))
-            rounds, jobs = run.get("rounds") or [], run["jobs"]
-        except (OSError, ValueError, KeyError) as e:
-            sys.exit(f"p99-noise: {path}: not a fikit-run run.json ({e})")
-        if not rounds:
-            continue
-        key = (tuple(sorted(j["job"] for j in rounds[0]["jobs"])), rounds[0]["jobs"][0]["spawn_ns"])
-        if key in seen:
-            continue
-        seen.add(key)
-        critical = {j[0] for j in jobs if j[2] == 0}
+    out = {}
+    for path, run in summaries.distinct_runs(paths, "p99-noise"):
+        critical = {j[0] for j in run["jobs"] if j[2] == 0}
         by = {}
-        for r in rounds:
+        for r in run["rounds"]:
             for j in r["jobs"]:
                 if j.get("exit_code") == 0 and j.get("iterations_ns") and j["job"] in critical:
                     v = p99(j["iterations_ns"])
@@ -70,11 +59,7 @@ def pools(paths):
         for (policy, _job), xs in by.items():
             if len(xs) < 3:
                 continue
-            pool = out.setdefault((gpu_of(path), policy), [])
-            for i, a in enumerate(xs):
-                for b in xs[i + 1:]:
-                    d = math.log(a / b) / math.sqrt(2)
-                    pool += [d, -d]
+            out.setdefault((gpu_of(path), policy), []).extend(perfect.pair_deviations(xs))
     return out
 
 

@@ -28,3 +28,15 @@ def trials(groups, k, bounds, n_trials, rng):
         worsts.append(w)
         passed += m <= bounds[0] and w <= bounds[1]
     return passed / n_trials, statistics.median(medians), statistics.median(worsts)
+
+
+def pair_deviations(xs):
+    """One repetition's log deviations from a row's repetitions `xs`: over
+    each pair, (ln x_i - ln x_j) / sqrt 2, both signs (the difference of two
+    repetitions has twice one's variance)."""
+    out = []
+    for i, a in enumerate(xs):
+        for b in xs[i + 1:]:
+            d = math.log(a / b) / math.sqrt(2)
+            out += [d, -d]
+    return out

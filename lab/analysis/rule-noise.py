@@ -50,9 +50,7 @@ def pools(paths):
                 centred[r["policy"]].append(math.log(x / med))
                 others = statistics.median(s[:i] + s[i + 1:])
                 left_out[r["policy"]].append(math.log(x / others))
-                for y in s[i + 1:]:
-                    d = math.log(x / y) / math.sqrt(2)
-                    pairs[r["policy"]] += [d, -d]
+            pairs[r["policy"]] += perfect.pair_deviations(s)
     return centred, left_out, pairs, rows
 
 

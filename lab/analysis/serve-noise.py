@@ -27,14 +27,13 @@ priority 0 since 2026-11-29, 3 before); the partners'
 prediction stays exact. Deterministic (seeded).
 """
 
-import json
-import math
 import random
 import statistics
 import sys
 from collections import defaultdict
 
 import perfect
+import summaries
 
 POLICIES = ("timeslice", "mps", "fikit")
 ALONE = "exclusive"
@@ -43,21 +42,9 @@ ALONE = "exclusive"
 def pools(paths):
     server, partner = defaultdict(list), defaultdict(list)
     rows = defaultdict(lambda: [0, 0])
-    seen = set()
-    for path in paths:
-        try:
-            run = json.load(open(path))
-            rounds = run["rounds"]
-        except (OSError, ValueError, KeyError) as e:
-            sys.exit(f"serve-noise: {path}: not a fikit-run run.json ({e})")
-        if not rounds:
-            continue
-        key = (tuple(sorted(j["job"] for j in rounds[0]["jobs"])), rounds[0]["jobs"][0]["spawn_ns"])
-        if key in seen:
-            continue
-        seen.add(key)
+    for _path, run in summaries.distinct_runs(paths, "serve-noise"):
         by = defaultdict(list)
-        for r in rounds:
+        for r in run["rounds"]:
             if r["policy"] not in POLICIES + (ALONE,):
                 continue
             for j in r["jobs"]:
@@ -71,11 +58,7 @@ def pools(paths):
             if len(xs) < 3:
                 continue
             rows[policy][0 if role == "server" else 1] += 1
-            pool = (server if role == "server" else partner)[policy]
-            for i, x in enumerate(xs):
-                for y in xs[i + 1:]:
-                    d = math.log(x / y) / math.sqrt(2)
-                    pool += [d, -d]
+            (server if role == "server" else partner)[policy] += perfect.pair_deviations(xs)
     return server, partner, rows
 
 
