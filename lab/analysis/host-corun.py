@@ -53,19 +53,21 @@ COLUMNS = ["kind", "sync_kind", "start_ns", "end_ns", "name", "launch_start_ns",
            "launch_end_ns", "launch_thread_id"]
 
 
-def rows(path):
+def rows(path, extra=()):
     """The trace's kernel and synchronization rows, as dicts of the columns
-    used here."""
-    t = pq.read_table(path, columns=COLUMNS)
+    used here and `extra`."""
+    columns = COLUMNS + [c for c in extra if c not in COLUMNS]
+    t = pq.read_table(path, columns=columns)
     keep = [i for i, k in enumerate(t.column("kind").to_pylist()) if k in ("kernel", "sync")]
-    cols = {c: t.column(c).to_pylist() for c in COLUMNS}
-    return [{c: cols[c][i] for c in COLUMNS} for i in keep]
+    cols = {c: t.column(c).to_pylist() for c in columns}
+    return [{c: cols[c][i] for c in columns} for i in keep]
 
 
-def timed_region(path, iters):
-    """(the trace's rows, the timed region's kernels by launch, the ends of
-    its synchronizations: the region's start, each iteration's end, its end)."""
-    t = rows(path)
+def timed_region(path, iters, extra=()):
+    """(the trace's rows, with the `extra` columns, the timed region's
+    kernels by launch, the ends of its synchronizations: the region's start,
+    each iteration's end, its end)."""
+    t = rows(path, extra)
     syncs = sorted((r for r in t if r["kind"] == "sync" and r["sync_kind"] == "context_synchronize"),
                    key=lambda r: r["start_ns"])
     if len(syncs) < iters + 2:
@@ -288,9 +290,9 @@ def main():
                     shared = out.one(os.path.join("traces", p["name"], f"{policy}-{r}", f"{b1}-*.parquet"))
                     base = alone(out, b1, r)
                     if shared and base:
-                        for m in reported:
-                            ratios[m].append(measure(out, shared, b1)[m] / measure(out, base, b1)[m])
                         s_, b_ = measure(out, shared, b1), measure(out, base, b1)
+                        for m in reported:
+                            ratios[m].append(s_[m] / b_[m])
                         per_round.append((s_["launch"] + s_["gap"]) / (b_["launch"] + b_["gap"]))
             if ratios["launch"]:
                 rows.append((p["name"], partner, {m: statistics.median(v) for m, v in ratios.items()}, len(ratios["launch"])))

@@ -42,16 +42,11 @@ def main():
     print(f"{'trace':48} {'region ms':>9} {'kernel ms':>9} {'idle-start wait us p50/p90':>27} "
           f"{'queued wait us p50/p90':>23} {'idle share':>10}")
     for path in sys.argv[2:]:
-        t, k, bounds = host_corun.timed_region(path, iters)
+        t, k, bounds = host_corun.timed_region(path, iters, extra=("stream",))
         # Every kernel of the trace by stream, for each one's predecessor.
-        cols = ["kind", "start_ns", "end_ns", "stream", "launch_end_ns"]
-        import pyarrow.parquet as pq
-        tab = pq.read_table(path, columns=cols)
-        kinds = tab.column("kind").to_pylist()
-        data = {c: tab.column(c).to_pylist() for c in cols}
         kernels = sorted(
-            (data["start_ns"][i], data["end_ns"][i], data["stream"][i], data["launch_end_ns"][i])
-            for i, kd in enumerate(kinds) if kd == "kernel")
+            (r["start_ns"], r["end_ns"], r["stream"], r["launch_end_ns"])
+            for r in t if r["kind"] == "kernel")
         start, end = bounds[0], bounds[-1]
         prev_end = {}
         idle, queued = [], []
