@@ -101,7 +101,8 @@ def main():
             # Each partner's launch calls held: the live gate's (median over
             # the repetitions) beside the simulator's (rows since 2026-11-29).
             held = [(n, rows[n]["gate"]["waits"], rows[n]["gate"]["wait_ms"],
-                     rows[n].get("sim_held_waits"), rows[n].get("sim_held_wait_ms"))
+                     rows[n].get("sim_held_waits"), rows[n].get("sim_held_wait_ms"),
+                     rows[n]["gate"]["fills"], rows[n].get("sim_fills"))
                     for n, _c, _p in jobs if n != server]
             live.append((pair, s.get("busy_share") or float("nan"), ratio, partners, judged, held))
     print()
@@ -128,9 +129,11 @@ def main():
         ok = ratio <= 1.10 and all(v >= 0.86 for _n, v in partners)
         verdict = ("pass" if ok else "FAIL") if judged else "not judged (busy over 0.5)"
         print(f"  {pair:26} busy {busy:.2f}  p99 {ratio:.2f}x alone  partners vs time slicing: {p}  {verdict}")
-        for n, waits, wait_ms, sim_waits, sim_ms in held:
+        for n, waits, wait_ms, sim_waits, sim_ms, fills, sim_fills in held:
             sim = f"{sim_waits:.0f} for {sim_ms / 1e3:.2f} s" if sim_waits is not None else "not in this run.json"
             print(f"  {'':26} {n}'s launch calls held: live {waits:.0f} for {wait_ms / 1e3:.2f} s, simulated {sim}")
+            sim = f"{sim_fills:.0f}" if sim_fills is not None else "not in this run.json"
+            print(f"  {'':26} {n}'s fills: live {fills:.0f}, simulated {sim}")
     print()
     print("the server alone (not judged): p99 request latency real against simulated, and its median service time a request against its profile's untraced runs' median iteration (idle included where the profile served)")
     seen = set()

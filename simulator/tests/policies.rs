@@ -103,9 +103,13 @@ fn fikit_holds_a_fillers_host_in_its_launch_until_the_kernel_goes() {
     let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
     assert_eq!(r.jobs[0].launches_held, (0, 0));
     assert_eq!(r.jobs[1].launches_held, (1, 100));
-    // A policy that holds no launch call counts none.
+    // Filled, as the live gate counts fills: both of L's kernels went into
+    // H's gap; H, the top job, filled none.
+    assert_eq!((r.jobs[0].fills, r.jobs[1].fills), (Some(0), Some(2)));
+    // A policy that holds no launch call and fills nothing counts neither.
     let r = run_policy(&jobs, &[0, 0], PolicyKind::Timeslice, &model(), false).unwrap();
     assert!(r.jobs.iter().all(|j| j.launches_held == (0, 0)));
+    assert!(r.jobs.iter().all(|j| j.fills.is_none()));
 }
 
 #[test]
@@ -115,6 +119,10 @@ fn fikit_leaves_the_gap_idle_when_nothing_fits() {
         jcts(&[high(), low(250)], PolicyKind::Fikit, &model()),
         [400, 650]
     );
+    // It ran once H had finished: not a fill.
+    let jobs: Vec<Job> = [high(), low(250)].iter().map(Job::from_trace).collect();
+    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+    assert_eq!(r.jobs[1].fills, Some(0));
 }
 
 #[test]

@@ -259,6 +259,7 @@ pub fn live_report(
                 slowdown_range: None,
                 p99_range: None,
                 launches_held: None,
+                fills: None,
             });
         }
         let makespan = if *kind == PolicyKind::Exclusive {
@@ -561,6 +562,7 @@ mod tests {
             slowdown_range: None,
             p99_range: None,
             launches_held: None,
+            fills: None,
         };
         let rep = |jobs| Report {
             model: String::new(),

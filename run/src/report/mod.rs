@@ -172,6 +172,12 @@ pub struct Row {
     /// Their time held, ms; see [`Row::sim_held_waits`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim_held_wait_ms: Option<f64>,
+    /// The kernels the simulator's FIKIT started into another job's gap,
+    /// to set beside the live gate's `fills` ([`Row::gate`]): the median
+    /// over the counted repetitions' predictions; `None` under a policy
+    /// that does not fill.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_fills: Option<f64>,
     /// A serving job's share of its requests' span spent serving one (the
     /// median over its runs, as its output gave it); `None` for others.
     #[serde(default, skip_serializing_if = "Option::is_none")]

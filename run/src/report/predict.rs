@@ -50,6 +50,9 @@ pub struct Predicted {
     /// The launch calls the simulator's gate held (FIKIT's, as the live
     /// gate holds them: its `waits` and `wait_ms`); `None` where none was.
     pub launches_held: Option<LaunchesHeld>,
+    /// The kernels the simulator's FIKIT started into another job's gap
+    /// (the live gate's `fills`); `None` under a policy that does not fill.
+    pub fills: Option<u64>,
 }
 
 /// [`predict`] with each job's range, as fikit-sim gives it: the point from
@@ -134,6 +137,7 @@ pub fn predict(
                         p99_range_ms: None,
                         fill_share: None,
                         launches_held: None,
+                        fills: None,
                     }
                 })
                 .collect(),
@@ -182,6 +186,7 @@ pub fn predict(
                     p99_range_ms: None,
                     fill_share,
                     launches_held: r.launches_held,
+                    fills: r.fills,
                 }
             })
             .collect(),

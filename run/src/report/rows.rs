@@ -389,6 +389,15 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
         .map(|s| s.median),
         sim_held_waits: held(|h| h.launches as f64),
         sim_held_wait_ms: held(|h| h.ns as f64 / 1e6),
+        sim_fills: Spread::of(
+            &c.shared
+                .iter()
+                .filter(|_| c.sharing())
+                .filter_map(|&(r, _)| c.predicted(r).and_then(|p| p.fills))
+                .map(|n| n as f64)
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median),
         overlap,
         co_runs: (c.sharing() && several).then_some(c.shared.len()),
         per_iteration: real.per_iteration,

@@ -59,6 +59,7 @@ fn sim(slowdowns: &[f64]) -> Option<Vec<Predicted>> {
                     launches: (100.0 * s).round() as u64,
                     ns: (1e6 * s).round() as i64,
                 }),
+                fills: Some((10.0 * s).round() as u64),
             })
             .collect(),
     )
@@ -176,6 +177,9 @@ fn rows_take_per_repetition_ratios() {
     assert_eq!(hi_fikit.sim_held_waits, Some(110.0));
     assert!((hi_fikit.sim_held_wait_ms.unwrap() - 1.1).abs() < 1e-9);
     assert_eq!((excl.sim_held_waits, excl.sim_held_wait_ms), (None, None));
+    // And its fills (12 and 10 in the two rounds' predictions); none alone.
+    assert_eq!(hi_fikit.sim_fills, Some(11.0));
+    assert_eq!(excl.sim_fills, None);
     // Alone no slowdown range, but the p99's: 1.8 [1.3-2.3], 1.4 [0.9-1.9].
     assert_eq!((excl.sim_slowdown_range, excl.in_sim_range), (None, None));
     let [lo, hi] = excl.sim_p99_range_ms.unwrap();
@@ -336,6 +340,7 @@ fn a_profile_off_its_runs_alone_is_called_off() {
             p99_range_ms: None,
             fill_share: None,
             launches_held: None,
+            fills: None,
         };
         Some(vec![p(hi), p(lo)])
     };

@@ -144,6 +144,7 @@ fn row(policy: RunPolicy, job: &str, real: f64, range: (f64, f64), sim: f64) -> 
         sim_p99_range_ms: None,
         sim_held_waits: None,
         sim_held_wait_ms: None,
+        sim_fills: None,
         overlap: None,
         co_runs: Some(3),
         sim_slowdown: Some(Spread {

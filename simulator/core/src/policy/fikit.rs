@@ -46,6 +46,8 @@ pub struct Fikit {
     held: Vec<(usize, usize)>,
     /// Scratch: a job's issued kernels not done, in issue order.
     queue: Vec<(i64, usize)>,
+    /// Per job, the kernels started into the top job's gap ([`Policy::fills`]).
+    fills: Vec<u64>,
 }
 
 /// [`Fikit::predicted`] of an op not looked up yet.
@@ -62,6 +64,7 @@ impl Policy for Fikit {
             self.predicted = jobs.iter().map(|j| vec![UNKNOWN; j.ops.len()]).collect();
             self.holds = jobs.iter().map(Job::hold_ns).collect();
             self.away = vec![false; jobs.len()];
+            self.fills = vec![0; jobs.len()];
         }
         // A serving job between requests has nothing to protect: the next
         // job is the top until a request arrives (the paper's FIKIT
@@ -158,6 +161,7 @@ impl Policy for Fikit {
         }
         if let Some(w) = fikit_rules::fill(left, waiting.iter().copied()) {
             cmds.start.push((w.job, w.op));
+            self.fills[w.job] += 1;
         }
         self.waiting = waiting;
     }
@@ -168,6 +172,10 @@ impl Policy for Fikit {
 
     fn gates_launches(&self) -> bool {
         true
+    }
+
+    fn fills(&self) -> Option<&[u64]> {
+        Some(&self.fills)
     }
 }
 

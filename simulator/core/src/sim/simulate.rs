@@ -73,6 +73,11 @@ pub struct JobRow {
     /// host in them as the live gate does (FIKIT); `None` where none was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub launches_held: Option<LaunchesHeld>,
+    /// Under a policy that fills gaps (FIKIT): this job's kernels started
+    /// into another job's idle gap, as the live gate counts its `fills`;
+    /// `None` under a policy that does not fill.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fills: Option<u64>,
 }
 
 /// Launch calls a gate held: returned later than they were made, the host
@@ -338,6 +343,7 @@ fn simulate_with_isolated_progress(
                 slowdown_range: None,
                 p99_range: None,
                 launches_held: LaunchesHeld::of(o.launches_held),
+                fills: o.fills,
             });
         }
         report.policies.push(row);
@@ -489,6 +495,7 @@ mod tests {
             slowdown_range: None,
             p99_range: None,
             launches_held: None,
+            fills: None,
         }
     }
 

@@ -242,6 +242,12 @@ pub trait Policy {
     fn misprediction(&self) -> Option<(i64, usize)> {
         None
     }
+    /// Per job, the kernels the policy started into another job's idle gap
+    /// (FIKIT's fills, as the live gate counts its `fills`); `None` (the
+    /// default) for a policy that does not fill.
+    fn fills(&self) -> Option<&[u64]> {
+        None
+    }
     /// When the policy has just begun a time slice of a rotation that
     /// repeats unchanged for as long as no kernel finishes and nothing else
     /// happens (each job of the rotation in turn runs all its kernels for
@@ -338,6 +344,9 @@ pub struct JobOutcome {
     /// held in them, as the live gate's `waits`) and their summed time held,
     /// ns; `(0, 0)` otherwise.
     pub launches_held: (u64, i64),
+    /// Under a policy that fills gaps ([`Policy::fills`]): this job's
+    /// kernels it started into another job's idle gap; `None` otherwise.
+    pub fills: Option<u64>,
 }
 
 impl JobOutcome {

@@ -287,6 +287,7 @@ impl<'a> Engine<'a> {
                 finish_ns: finish,
                 iterations_ns: iterations,
                 launches_held: st.held,
+                fills: policy.fills().map(|f| f.get(j).copied().unwrap_or(0)),
             });
         }
         let first = jobs.iter().map(|j| j.arrival_ns).min().unwrap_or(0);
