@@ -7,7 +7,8 @@ repetitions) beside the simulator's (`sim_fills`, fikit-run's rows since
     python3 lab/analysis/fills.py RUN_JSON [RUN_JSON ...]
 
 Prints one line per partner under FIKIT, then the median and the range of
-simulated over live.
+simulated over live; for rounds traced (`--trace`), also the server's idle
+GPU time filled, live (`fill_share`) against simulated (`sim_fill_share`).
 """
 
 import json
@@ -22,6 +23,10 @@ def main(paths):
     for f in paths:
         pair = os.path.basename(os.path.dirname(f))
         for row in json.load(open(f))["rows"]:
+            if row["policy"] == "fikit" and row.get("fill_share") is not None:
+                sim_share = row.get("sim_fill_share")
+                sim_share = f"{sim_share:.3f}" if sim_share is not None else "none"
+                print(f"{pair:24} {row['job']:9} idle filled: live {row['fill_share']:.3f}, simulated {sim_share}")
             live = (row.get("gate") or {}).get("fills") or 0
             sim = row.get("sim_fills")
             if row["policy"] != "fikit" or (live == 0 and not sim):
