@@ -12,7 +12,12 @@ are between requests, where the partner runs as the top job, not as a
 fill). A partner kernel that starts inside such a gap is a fill. Printed:
 - how many gaps, how many held a fill, fills per filled gap;
 - reaction: a gap's first fill start less the gap's start (the server's
-  kernel end the gate had to see), p10 / p50 / p90, µs;
+  kernel end the gate had to see), p10 / p50 / p90, µs; split at the fill's
+  launch call as CUPTI recorded it (with the preloaded shim, the default
+  launch hook, the gate waits before the runtime's call begins, so the
+  call's start is the gate's release): release (call start less the gap's
+  start: the gate seeing the gap) and launch (kernel start less the call's
+  start: the driver and the GPU);
 - spacing: a later fill's start less the end of the fill before it;
 - the server's next kernel after a filled gap: its start less the later of
   its launch call's return and the last fill's end, against the same after
@@ -81,7 +86,8 @@ def analyse(server, partner, split_ns):
         first.setdefault(key, (s, le if le is not None else s))
     opens = sorted(first.items())
     keys = [key for key, _v in opens]
-    out = {"gaps": 0, "filled": 0, "fills": 0, "reaction": [], "spacing": [],
+    out = {"gaps": 0, "filled": 0, "fills": 0, "reaction": [], "release": [], "launch": [],
+           "spacing": [],
            "after_fill": [], "after_idle": [], "len_filled": [], "len_idle": []}
     j = 0
     for prev, nxt in zip(spans, spans[1:]):
@@ -102,6 +108,9 @@ def analyse(server, partner, split_ns):
             out["filled"] += 1
             out["fills"] += len(fills)
             out["reaction"].append(fills[0][0] - gap_start)
+            if fills[0][2] is not None:
+                out["release"].append(fills[0][2] - gap_start)
+                out["launch"].append(fills[0][0] - fills[0][2])
             out["spacing"].extend(n[0] - p[1] for p, n in zip(fills, fills[1:]))
             out["len_filled"].append(gap_end - gap_start)
             if k is not None:
@@ -125,6 +134,8 @@ def main():
           + (f" ({r['fills'] / r['filled']:.2f} a filled gap)" if r["filled"] else ""))
     print("                                     p10 /     p50 /     p90 µs  (count)")
     print(f"reaction (first fill after the gap)  {us3(r['reaction'])}")
+    print(f"  release (its launch call's start)  {us3(r['release'])}")
+    print(f"  launch (call start to kernel)      {us3(r['launch'])}")
     print(f"spacing (fill after fill)           {us3(r['spacing'])}")
     print(f"server's next kernel after a fill   {us3(r['after_fill'])}")
     print(f"server's next kernel, gap unfilled  {us3(r['after_idle'])}")

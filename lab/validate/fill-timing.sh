@@ -11,8 +11,11 @@
 # libfikit_shim.so. PAIRS (environment): `SET:PAIR` entries separated by
 # spaces (default vits40-bertt32 of serve-open.json, whose live gate filled
 # a tenth of what the simulator does, and mobs80-efft64 of serve-oos3.json,
-# about as often). Writes OUT_DIR/fill-timing.txt and OUT_DIR/fill-timing.log;
-# the traces stay in OUT_DIR/traces.
+# about as often). PROFILES (environment): a folder of the jobs' profiles
+# (NAME.parquet) made earlier, copied into each set's profile folder so that
+# fikit-run does not profile them again (the rounds' gate tables and
+# predictions come from them). Writes OUT_DIR/fill-timing.txt and
+# OUT_DIR/fill-timing.log; the traces stay in OUT_DIR/traces.
 set -uo pipefail
 BIN=${1:?usage: fill-timing.sh BIN_DIR OUT_DIR [REPS]}
 OUT=${2:?output folder}
@@ -28,8 +31,15 @@ for entry in $PAIRS; do
   server=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=[p for p in d["pairs"] if p["name"]==sys.argv[2]][0]; print(min(p["jobs"], key=lambda j: d["jobs"][j]["priority"]))' "$set_file" "$pair") \
     || { echo "fill-timing: $set_file has no pair $pair"; continue; }
   partner=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=[p for p in d["pairs"] if p["name"]==sys.argv[2]][0]; print([j for j in p["jobs"] if j!=sys.argv[3]][0])' "$set_file" "$pair" "$server")
+  sdir="$OUT/set-$(basename "$set_file" .json)"
+  if [ -n "${PROFILES:-}" ]; then
+    mkdir -p "$sdir/profiles"
+    for j in "$server" "$partner"; do
+      [ -f "$PROFILES/$j.parquet" ] && cp "$PROFILES/$j.parquet" "$sdir/profiles/"
+    done
+  fi
   "$BIN/fikit-run" set "$set_file" --pair "$pair" --policy fikit -r "$REPS" \
-    --trace "$OUT/traces" -o "$OUT/set-$(basename "$set_file" .json)"
+    --trace "$OUT/traces" -o "$sdir"
   for k in $(seq 1 "$REPS"); do
     d="$OUT/traces/$pair/fikit-$k"
     s=$(ls "$d/$server"-*.parquet 2>/dev/null | head -1); p=$(ls "$d/$partner"-*.parquet 2>/dev/null | head -1)
@@ -39,6 +49,6 @@ for entry in $PAIRS; do
     fi
     { echo "== $pair repetition $k: $server beside $partner"; python3 lab/analysis/fill-timing.py "$s" "$p"; } >> "$OUT/fill-timing.txt" 2>&1
   done
-  python3 lab/analysis/fills.py "$OUT/set-$(basename "$set_file" .json)/$pair/run.json" >> "$OUT/fill-timing.txt" 2>&1
+  python3 lab/analysis/fills.py "$sdir/$pair/run.json" >> "$OUT/fill-timing.txt" 2>&1
 done
 cat "$OUT/fill-timing.txt"
