@@ -2,7 +2,7 @@
 //! out by hand (every step is written next to the expected numbers).
 
 use fikit_sim::policy::PolicyKind;
-use fikit_sim::sim::gpu::{GpuModel, Granularity};
+use fikit_sim::sim::gpu::{FikitGate, GpuModel, Granularity};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::run_policy;
 use fikit_trace::{Kernel, Trace, fixture};
@@ -122,6 +122,48 @@ fn fikit_leaves_the_gap_idle_when_nothing_fits() {
     // It ran once H had finished: not a fill.
     let jobs: Vec<Job> = [high(), low(250)].iter().map(Job::from_trace).collect();
     let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+    assert_eq!(r.jobs[1].fills, Some(0));
+}
+
+/// [`model`] with the live FIKIT gate's costs.
+fn gated(release_ns: i64, launch_ns: i64, switch_ns: i64) -> GpuModel {
+    GpuModel {
+        fikit_gate: Some(FikitGate {
+            release_ns,
+            launch_ns,
+            switch_ns,
+        }),
+        ..model()
+    }
+}
+
+#[test]
+fn fikit_pays_the_live_gates_costs() {
+    // Gate: sees a kernel end 10 late, a fill starts 5 after its release,
+    // a switch between jobs costs 20. t=0 h1 [0,100) (the device's first
+    // job: no switch). t=100 h1 ends; the gate sees it at 110, H has issued
+    // nothing: the gap predicted from 110 ends at 310, L's 150 fits; it
+    // starts 5 + 20 later: l1 [135,285). t=285 l1 ends (the gate sees it at
+    // 295, nothing waits). t=300 h2 issued; the device passes back to H:
+    // [320,420). Without the costs: [400, 250].
+    let jobs: Vec<Job> = [high(), low(150)].iter().map(Job::from_trace).collect();
+    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &gated(10, 5, 20), false).unwrap();
+    let jct: Vec<i64> = r.jobs.iter().map(|j| j.jct_ns()).collect();
+    assert_eq!(jct, [420, 285]);
+    assert_eq!(r.jobs[1].fills, Some(1));
+    // L's launch returned when its kernel started: held 135.
+    assert_eq!(r.jobs[1].launches_held, (1, 135));
+}
+
+#[test]
+fn fikit_leaves_a_gap_the_gate_sees_too_late() {
+    // The gate sees h1's end at 100 + 250 = 350; H issued h2 at 300, which
+    // goes at once (H's kernels last ran: no switch): [300,400). L fills
+    // nothing and runs once H has finished: [400,550).
+    let jobs: Vec<Job> = [high(), low(150)].iter().map(Job::from_trace).collect();
+    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &gated(250, 0, 0), false).unwrap();
+    let jct: Vec<i64> = r.jobs.iter().map(|j| j.jct_ns()).collect();
+    assert_eq!(jct, [400, 550]);
     assert_eq!(r.jobs[1].fills, Some(0));
 }
 

@@ -3,7 +3,7 @@
 
 use super::{ByPriority, FromModel};
 use crate::sim::engine::{Commands, JobRt, LaunchRule, Policy, Status};
-use crate::sim::gpu::GpuModel;
+use crate::sim::gpu::{FikitGate, GpuModel};
 use crate::sim::job::Job;
 
 /// FIKIT ("Filling Inter-Kernel Idle Time"). The top job (highest priority,
@@ -22,6 +22,13 @@ use crate::sim::job::Job;
 /// live gate bounds it ([`fikit_rules::may_queue`]), the queue of the job
 /// that was the top meanwhile, its issued kernels in issue order up to the
 /// returning job's hold ([`Job::hold_ns`]) of predicted time.
+///
+/// With the live gate's costs ([`GpuModel::fikit_gate`]), FIKIT runs as the
+/// gate does: a fill is decided once the gate has seen the last kernel end
+/// (`release_ns` after it) and the top job has issued nothing meanwhile,
+/// into the gap predicted from then; the fill's kernel starts `launch_ns`
+/// later; and a kernel of another job than the one whose kernels last
+/// started waits `switch_ns` more (the device changing context).
 #[derive(Debug, Default)]
 pub struct Fikit {
     delay_ns: i64,
@@ -48,6 +55,13 @@ pub struct Fikit {
     queue: Vec<(i64, usize)>,
     /// Per job, the kernels started into the top job's gap ([`Policy::fills`]).
     fills: Vec<u64>,
+    /// The live gate's costs ([`GpuModel::fikit_gate`]); `None`: none.
+    gate: Option<FikitGate>,
+    /// The job whose kernels last started: the device's context.
+    owner: Option<usize>,
+    /// Kernels chosen, starting once the gate's costs have passed: (job,
+    /// op, when).
+    pending: Vec<(usize, usize, i64)>,
 }
 
 /// [`Fikit::predicted`] of an op not looked up yet.
@@ -97,12 +111,18 @@ impl Policy for Fikit {
             self.top = Some((h, now));
         }
         let top_since = self.top.map_or(now, |(_, since)| since);
+        if !self.pending.is_empty() {
+            self.start_pending(now, h, state, cmds);
+            return;
+        }
         if !self.held.is_empty() {
-            for &(j, op) in &self.held {
+            let held = std::mem::take(&mut self.held);
+            for &(j, op) in &held {
                 if state[j].ops[op].status == Status::Eligible {
-                    cmds.start.push((j, op));
+                    self.go(now, j, op, false, cmds);
                 }
             }
+            self.held = held;
             return;
         }
         let filler_running = (0..state.len()).any(|j| j != h && !state[j].running.is_empty());
@@ -114,7 +134,7 @@ impl Policy for Fikit {
                         self.delay_ns = self.delay_ns.saturating_add(waited);
                         self.delayed += 1;
                     }
-                    cmds.start.push((h, op));
+                    self.go(now, h, op, false, cmds);
                 }
             }
             return;
@@ -122,12 +142,25 @@ impl Policy for Fikit {
         if !state[h].running.is_empty() || filler_running {
             return;
         }
-        // The top job is in an idle gap: predict its end.
+        // The top job is in an idle gap. The gate sees the last kernel end
+        // `release_ns` late, and the top job may have issued by then.
+        let release = self.gate.map_or(0, |g| g.release_ns);
+        if release > 0
+            && let Some(seen) = state
+                .iter()
+                .filter_map(|s| s.last_kernel_done.map(|(_, t)| t.saturating_add(release)))
+                .max()
+            && now < seen
+        {
+            cmds.wake(seen);
+            return;
+        }
+        // Predict the gap's end, from when the gate saw it open.
         let job = &jobs[h];
         let gap_end = match state[h].last_kernel_done {
-            Some((pos, t)) => {
-                t.saturating_add(job.gap_after_kernel_ns.get(pos).copied().unwrap_or(0))
-            }
+            Some((pos, t)) => t
+                .saturating_add(release)
+                .saturating_add(job.gap_after_kernel_ns.get(pos).copied().unwrap_or(0)),
             None => state[h].arrival_ns.saturating_add(
                 job.ops
                     .iter()
@@ -160,7 +193,7 @@ impl Policy for Fikit {
             }
         }
         if let Some(w) = fikit_rules::fill(left, waiting.iter().copied()) {
-            cmds.start.push((w.job, w.op));
+            self.go(now, w.job, w.op, true, cmds);
             self.fills[w.job] += 1;
         }
         self.waiting = waiting;
@@ -180,6 +213,54 @@ impl Policy for Fikit {
 }
 
 impl Fikit {
+    /// Starts kernel `op` of job `j` now, or, with the gate's costs, once
+    /// its launch (a fill's) and the device's switch to `j` (when another
+    /// job's kernels last started) have passed.
+    fn go(&mut self, now: i64, j: usize, op: usize, fill: bool, cmds: &mut Commands) {
+        let at = self.gate.map_or(now, |g| {
+            let launch = if fill { g.launch_ns } else { 0 };
+            let switch = if self.owner.is_some_and(|o| o != j) {
+                g.switch_ns
+            } else {
+                0
+            };
+            now.saturating_add(launch).saturating_add(switch)
+        });
+        if at <= now {
+            cmds.start.push((j, op));
+            self.owner = Some(j);
+        } else {
+            self.pending.push((j, op, at));
+            cmds.wake(at);
+        }
+    }
+
+    /// The kernels chosen earlier whose gate costs have passed start; the
+    /// rest wait. Nothing else starts meanwhile: the device is passing to
+    /// them. Once the top job `h`'s own start, its other kernels eligible
+    /// by then go with it.
+    fn start_pending(&mut self, now: i64, h: usize, state: &[JobRt], cmds: &mut Commands) {
+        let mut top_started = false;
+        self.pending.retain(|&(j, op, at)| {
+            if at > now {
+                return true;
+            }
+            cmds.start.push((j, op));
+            self.owner = Some(j);
+            top_started |= j == h;
+            false
+        });
+        if let Some(at) = self.pending.iter().map(|p| p.2).min() {
+            cmds.wake(at);
+        } else if top_started {
+            for &op in &state[h].eligible {
+                if !cmds.start.contains(&(h, op)) {
+                    cmds.start.push((h, op));
+                }
+            }
+        }
+    }
+
     /// How each job's launch calls return, as the live gate holds them
     /// ([`crate::sim::engine::LaunchRule`]): the top job's at once, but
     /// within the hold of a job above it that is away (between requests);
@@ -259,7 +340,10 @@ impl Fikit {
 }
 
 impl FromModel for Fikit {
-    fn from_model(_model: &GpuModel) -> Self {
-        Fikit::default()
+    fn from_model(model: &GpuModel) -> Self {
+        Fikit {
+            gate: model.fikit_gate,
+            ..Fikit::default()
+        }
     }
 }

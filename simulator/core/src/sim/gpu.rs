@@ -64,6 +64,32 @@ pub struct GpuModel {
     /// timer and move no memory: `fikit-lab validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
     pub replay_corun_slowdown: f64,
+    /// The live FIKIT gate's own costs ([`FikitGate`]), measured from
+    /// traced live FIKIT rounds (`lab/validate/fill-timing.sh`). `None`:
+    /// FIKIT as the paper's scheduler, which sees a gap the instant it
+    /// opens, starts its fill at once and passes the device between jobs
+    /// for nothing.
+    pub fikit_gate: Option<FikitGate>,
+}
+
+/// What the live FIKIT gate costs, beside what its rule decides: it learns
+/// that a kernel ended from a marker behind it, its fills go through the
+/// driver, and the jobs are separate processes, so the device switches
+/// context whenever it passes from one job's kernels to another's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FikitGate {
+    /// How long after a kernel ends the gate sees it (the marker behind it
+    /// written and read), ns: a fill is decided no sooner, and only if the
+    /// top job has issued nothing by then; the predicted gap counts from
+    /// then, as the gate counts it.
+    pub release_ns: i64,
+    /// From a fill's release to its kernel's start, the switch left out
+    /// (the rest of the launch call and the GPU's start), ns.
+    pub launch_ns: i64,
+    /// The device passing from one job's kernels to another's: the next
+    /// job's kernel starts this much later, ns.
+    pub switch_ns: i64,
 }
 
 /// Fields a model file may no longer set, each with the value that meant
@@ -111,6 +137,8 @@ impl Default for GpuModel {
     /// - no concurrent-kernel slowdown (either kind): co-running kernels
     ///   slow each other only by competing for SM room, as before
     ///   `fikit-lab calibrate` measured it; a calibrated model file carries both;
+    /// - no FIKIT gate costs: the paper's scheduler; a model file carries
+    ///   them once traced live rounds have measured them;
     ///
     /// MPS always shares the SMs block by block ([`crate::sim::slots`]):
     /// what the hardware does, from each kernel's launch shape, in the order
@@ -130,6 +158,7 @@ impl Default for GpuModel {
             block_waves: 4,
             corun_slowdown: 0.0,
             replay_corun_slowdown: 0.0,
+            fikit_gate: None,
         }
     }
 }
@@ -288,6 +317,18 @@ impl GpuModel {
             ("context_switch_ns", self.context_switch_ns),
             ("context_handover_ns", self.context_handover_ns.unwrap_or(0)),
             ("preempt_cost_ns", self.preempt_cost_ns),
+            (
+                "fikit_gate.release_ns",
+                self.fikit_gate.map_or(0, |g| g.release_ns),
+            ),
+            (
+                "fikit_gate.launch_ns",
+                self.fikit_gate.map_or(0, |g| g.launch_ns),
+            ),
+            (
+                "fikit_gate.switch_ns",
+                self.fikit_gate.map_or(0, |g| g.switch_ns),
+            ),
         ] {
             if v < 0 {
                 return Err(format!("{name} must not be negative, found {v}"));
