@@ -25,8 +25,9 @@ fill). A partner kernel that starts inside such a gap is a fill. Printed:
   and the gap's start): the difference of the medians is what passing the
   GPU to the partner's context and back costs the server;
 - the gaps' lengths, filled and not.
-The simulator's FIKIT starts a fill the instant the server's kernel ends and
-charges the server nothing when the GPU passes back. Needs pyarrow.
+Last, the three as a model file's `fikit_gate` (simulator/README.md): the
+medians of release, of launch less the switch, and of the switch back. Needs
+pyarrow.
 """
 
 import argparse
@@ -144,6 +145,15 @@ def main():
     if r["after_fill"] and r["after_idle"]:
         d = statistics.median(r["after_fill"]) - statistics.median(r["after_idle"])
         print(f"passing the GPU back to the server costs it about {d / 1e3:.1f} µs (difference of the medians)")
+        if r["release"]:
+            # A model file's fikit_gate (simulator/README.md): the launch
+            # path as measured holds the switch to the partner, counted
+            # once, in switch_ns.
+            release = statistics.median(r["release"])
+            switch = max(0.0, d)
+            launch = max(0.0, statistics.median(r["launch"]) - switch)
+            print(f'as a model file\'s fikit_gate: {{"release_ns": {release:.0f}, '
+                  f'"launch_ns": {launch:.0f}, "switch_ns": {switch:.0f}}}')
 
 
 if __name__ == "__main__":
