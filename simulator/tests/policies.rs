@@ -2,6 +2,7 @@
 //! out by hand (every step is written next to the expected numbers).
 
 use fikit_sim::policy::PolicyKind;
+use fikit_sim::sim::engine::RunResult;
 use fikit_sim::sim::gpu::{FikitGate, GpuModel, Granularity};
 use fikit_sim::sim::job::Job;
 use fikit_sim::sim::simulate::run_policy;
@@ -32,6 +33,12 @@ fn high() -> Trace {
 /// L (priority 9): one kernel of `len` ns issued at 0.
 fn low(len: i64) -> Trace {
     job("low", 9, vec![k("l1", 1, 0, len)])
+}
+
+/// `traces` run together under `kind`, every job arriving at 0.
+fn together(traces: &[Trace], kind: PolicyKind, model: &GpuModel) -> RunResult {
+    let jobs: Vec<Job> = traces.iter().map(Job::from_trace).collect();
+    run_policy(&jobs, &vec![0; jobs.len()], kind, model, false).unwrap()
 }
 
 fn jcts(traces: &[Trace], kind: PolicyKind, model: &GpuModel) -> Vec<i64> {
@@ -99,15 +106,14 @@ fn fikit_holds_a_fillers_host_in_its_launch_until_the_kernel_goes() {
     // Held, as the live gate counts waits: L's launch of l1 for 100 ns
     // (made at 0, returned at 100); l2's went into the gap at once, so it
     // returned when made. H's launches all returned at once.
-    let jobs: Vec<Job> = [high(), l].iter().map(Job::from_trace).collect();
-    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+    let r = together(&[high(), l.clone()], PolicyKind::Fikit, &model());
     assert_eq!(r.jobs[0].launches_held, (0, 0));
     assert_eq!(r.jobs[1].launches_held, (1, 100));
     // Filled, as the live gate counts fills: both of L's kernels went into
     // H's gap; H, the top job, filled none.
     assert_eq!((r.jobs[0].fills, r.jobs[1].fills), (Some(0), Some(2)));
     // A policy that holds no launch call and fills nothing counts neither.
-    let r = run_policy(&jobs, &[0, 0], PolicyKind::Timeslice, &model(), false).unwrap();
+    let r = together(&[high(), l], PolicyKind::Timeslice, &model());
     assert!(r.jobs.iter().all(|j| j.launches_held == (0, 0)));
     assert!(r.jobs.iter().all(|j| j.fills.is_none()));
 }
@@ -120,8 +126,7 @@ fn fikit_leaves_the_gap_idle_when_nothing_fits() {
         [400, 650]
     );
     // It ran once H had finished: not a fill.
-    let jobs: Vec<Job> = [high(), low(250)].iter().map(Job::from_trace).collect();
-    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
+    let r = together(&[high(), low(250)], PolicyKind::Fikit, &model());
     assert_eq!(r.jobs[1].fills, Some(0));
 }
 
@@ -146,10 +151,11 @@ fn fikit_pays_the_live_gates_costs() {
     // starts 5 + 20 later: l1 [135,285). t=285 l1 ends (the gate sees it at
     // 295, nothing waits). t=300 h2 issued; the device passes back to H:
     // [320,420). Without the costs: [400, 250].
-    let jobs: Vec<Job> = [high(), low(150)].iter().map(Job::from_trace).collect();
-    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &gated(10, 5, 20), false).unwrap();
-    let jct: Vec<i64> = r.jobs.iter().map(|j| j.jct_ns()).collect();
-    assert_eq!(jct, [420, 285]);
+    let r = together(&[high(), low(150)], PolicyKind::Fikit, &gated(10, 5, 20));
+    assert_eq!(
+        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>(),
+        [420, 285]
+    );
     assert_eq!(r.jobs[1].fills, Some(1));
     // L's launch returned when its kernel started: held 135.
     assert_eq!(r.jobs[1].launches_held, (1, 135));
@@ -160,10 +166,11 @@ fn fikit_leaves_a_gap_the_gate_sees_too_late() {
     // The gate sees h1's end at 100 + 250 = 350; H issued h2 at 300, which
     // goes at once (H's kernels last ran: no switch): [300,400). L fills
     // nothing and runs once H has finished: [400,550).
-    let jobs: Vec<Job> = [high(), low(150)].iter().map(Job::from_trace).collect();
-    let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &gated(250, 0, 0), false).unwrap();
-    let jct: Vec<i64> = r.jobs.iter().map(|j| j.jct_ns()).collect();
-    assert_eq!(jct, [400, 550]);
+    let r = together(&[high(), low(150)], PolicyKind::Fikit, &gated(250, 0, 0));
+    assert_eq!(
+        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>(),
+        [400, 550]
+    );
     assert_eq!(r.jobs[1].fills, Some(0));
 }
 
