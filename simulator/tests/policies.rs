@@ -164,12 +164,36 @@ fn fikit_pays_the_live_gates_costs() {
 #[test]
 fn fikit_leaves_a_gap_the_gate_sees_too_late() {
     // The gate sees h1's end at 100 + 250 = 350; H issued h2 at 300, which
-    // goes at once (H's kernels last ran: no switch): [300,400). L fills
-    // nothing and runs once H has finished: [400,550).
-    let r = together(&[high(), low(150)], PolicyKind::Fikit, &gated(250, 0, 0));
+    // goes at once (H's kernels last started: no switch): [300,400). L
+    // fills nothing and runs once H has finished, after the switch:
+    // [420,570).
+    let r = together(&[high(), low(150)], PolicyKind::Fikit, &gated(250, 0, 20));
     assert_eq!(
         r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>(),
-        [400, 550]
+        [400, 570]
+    );
+    assert_eq!(r.jobs[1].fills, Some(0));
+}
+
+#[test]
+fn fikit_fills_nothing_while_the_top_job_has_a_kernel_on_its_way() {
+    // H: h1 [0,100), h2 launched at 105, recorded start 125: [125,225); the
+    // gap after h1 is 25 and L's 20 would fit. The gate sees h1's end at
+    // 110, but h2 is launched and not done by then, as the live gate's
+    // in-flight count shows it: no fill. h2 [125,225); L once H has
+    // finished: [225,245).
+    let h = job(
+        "high",
+        0,
+        vec![
+            k("h1", 1, 0, 100),
+            fixture::kernel("h2", 7, 2, Some(105), 125, 225),
+        ],
+    );
+    let r = together(&[h, low(20)], PolicyKind::Fikit, &gated(10, 0, 0));
+    assert_eq!(
+        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>(),
+        [225, 245]
     );
     assert_eq!(r.jobs[1].fills, Some(0));
 }

@@ -28,7 +28,9 @@ use crate::sim::job::Job;
 /// (`release_ns` after it) and the top job has issued nothing meanwhile,
 /// into the gap predicted from then; the fill's kernel starts `launch_ns`
 /// later; and a kernel of another job than the one whose kernels last
-/// started waits `switch_ns` more (the device changing context).
+/// started waits `switch_ns` more (the device changing context). A
+/// filler's launch call returns once its kernel starts, so its host waits
+/// through the launch and the switch too.
 #[derive(Debug, Default)]
 pub struct Fikit {
     delay_ns: i64,
@@ -142,8 +144,14 @@ impl Policy for Fikit {
         if !state[h].running.is_empty() || filler_running {
             return;
         }
-        // The top job is in an idle gap. The gate sees the last kernel end
-        // `release_ns` late, and the top job may have issued by then.
+        // The top job is in an idle gap. The live gate fills none while the
+        // top job has a kernel launched and not done (on its way to the GPU
+        // or queued behind a copy): its becoming eligible asks again.
+        if self.gate.is_some() && state[h].has_queued_kernels() {
+            return;
+        }
+        // The gate sees the last kernel end `release_ns` late, and the top
+        // job may have issued by then.
         let release = self.gate.map_or(0, |g| g.release_ns);
         if release > 0
             && let Some(seen) = state

@@ -35,8 +35,9 @@ pub struct GpuModel {
     /// Whether a kernel still running when its context's slice ends is
     /// preempted (true) or runs to completion first (false).
     pub timeslice_preempts: bool,
-    /// When set, the jobs are separate processes (contexts) under every
-    /// policy but MPS: each time the device passes from one job's kernels to
+    /// When set, the jobs are separate processes (contexts) under time
+    /// slicing and the preemptive policy (FIKIT's own switch cost is
+    /// [`FikitGate::switch_ns`]): each time the device passes from one job's kernels to
     /// another's, the new job's kernels start this long after it could have
     /// started them (its kernel was ready and the other's had ended), ns. Time
     /// slicing pays it when the running context has nothing queued and another
@@ -69,6 +70,7 @@ pub struct GpuModel {
     /// FIKIT as the paper's scheduler, which sees a gap the instant it
     /// opens, starts its fill at once and passes the device between jobs
     /// for nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fikit_gate: Option<FikitGate>,
 }
 
@@ -87,8 +89,10 @@ pub struct FikitGate {
     /// From a fill's release to its kernel's start, the switch left out
     /// (the rest of the launch call and the GPU's start), ns.
     pub launch_ns: i64,
-    /// The device passing from one job's kernels to another's: the next
-    /// job's kernel starts this much later, ns.
+    /// The device passing from one job's kernels to another's: a kernel of
+    /// another job than the one whose kernels last started starts this
+    /// much later, ns (FIKIT's counterpart of
+    /// [`GpuModel::context_handover_ns`], which it does not read).
     pub switch_ns: i64,
 }
 
