@@ -24,12 +24,16 @@
 # sitting's own options follow its pairs after an @ (PAIRS@OPTIONS, e.g.
 # 'a-b@--policy exclusive,mps'), added to RUN_ARGS. From the repository root.
 # SEED (environment): comma-separated packs of earlier calls (each the
-# pieces of one pack-TAG joined, an xz tar), unpacked in order beside WORK
-# before anything runs, so that a fresh machine resumes where they stopped
-# (WORK's last folder name must be the one they were made with). The carried
-# files and the tracked tree together must stay under the device tool's 64
-# MiB: strip the binaries (`strip`, then `xz -9e`: about 6 MB) and carry
-# only the packs that hold what is not finished.
+# pieces of one pack-TAG joined, an xz tar; or a glob whose files, joined in
+# order, are one), unpacked in order beside WORK before anything runs, so
+# that a fresh machine resumes where they stopped (WORK's last folder name
+# must be the one they were made with). The carried files and the tracked
+# tree together must stay under the device tool's 64 MiB: strip the binaries
+# (`strip`, then `xz -9e`: about 6 MB) and carry only the packs that hold
+# what is not finished. A pack larger than a call can carry goes in pieces
+# (`split -b`), each in its own ignored folder carried by its own call on
+# the same warm machine (the device tool keeps ignored paths between calls
+# on a warm machine), the last call naming the glob, e.g. SEED='.gpu/s0*/seed.*'.
 # RUN_ARGS may name the sitting's own folder as {DIR} (e.g. '--trace
 # {DIR}/traces'). POST (environment): a bash command run after the sittings
 # end and before the packing, with SITTINGS set to their folders (e.g. a
@@ -48,7 +52,9 @@ OUTDIR=${OUT:-/tmp/gpus-call-out}
 mkdir -p "$WORK/bin" "$WORK/pool" "$OUTDIR"
 IFS=, read -ra seeds <<<"${SEED:-}"
 for s in "${seeds[@]}"; do
-  tar -C "$(dirname "$WORK")" -xJf "$s" || { echo "gpus-call: cannot unpack seed $s" >&2; exit 2; }
+  compgen -G "$s" >/dev/null || { echo "gpus-call: seed $s: no such file" >&2; exit 2; }
+  # shellcheck disable=SC2086  # a glob of pieces, joined in order
+  cat $s | tar -C "$(dirname "$WORK")" -xJf - || { echo "gpus-call: cannot unpack seed $s" >&2; exit 2; }
 done
 tar -C "$WORK/bin" -xJf "$ARCHIVE" || exit 2
 ngpu=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
