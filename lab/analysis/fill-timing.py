@@ -9,7 +9,9 @@ The server is busy from each kernel's launch call to its end (as fikit-run's
 idle filled counts it); the idle spans between its busy spans that last at
 most --split-us (default 2000) are its gaps inside a request (longer ones
 are between requests, where the partner runs as the top job, not as a
-fill). A partner kernel that starts inside such a gap is a fill. Printed:
+fill). A partner kernel released inside such a gap is a fill: its launch
+call began in it (its start, where the call was not recorded), since its
+kernel may reach the GPU after the server's next launch. Printed:
 - how many gaps, how many held a fill, fills per filled gap;
 - reaction: a gap's first fill start less the gap's start (the server's
   kernel end the gate had to see), p10 / p50 / p90, µs; split at the fill's
@@ -68,6 +70,12 @@ def busy_spans(ks):
     return out
 
 
+def released(k):
+    """When a kernel `(start, end, launch start, launch end)` was let go:
+    its launch call's start, else its start."""
+    return k[2] if k[2] is not None else k[0]
+
+
 def pct(v, q):
     s = sorted(v)
     return s[min(len(s) - 1, int(q * len(s)))] if s else float("nan")
@@ -90,16 +98,18 @@ def analyse(server, partner, split_ns):
     out = {"gaps": 0, "filled": 0, "fills": 0, "reaction": [], "release": [], "launch": [],
            "spacing": [],
            "after_fill": [], "after_idle": [], "len_filled": [], "len_idle": []}
+    # The partner's kernels by release: the launch call's start, else the start.
+    partner = sorted(partner, key=released)
     j = 0
     for prev, nxt in zip(spans, spans[1:]):
         gap_start, gap_end = prev[1], nxt[0]
         if gap_end - gap_start > split_ns:
             continue
         out["gaps"] += 1
-        while j < len(partner) and partner[j][0] < gap_start:
+        while j < len(partner) and released(partner[j]) < gap_start:
             j += 1
         fills = []
-        while j < len(partner) and partner[j][0] < gap_end:
+        while j < len(partner) and released(partner[j]) < gap_end:
             fills.append(partner[j])
             j += 1
         # The server's kernel that ends the gap (it opens the next busy span).
