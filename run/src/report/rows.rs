@@ -10,7 +10,6 @@ use super::{
 };
 use crate::exec::{JobRun, RequestLatency, Round};
 use crate::scenario::RunPolicy;
-use fikit_sim_core::sim::simulate::LaunchesHeld;
 
 /// The table rows: for each policy and job, the medians over `rounds`.
 /// `sims[r]` is the prediction for `rounds[r]` (`None` without one). A
@@ -197,6 +196,20 @@ impl Cell<'_, '_> {
         .map(|s| s.median)
     }
 
+    /// The median over its shared rounds of `f` of the prediction, under a
+    /// sharing policy (`None` alone, and where no prediction has it).
+    fn sim_shared_median(&self, f: fn(Predicted) -> Option<f64>) -> Option<f64> {
+        Spread::of(
+            &self
+                .shared
+                .iter()
+                .filter(|_| self.sharing())
+                .filter_map(|&(r, _)| self.predicted(r).and_then(f))
+                .collect::<Vec<_>>(),
+        )
+        .map(|s| s.median)
+    }
+
     /// The median over its finished rounds of `f` of the run (0 without).
     fn median(&self, f: &dyn Fn(&JobRun) -> f64) -> f64 {
         Spread::of(&self.ok.iter().map(|(_, x)| f(x)).collect::<Vec<_>>()).map_or(0.0, |s| s.median)
@@ -317,19 +330,6 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
         .sim_span(&c.shared, |p| p.slowdown_range)
         .filter(|_| c.sharing());
     let sim_p99_range_ms = c.sim_span(&c.ok, |p| p.p99_range_ms);
-    // The simulator's held launches, as the live gate's are read: the
-    // median over the counted repetitions' predictions.
-    let held = |of: fn(&LaunchesHeld) -> f64| {
-        Spread::of(
-            &c.shared
-                .iter()
-                .filter(|_| c.sharing())
-                .filter_map(|&(r, _)| c.predicted(r).and_then(|p| p.launches_held))
-                .map(|h| of(&h))
-                .collect::<Vec<_>>(),
-        )
-        .map(|s| s.median)
-    };
     let inside = |range: Option<[f64; 2]>, real: Option<f64>| {
         Some((range?, real?)).map(|(r, v)| r[0] <= v && v <= r[1])
     };
@@ -379,25 +379,12 @@ fn row(c: &Cell, name: &str, priority: u8) -> Row {
                 .collect::<Vec<_>>(),
         )
         .map(|s| s.median),
-        sim_fill_share: Spread::of(
-            &c.shared
-                .iter()
-                .filter(|_| c.sharing() && urgent)
-                .filter_map(|&(r, _)| c.predicted(r).and_then(|p| p.fill_share))
-                .collect::<Vec<_>>(),
-        )
-        .map(|s| s.median),
-        sim_held_waits: held(|h| h.launches as f64),
-        sim_held_wait_ms: held(|h| h.ns as f64 / 1e6),
-        sim_fills: Spread::of(
-            &c.shared
-                .iter()
-                .filter(|_| c.sharing())
-                .filter_map(|&(r, _)| c.predicted(r).and_then(|p| p.fills))
-                .map(|n| n as f64)
-                .collect::<Vec<_>>(),
-        )
-        .map(|s| s.median),
+        sim_fill_share: c.sim_shared_median(|p| p.fill_share).filter(|_| urgent),
+        // The simulator's gate beside the live gate's, read as the live
+        // gate's are: medians over the counted repetitions' predictions.
+        sim_held_waits: c.sim_shared_median(|p| p.launches_held.map(|h| h.launches as f64)),
+        sim_held_wait_ms: c.sim_shared_median(|p| p.launches_held.map(|h| h.ns as f64 / 1e6)),
+        sim_fills: c.sim_shared_median(|p| p.fills.map(|n| n as f64)),
         overlap,
         co_runs: (c.sharing() && several).then_some(c.shared.len()),
         per_iteration: real.per_iteration,
