@@ -6,23 +6,26 @@ repetitions) beside the simulator's (`sim_fills`, fikit-run's rows since
 
     python3 lab/analysis/fills.py RUN_JSON [RUN_JSON ...]
 
-Prints one line per partner under FIKIT, then the median and the range of
+Each run once (a sitting unpacked under two names counts once). Prints
+one line per partner under FIKIT, then the median and the range of
 simulated over live; for rounds traced (`--trace`), also the server's idle
 GPU time filled, live (`fill_share`) against simulated (`sim_fill_share`).
 """
 
-import json
 import os
 import statistics
 import sys
+
+import summaries
 
 
 def main(paths):
     ratios = []
     print(f"{'pair':24} {'partner':9} {'live':>7} {'sim':>7} {'sim/live':>8}")
-    for f in paths:
+    # A sitting unpacked under two names is read once.
+    for f, run in summaries.distinct_runs(paths, "fills"):
         pair = os.path.basename(os.path.dirname(f))
-        for row in json.load(open(f))["rows"]:
+        for row in run["rows"]:
             if row["policy"] == "fikit" and row.get("fill_share") is not None:
                 sim_share = row.get("sim_fill_share")
                 sim_share = f"{sim_share:.3f}" if sim_share is not None else "none"
