@@ -28,9 +28,9 @@ echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --forma
 : > "$OUT/fill-timing.txt"
 for entry in $PAIRS; do
   set_file=${entry%%:*}; pair=${entry#*:}
-  server=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=[p for p in d["pairs"] if p["name"]==sys.argv[2]][0]; print(min(p["jobs"], key=lambda j: d["jobs"][j]["priority"]))' "$set_file" "$pair") \
-    || { echo "fill-timing: $set_file has no pair $pair"; continue; }
-  partner=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=[p for p in d["pairs"] if p["name"]==sys.argv[2]][0]; print([j for j in p["jobs"] if j!=sys.argv[3]][0])' "$set_file" "$pair" "$server")
+  # The pair's server (its best priority) and partner.
+  read -r server partner < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p=[p for p in d["pairs"] if p["name"]==sys.argv[2]][0]; print(*sorted(p["jobs"], key=lambda j: d["jobs"][j]["priority"]))' "$set_file" "$pair" 2>/dev/null)
+  [ -n "${partner:-}" ] || { echo "fill-timing: $set_file has no pair $pair"; continue; }
   sdir="$OUT/set-$(basename "$set_file" .json)"
   if [ -n "${PROFILES:-}" ]; then
     mkdir -p "$sdir/profiles"
