@@ -20,7 +20,7 @@
 # timeout where the session has less device time left: a call killed
 # before it packs brings nothing back.
 # BIN_ARCHIVE: an xz tar of fikit-run, fikit-profile, libfikit_collector.so
-# and libfikit_shim.so. RUN_ARGS and QUIET pass through to set-call.sh; a
+# and libfikit_shim.so, or a folder holding them. RUN_ARGS and QUIET pass through to set-call.sh; a
 # sitting's own options follow its pairs after an @ (PAIRS@OPTIONS, e.g.
 # 'a-b@--policy exclusive,mps'), added to RUN_ARGS. From the repository root.
 # SEED (environment): comma-separated packs of earlier calls (each the
@@ -34,6 +34,10 @@
 # (`split -b`), each in its own ignored folder carried by its own call on
 # the same warm machine (the device tool keeps ignored paths between calls
 # on a warm machine), the last call naming the glob, e.g. SEED='.gpu/s0*/seed.*'.
+# FIRST_GPU (environment, default 0): the sittings take GPUs FIRST_GPU,
+# FIRST_GPU+1, ... (their folders WORK/gK named by the GPU), so that two
+# calls of this script with other binaries or sets share one machine, each
+# in the background with its own WORK and TAG.
 # RUN_ARGS may name the sitting's own folder as {DIR} (e.g. '--trace
 # {DIR}/traces'). POST (environment): a bash command run after the sittings
 # end and before the packing, with SITTINGS set to their folders (e.g. a
@@ -56,9 +60,14 @@ for s in "${seeds[@]}"; do
   # shellcheck disable=SC2086  # a glob of pieces, joined in order
   cat $s | tar -C "$(dirname "$WORK")" -xJf - || { echo "gpus-call: cannot unpack seed $s" >&2; exit 2; }
 done
-tar -C "$WORK/bin" -xJf "$ARCHIVE" || exit 2
+if [ -d "$ARCHIVE" ]; then
+  cp -p "$ARCHIVE"/* "$WORK/bin/" || exit 2
+else
+  tar -C "$WORK/bin" -xJf "$ARCHIVE" || exit 2
+fi
 ngpu=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-[ $# -le "$ngpu" ] || { echo "gpus-call: $# sittings for $ngpu GPUs" >&2; exit 2; }
+FIRST=${FIRST_GPU:-0}
+[ $(($# + FIRST)) -le "$ngpu" ] || { echo "gpus-call: $# sittings from GPU $FIRST for $ngpu GPUs" >&2; exit 2; }
 
 # The CPUs of GPU g: its NUMA node's, split evenly among the GPUs on it.
 cpus_of() {
@@ -101,7 +110,7 @@ touch "$STAMP"
 sleep 1
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1), $ngpu GPUs, $(nproc) CPUs"
 pids=()
-g=0
+g=$FIRST
 for arg in "$@"; do
   pairs=${arg%%@*}
   own=""
@@ -123,7 +132,7 @@ for p in "${pids[@]}"; do wait "$p"; done
 for d in "$WORK"/g*/profiles; do cp -np "$d"/*.parquet "$d"/*.log "$WORK/pool/" 2>/dev/null; done
 rm -f "$WORK"/pack-g*
 if [ -n "${POST:-}" ]; then
-  SITTINGS=$(for ((i = 0; i < g; i++)); do printf '%s ' "$WORK/g$i"; done) bash -c "$POST" >"$OUTDIR/post-$TAG.txt" 2>&1
+  SITTINGS=$(for ((i = FIRST; i < g; i++)); do printf '%s ' "$WORK/g$i"; done) bash -c "$POST" >"$OUTDIR/post-$TAG.txt" 2>&1
   echo "== POST exited $? (its output: post-$TAG.txt)"
 fi
 cat "$OUTDIR"/device-"$TAG"-g*.txt >"$OUTDIR/device-$TAG.txt"
