@@ -20,9 +20,10 @@
 # timeout where the session has less device time left: a call killed
 # before it packs brings nothing back.
 # BIN_ARCHIVE: an xz tar of fikit-run, fikit-profile, libfikit_collector.so
-# and libfikit_shim.so, or a folder holding them. RUN_ARGS and QUIET pass through to set-call.sh; a
-# sitting's own options follow its pairs after an @ (PAIRS@OPTIONS, e.g.
-# 'a-b@--policy exclusive,mps'), added to RUN_ARGS. From the repository root.
+# and libfikit_shim.so, or a folder holding them (lab/validate/build-bins.sh).
+# RUN_ARGS and QUIET pass through to set-call.sh; a sitting's own options
+# follow its pairs after an @ (PAIRS@OPTIONS, e.g. 'a-b@--policy
+# exclusive,mps'), added to RUN_ARGS. From the repository root.
 # SEED (environment): comma-separated packs of earlier calls (each the
 # pieces of one pack-TAG joined, an xz tar; or a glob whose files, joined in
 # order, are one), unpacked in order beside WORK before anything runs, so
