@@ -35,14 +35,30 @@ fn low(len: i64) -> Trace {
     job("low", 9, vec![k("l1", 1, 0, len)])
 }
 
+/// `traces` run together under `kind`, job `i`'s first host action at
+/// `arrivals[i]`.
+fn run_arriving(
+    traces: &[Trace],
+    arrivals: &[i64],
+    kind: PolicyKind,
+    model: &GpuModel,
+) -> RunResult {
+    let jobs: Vec<Job> = traces.iter().map(Job::from_trace).collect();
+    run_policy(&jobs, arrivals, kind, model, false).unwrap()
+}
+
 /// `traces` run together under `kind`, every job arriving at 0.
 fn together(traces: &[Trace], kind: PolicyKind, model: &GpuModel) -> RunResult {
-    let jobs: Vec<Job> = traces.iter().map(Job::from_trace).collect();
-    run_policy(&jobs, &vec![0; jobs.len()], kind, model, false).unwrap()
+    run_arriving(traces, &vec![0; traces.len()], kind, model)
+}
+
+/// Each job's JCT in a run.
+fn jcts_of(r: &RunResult) -> Vec<i64> {
+    r.jobs.iter().map(|j| j.jct_ns()).collect()
 }
 
 fn jcts(traces: &[Trace], kind: PolicyKind, model: &GpuModel) -> Vec<i64> {
-    jcts_arriving(traces, &vec![0; traces.len()], kind, model)
+    jcts_of(&together(traces, kind, model))
 }
 
 /// JCTs with job `i`'s first host action at `arrivals[i]`.
@@ -52,9 +68,7 @@ fn jcts_arriving(
     kind: PolicyKind,
     model: &GpuModel,
 ) -> Vec<i64> {
-    let jobs: Vec<Job> = traces.iter().map(Job::from_trace).collect();
-    let r = run_policy(&jobs, arrivals, kind, model, false).unwrap();
-    r.jobs.iter().map(|j| j.jct_ns()).collect()
+    jcts_of(&run_arriving(traces, arrivals, kind, model))
 }
 
 fn model() -> GpuModel {
@@ -152,10 +166,7 @@ fn fikit_pays_the_live_gates_costs() {
     // 295, nothing waits). t=300 h2 issued; the device passes back to H:
     // [320,420). Without the costs: [400, 250].
     let r = together(&[high(), low(150)], PolicyKind::Fikit, &gated(10, 5, 20));
-    assert_eq!(
-        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>(),
-        [420, 285]
-    );
+    assert_eq!(jcts_of(&r), [420, 285]);
     assert_eq!(r.jobs[1].fills, Some(1));
     // L's launch returned when its kernel started: held 135.
     assert_eq!(r.jobs[1].launches_held, (1, 135));
@@ -168,10 +179,7 @@ fn fikit_leaves_a_gap_the_gate_sees_too_late() {
     // fills nothing and runs once H has finished, after the switch:
     // [420,570).
     let r = together(&[high(), low(150)], PolicyKind::Fikit, &gated(250, 0, 20));
-    assert_eq!(
-        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>(),
-        [400, 570]
-    );
+    assert_eq!(jcts_of(&r), [400, 570]);
     assert_eq!(r.jobs[1].fills, Some(0));
 }
 
@@ -191,10 +199,7 @@ fn fikit_fills_nothing_while_the_top_job_has_a_kernel_on_its_way() {
         ],
     );
     let r = together(&[h, low(20)], PolicyKind::Fikit, &gated(10, 0, 0));
-    assert_eq!(
-        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>(),
-        [225, 245]
-    );
+    assert_eq!(jcts_of(&r), [225, 245]);
     assert_eq!(r.jobs[1].fills, Some(0));
 }
 
@@ -215,8 +220,7 @@ fn fikit_with_gaps_predicted_by_key() {
             jobs[1].clone(),
         ];
         assert_eq!(jobs[0].gap_after_kernel_ns[..], [gap, 0, gap]);
-        let r = run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap();
-        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<_>>()
+        jcts_of(&run_policy(&jobs, &[0, 0], PolicyKind::Fikit, &model(), false).unwrap())
     };
     assert_eq!(by_key(120), [500, 650]);
     assert_eq!(by_key(160), [500, 250]);
@@ -446,8 +450,7 @@ fn mps_a_jobs_measured_pressure_weighs_its_kernels() {
             Some(w) => h.with_pressure_weight(w),
             None => h.clone(),
         };
-        let r = run_policy(&[h, l.clone()], &[0, 0], PolicyKind::Mps, &c1, false).unwrap();
-        r.jobs.iter().map(|j| j.jct_ns()).collect::<Vec<i64>>()
+        jcts_of(&run_policy(&[h, l.clone()], &[0, 0], PolicyKind::Mps, &c1, false).unwrap())
     };
     assert_eq!(run(None), [176, 276]);
     assert_eq!(run(Some(1.0)), [176, 276]);
@@ -839,8 +842,7 @@ fn timeslice_hands_over_by_quantum_only() {
     let h = job("high", 0, vec![k("h1", 1, 0, 50)]);
     let jobs: Vec<Job> = [h, l].iter().map(Job::from_trace).collect();
     let run = |m: &GpuModel| -> Vec<i64> {
-        let r = run_policy(&jobs, &[250, 0], PolicyKind::Timeslice, m, false).unwrap();
-        r.jobs.iter().map(|j| j.jct_ns()).collect()
+        jcts_of(&run_policy(&jobs, &[250, 0], PolicyKind::Timeslice, m, false).unwrap())
     };
     let quantum = GpuModel {
         timeslice_quantum_ns: 1000,
