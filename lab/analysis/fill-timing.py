@@ -57,10 +57,17 @@ def kernels(path):
     return out
 
 
+def busy_from(k):
+    """When a server kernel `(start, end, launch start, launch end)` makes
+    it busy: its launch call's start (or its start, where the call was not
+    recorded), whichever is earlier."""
+    return min(k[0], k[2]) if k[2] is not None else k[0]
+
+
 def busy_spans(ks):
-    """The server's busy spans, merged: each kernel from its launch call (or
-    its start, where the call was not recorded) to its end."""
-    spans = sorted((min(s, ls) if ls is not None else s, e) for s, e, ls, _le in ks)
+    """The server's busy spans, merged: each kernel from `busy_from` to its
+    end."""
+    spans = sorted((busy_from(k), k[1]) for k in ks)
     out = []
     for s, e in spans:
         if out and s <= out[-1][1]:
@@ -90,9 +97,9 @@ def analyse(server, partner, split_ns):
     spans = busy_spans(server)
     # The server kernel that opens each busy span: its launch return and start.
     first = {}
-    for s, e, ls, le in server:
-        key = min(s, ls) if ls is not None else s
-        first.setdefault(key, (s, le if le is not None else s))
+    for k in server:
+        s, le = k[0], k[3]
+        first.setdefault(busy_from(k), (s, le if le is not None else s))
     opens = sorted(first.items())
     keys = [key for key, _v in opens]
     out = {"gaps": 0, "filled": 0, "fills": 0, "reaction": [], "release": [], "launch": [],
