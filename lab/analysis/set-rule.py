@@ -15,10 +15,9 @@ of the shared rows. `--only-complete` leaves out the summary's incomplete
 pairs, which must reproduce its own fits (a check of this reading).
 """
 import argparse
-import json
 import statistics
 
-from summaries import rows as read_rows
+from summaries import summary
 
 SHARED = ("timeslice", "mps", "fikit")
 BOUNDS = {"slowdown": (0.05, 0.15), "p99": (0.10, 0.25)}
@@ -31,9 +30,9 @@ def main():
     ap.add_argument("--only-complete", action="store_true",
                     help="leave out the pairs the summary names incomplete")
     args = ap.parse_args()
-    path = args.summary
-    rows = read_rows(path, "set-rule")
-    incomplete = set(json.load(open(path)).get("incomplete") or [])
+    s = summary(args.summary, "set-rule")
+    rows = s["rows"]
+    incomplete = set(s.get("incomplete") or [])
     if args.only_complete:
         rows = [r for r in rows if r["pair"] not in incomplete]
     elif incomplete:

@@ -5,13 +5,21 @@ import json
 import sys
 
 
+def summary(path, prog):
+    """The summary.json at `path`, whole (its `rows` checked to be there);
+    exits naming `prog` and the file when it is not one."""
+    try:
+        s = json.load(open(path))
+        s["rows"]
+        return s
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        sys.exit(f"{prog}: {path}: not a fikit-run summary.json ({e})")
+
+
 def rows(path, prog):
     """The rows of the summary.json at `path`; exits naming `prog` and the
     file when it is not one."""
-    try:
-        return json.load(open(path))["rows"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        sys.exit(f"{prog}: {path}: not a fikit-run summary.json ({e})")
+    return summary(path, prog)["rows"]
 
 
 def distinct_runs(paths, prog):
