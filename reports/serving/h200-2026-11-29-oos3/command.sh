@@ -27,3 +27,14 @@ QUIET=1 RUN_ARGS="--round-timeout-s 150" lab/validate/gpus-call.sh .gpu/carry/re
 # resimulated-0b69e89-vits60.txt: pair 3 predicted by 0b69e89's model, from
 # the sitting's own profiles (in the call's pack; Parquet, not kept here):
 #   fikit-run summary --resimulate lab/validate/serve-oos3.json -o DIR/c/g0
+# The two three-job scenarios, 2026-11-30 00:22Z-00:39Z, one fresh 2-GPU
+# H200 (one scenario a GPU with its 16 local CPUs), the same binaries
+# (33c5397's, from .gpu/c2/bins.tar.xz unpacked as /tmp/b), two calls (the
+# second resumed the warm machine's /tmp/s3):
+for tag in s3a s3b; do
+  NOPACK='*/profiles/*.parquet' QUIET=1 RUN_ARGS="--round-timeout-s 150" lab/validate/gpus-call.sh \
+    /tmp/b/33c5397 lab/validate/serve-oos3.json /tmp/s3 $tag 520 gpt2s30q128-vitt16p5-efft64 mobs80-gpt2t8p5-vitt16
+done
+# summary.txt now reads all six: as above, with raw-three-job.tar.xz
+# unpacked as DIR/d (its s3/g0 and s3/g1):
+#   SERVE_SET=lab/validate/serve-oos3.json lab/analysis/serve47.py DIR/a/g0 DIR/b DIR/c/g0 DIR/d/s3/g0 DIR/d/s3/g1
