@@ -101,19 +101,30 @@ def main(argv):
         print(f"sim-corun-split.py: {e}", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "scenario.json"
-        path.write_text(json.dumps(sc))
-        export = Path(tmp) / "sim.json"
-        cmd = [sim, "export", "--perfetto", "--policy", "mps", "--scenario", str(path), "-o", str(export)]
-        if model:
-            cmd[2:2] = ["--model", model]
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            print(f"sim-corun-split.py: {' '.join(cmd)}: {done.stderr.strip()}", file=sys.stderr)
+        try:
+            path = export(sim, sc, model, tmp)
+        except ValueError as e:
+            print(f"sim-corun-split.py: {e}", file=sys.stderr)
             return 2
         print(f"# {sc['name']}; model: {model or 'the shipped one of the profiles GPU'}")
-        print(split(export))
+        print(split(path))
     return 0
+
+
+def export(sim, sc, model, tmp):
+    """Simulates scenario `sc` under MPS with `sim` (MODEL if given) into
+    folder `tmp`; the path of its Perfetto export. ValueError when fikit-sim
+    fails."""
+    path = Path(tmp) / "scenario.json"
+    path.write_text(json.dumps(sc))
+    out = Path(tmp) / "sim.json"
+    cmd = [sim, "export", "--perfetto", "--policy", "mps", "--scenario", str(path), "-o", str(out)]
+    if model:
+        cmd[2:2] = ["--model", model]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ValueError(f"{' '.join(cmd)}: {done.stderr.strip()}")
+    return out
 
 
 if __name__ == "__main__":

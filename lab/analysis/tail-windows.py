@@ -25,7 +25,6 @@ Exit 2 on bad input.
 import collections
 import importlib.util
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -54,12 +53,7 @@ def simulated(sim, run_dir, small_profile, partner_profile, model):
     fifth, and all the partner's (start, end, waited), from the export."""
     sc = scs.scenario(run_dir, small_profile, partner_profile, 1)
     with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "s.json").write_text(json.dumps(sc))
-        cmd = [sim, "export", "--perfetto", "--policy", "mps", "--scenario", f"{tmp}/s.json", "-o", f"{tmp}/x.json"]
-        if model:
-            cmd[2:2] = ["--model", model]
-        subprocess.run(cmd, check=True, capture_output=True)
-        d = json.loads((Path(tmp) / "x.json").read_text())
+        d = json.loads(scs.export(sim, sc, model, tmp).read_text())
     ev = d["traceEvents"] if isinstance(d, dict) else d
     jobs = {e["pid"]: e for e in ev if e.get("cat") == "job"}
     small = next(p for p, j in jobs.items() if j["args"]["priority"] == 0)
@@ -96,7 +90,7 @@ def main(argv):
         rs, rp, ra = real(small_corun), real(partner_corun, cut=False), real(small_alone)
         ss, sp = simulated(sim, run_dir, small_profile, partner_profile, model)
         pk = pl.read_parquet(partner_corun).filter(pl.col("kind") == "kernel").sort("start_ns")
-    except (OSError, ValueError, KeyError, StopIteration, subprocess.CalledProcessError, pl.exceptions.PolarsError) as e:
+    except (OSError, ValueError, KeyError, StopIteration, pl.exceptions.PolarsError) as e:
         print(f"tail-windows.py: {e}", file=sys.stderr)
         return 2
     if len(ra) != len(rs):
