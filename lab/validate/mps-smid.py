@@ -16,7 +16,19 @@ an A block was resident: the share on SMs that held an A block then, and B's
 kernel times beside A against B's kernels alone (before A starts or after
 it ends, when B runs alone).
 Rule: exclusive if under 5% of those B blocks ran on an SM holding an A
-block; shared if over 50%; between: mixed.
+block; shared if over 50%; between: mixed. (Ran 2026-11-30: shared, B's
+kernel 4.5 us beside A, 2.2 alone; reports/validation/mps-smid-2026-11-30.)
+
+A_KERNEL=busy (environment) makes A's blocks issue: each thread keeps
+A_REGS (default 112) float accumulators live in FMAs while it spins, and
+each block takes A_SMEM bytes of dynamic shared memory (default 13056, at
+least 4 a thread), as
+the cuDNN kernels of the partners' tails do (128 registers, 13 KB; lab log
+2026-11-30). A prints its registers a thread. Stated before it runs: B's
+median beside a busy A at least 3x its median beside the spinning A (4.5
+us): blocks that issue slow another client's blocks on their SMs, and a
+batch-1 kernel's stretch in a partner's tail is that; under 1.5x: it is
+not, and the tails' stretch comes from elsewhere; between: partly.
 
     python3 lab/validate/mps-smid.py A|B SECONDS OUT
     python3 lab/validate/mps-smid.py read OUT
@@ -37,13 +49,48 @@ extern "C" __global__ void spin(unsigned long long ns, unsigned int *sm,
   __syncthreads();
   if (threadIdx.x == 0) { sm[blockIdx.x] = id; t0[blockIdx.x] = s; t1[blockIdx.x] = e; }
 }
+
+extern "C" __global__ void busy(unsigned long long ns, unsigned int *sm,
+                                unsigned long long *t0, unsigned long long *t1, float *sink) {
+  extern __shared__ float buf[];
+  float a[REGS];
+#pragma unroll
+  for (int i = 0; i < REGS; i++) a[i] = threadIdx.x * 0.001f + i;
+  unsigned long long s, e;
+  unsigned int id;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(s));
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  do {
+#pragma unroll
+    for (int i = 0; i < REGS; i++) a[i] = fmaf(a[i], 0.9999f, 0.0001f);
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(e));
+  } while (e - s < ns);
+  float acc = 0.f;
+#pragma unroll
+  for (int i = 0; i < REGS; i++) acc += a[i];
+  buf[threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    sm[blockIdx.x] = id; t0[blockIdx.x] = s; t1[blockIdx.x] = e;
+    sink[blockIdx.x] = buf[blockDim.x - 1];
+  }
+}
 """
 
 
 def run(role, seconds, out):
+    import os
+
     import cupy as cp
-    k = cp.RawKernel(SRC, "spin")
     grid, block, ns = (120, 128, 2_000_000) if role == "A" else (528, 512, 2_000)
+    busy = role == "A" and os.environ.get("A_KERNEL") == "busy"
+    smem = max(int(os.environ.get("A_SMEM", "13056")), 4 * block) if busy else 0
+    if busy:
+        k = cp.RawKernel(SRC.replace("REGS", os.environ.get("A_REGS", "112")), "busy")
+        sink = cp.zeros(grid, cp.float32)
+        print(f"A: busy blocks, {k.attributes['num_regs']} registers a thread, {smem} bytes of shared memory")
+    else:
+        k = cp.RawKernel(SRC.replace("REGS", "1"), "spin")
     if role == "B":
         time.sleep(0.5)
         seconds += 1.0
@@ -53,7 +100,10 @@ def run(role, seconds, out):
     rows = []
     end = time.time() + seconds
     while time.time() < end:
-        k((grid,), (block,), (cp.uint64(ns), sm, t0, t1))
+        if busy:
+            k((grid,), (block,), (cp.uint64(ns), sm, t0, t1, sink), shared_mem=smem)
+        else:
+            k((grid,), (block,), (cp.uint64(ns), sm, t0, t1))
         cp.cuda.Device().synchronize()
         if role == "A" or len(rows) < 1 or (time.time() * 1000) % 20 < 1:
             rows.append(np.stack([sm.get().astype(np.uint64), t0.get(), t1.get()], 1))
