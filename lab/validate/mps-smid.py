@@ -22,9 +22,8 @@ kernel 4.5 us beside A, 2.2 alone; reports/validation/mps-smid-2026-11-30.)
 A_KERNEL=busy (environment) makes A's blocks issue: each thread keeps
 A_REGS (default 112) float accumulators live in FMAs while it spins, and
 each block takes A_SMEM bytes of dynamic shared memory (default 13056, at
-least 4 a thread), as
-the cuDNN kernels of the partners' tails do (128 registers, 13 KB; lab log
-2026-11-30). A prints its registers a thread. Stated before it runs: B's
+least 4 a thread), as the cuDNN kernels of the partners' tails do (128
+registers, 13 KB; lab log 2026-11-30). A prints its registers a thread. Stated before it runs: B's
 median beside a busy A at least 3x its median beside the spinning A (4.5
 us): blocks that issue slow another client's blocks on their SMs, and a
 batch-1 kernel's stretch in a partner's tail is that; under 1.5x: it is
