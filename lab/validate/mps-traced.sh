@@ -6,8 +6,8 @@
 # the script's start) leaves at least 240 s: `fikit-run scenario` with the
 # pair's two jobs at the set's priorities, `--policy exclusive,mps -r 2
 # --trace`. The traces are cut to the columns those scripts read (no kernel
-# names; kernel_key kept), zstd, and go back as one tar in pieces of 15 MB,
-# $OUT/mps-traced.tar.NN, beside each round's run.json and table.
+# names; kernel_key kept), zstd, and go back with each pair's run.json,
+# table and log as one tar in pieces of 15 MB, $OUT/mps-traced.tar.NN.
 #
 #   lab/validate/mps-traced.sh BIN_ARCHIVE SET WORK DEADLINE_S PAIR...
 # BIN_ARCHIVE: an xz tar of the binaries or a folder holding them
