@@ -15,7 +15,9 @@ mps`), over the small job's kernels after its first fifth:
   next partner kernel's), real / simulated, the shapes that differ most;
 - for one shape (KEY, default the one that differs most): where in the
   partner kernel the first small kernel starts, how many start inside it,
-  and their time against the same kernels alone (matched by order).
+  and their time against the same kernels alone (matched by order); and by
+  time over its last 0.4 in eighths: the share a small kernel ran, the small
+  kernels started, their median stretch.
 
     /tmp/hs/bin/python lab/analysis/tail-windows.py FIKIT_SIM RUN_DIR SMALL_PROFILE PARTNER_PROFILE \\
         SMALL_CORUN PARTNER_CORUN SMALL_ALONE [MODEL [KEY]]
@@ -142,7 +144,32 @@ def main(argv):
             f"{name}: first small kernel at {np.median(first):.3f} of the partner kernel (median), "
             f"{len(inside) / len(sel):.2f} started inside it, their time {d.sum() / alone[inside].sum():.2f}x alone"
         )
+        by_time(s, p, alone, sel)
     return 0
+
+
+def by_time(s, p, alone, sel):
+    """The partner kernels' last 0.4 in eighths: the share of each eighth a
+    small kernel ran, small kernels started in it per partner kernel, and
+    their median time over alone."""
+    edges = np.linspace(0.6, 1.0, 9)
+    running, started = np.zeros(8), np.zeros(8)
+    stretch = [[] for _ in range(8)]
+    for i in sel:
+        a, b = p[i, 0], p[i, 1]
+        span = b - a
+        for j in np.where((s[:, 1] > a + 0.6 * span) & (s[:, 0] < b))[0]:
+            x0, x1 = (max(s[j, 0], a) - a) / span, (min(s[j, 1], b) - a) / span
+            running += np.clip(np.minimum(x1, edges[1:]) - np.maximum(x0, edges[:-1]), 0, None) / 0.05
+            q = np.searchsorted(edges, (s[j, 0] - a) / span) - 1
+            if 0 <= q < 8:
+                started[q] += 1
+                stretch[q].append((s[j, 1] - s[j, 0]) / max(alone[j], 1))
+    n = len(sel)
+    print("      eighths of the last 0.4: " + " ".join(f"{e:5.2f}" for e in edges[:-1]))
+    print("      small kernel running:    " + " ".join(f"{r / n:5.2f}" for r in running))
+    print("      started per kernel:      " + " ".join(f"{c / n:5.2f}" for c in started))
+    print("      their median stretch:    " + " ".join(f"{np.median(x) if x else float('nan'):5.2f}" for x in stretch))
 
 
 if __name__ == "__main__":
