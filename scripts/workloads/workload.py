@@ -12,7 +12,9 @@ exports it as Kineto Chrome-trace JSON (gzipped when PATH ends in .gz), which
 
 Models: torchvision's ImageNet classifiers at 224x224 (resnet18, resnet50,
 resnet101, mobilenet_v3_large, efficientnet_b0, convnext_tiny, densenet121,
-shufflenet_v2_x1_0, regnet_y_800mf, vit_b_16, swin_t), bert-base (transformers' BertModel built from a default BertConfig) and gpt2
+shufflenet_v2_x1_0, regnet_y_800mf, vit_b_16, swin_t, resnet34,
+resnext50_32x4d, wide_resnet50_2, mobilenet_v2, efficientnet_b2,
+convnext_small, vgg16, vit_b_32), bert-base (transformers' BertModel built from a default BertConfig) and gpt2
 (a transformer decoder: transformers' GPT2LMHeadModel from a default
 GPT2Config, 124M parameters).
 Modes: eval (inference under torch.inference_mode), train (forward,
@@ -55,6 +57,14 @@ VISION = (
     "regnet_y_800mf",
     "vit_b_16",
     "swin_t",
+    "resnet34",
+    "resnext50_32x4d",
+    "wide_resnet50_2",
+    "mobilenet_v2",
+    "efficientnet_b2",
+    "convnext_small",
+    "vgg16",
+    "vit_b_32",
 )
 
 
