@@ -30,7 +30,9 @@ WORK=${2:?work folder}
 PAIRS=${3:-3}
 OUTDIR=${OUT:-/tmp/alone-vs-untraced-out}
 mkdir -p "$WORK/bin" "$OUTDIR"
-if [ -d "$ARCHIVE" ]; then cp "$ARCHIVE"/* "$WORK/bin/" || exit 2; else tar -C "$WORK/bin" -xJf "$ARCHIVE" || exit 2; fi
+# shellcheck source=lab/validate/lib/bins.sh
+source "$(dirname "$0")/lib/bins.sh"
+unpack_bins "$ARCHIVE" "$WORK/bin" || exit 2
 SET=${SET:-lab/validate/serve-open.json}
 JOB=${JOB:-effs60}
 mapfile -t cmd < <(python3 -c "import json, sys; print('\n'.join(json.load(open(sys.argv[1]))['jobs'][sys.argv[2]]['command']))" "$SET" "$JOB" 2>/dev/null)

@@ -61,11 +61,9 @@ for s in "${seeds[@]}"; do
   # shellcheck disable=SC2086  # a glob of pieces, joined in order
   cat $s | tar -C "$(dirname "$WORK")" -xJf - || { echo "gpus-call: cannot unpack seed $s" >&2; exit 2; }
 done
-if [ -d "$ARCHIVE" ]; then
-  cp -p "$ARCHIVE"/* "$WORK/bin/" || exit 2
-else
-  tar -C "$WORK/bin" -xJf "$ARCHIVE" || exit 2
-fi
+# shellcheck source=lab/validate/lib/bins.sh
+source "$(dirname "$0")/lib/bins.sh"
+unpack_bins "$ARCHIVE" "$WORK/bin" || exit 2
 ngpu=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
 FIRST=${FIRST_GPU:-0}
 [ $(($# + FIRST)) -le "$ngpu" ] || { echo "gpus-call: $# sittings from GPU $FIRST for $ngpu GPUs" >&2; exit 2; }

@@ -20,7 +20,9 @@ DEADLINE=${4:?deadline in seconds}
 shift 4
 OUTDIR=${OUT:-/tmp/mps-traced-out}
 mkdir -p "$WORK/bin" "$WORK/keep" "$OUTDIR"
-if [ -d "$ARCHIVE" ]; then cp "$ARCHIVE"/* "$WORK/bin/" || exit 2; else tar -C "$WORK/bin" -xJf "$ARCHIVE" || exit 2; fi
+# shellcheck source=lab/validate/lib/bins.sh
+source "$(dirname "$0")/lib/bins.sh"
+unpack_bins "$ARCHIVE" "$WORK/bin" || exit 2
 t0=$SECONDS
 for pair in "$@"; do
   if [ $((DEADLINE - (SECONDS - t0))) -lt 240 ]; then echo "mps-traced: $pair not run: deadline"; continue; fi
