@@ -62,21 +62,28 @@ def scenario(run_dir, small_profile, partner_profile, rep):
     }
 
 
-def split(export):
-    """The small job's kernels and waits and the partner's kernels in its span."""
+def kernels(export):
+    """The export's kernels, each (start, duration, recorded duration,
+    waited), ns, in start order: the small (priority-0) job's after its
+    first fifth, and every other job's."""
     d = json.loads(Path(export).read_text())
     events = d["traceEvents"] if isinstance(d, dict) else d
     jobs = {e["pid"]: e for e in events if e.get("cat") == "job"}
     small = next(p for p, j in jobs.items() if j["args"]["priority"] == 0)
-    kernels = {p: [] for p in jobs}
+    s, p = [], []
     for e in events:
         if e.get("cat") == "kernel":
             a = e["args"]
-            kernels[e["pid"]].append((e["ts"] * 1e3, e["dur"] * 1e3, a["recorded_duration_ns"], a.get("waited_ns", 0)))
-    s = np.array(sorted(kernels[small]))
-    s = s[len(s) // 5 :]
+            row = (e["ts"] * 1e3, e["dur"] * 1e3, a["recorded_duration_ns"], a.get("waited_ns", 0))
+            (s if e["pid"] == small else p).append(row)
+    s = np.array(sorted(s))
+    return s[len(s) // 5 :], np.array(sorted(p))
+
+
+def split(export):
+    """The small job's kernels and waits and the partner's kernels in its span."""
+    s, p = kernels(export)
     t0, t1 = s[0, 0], s[-1, 0] + s[-1, 1]
-    p = np.array(sorted(k for pid, ks in kernels.items() if pid != small for k in ks))
     inside = p[(p[:, 0] >= t0) & (p[:, 0] + p[:, 1] <= t1)]
     waited = s[:, 3]
     return (

@@ -26,7 +26,6 @@ Exit 2 on bad input.
 """
 import collections
 import importlib.util
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -55,18 +54,10 @@ def simulated(sim, run_dir, small_profile, partner_profile, model):
     fifth, and all the partner's (start, end, waited), from the export."""
     sc = scs.scenario(run_dir, small_profile, partner_profile, 1)
     with tempfile.TemporaryDirectory() as tmp:
-        d = json.loads(scs.export(sim, sc, model, tmp).read_text())
-    ev = d["traceEvents"] if isinstance(d, dict) else d
-    jobs = {e["pid"]: e for e in ev if e.get("cat") == "job"}
-    small = next(p for p, j in jobs.items() if j["args"]["priority"] == 0)
-    s, p = [], []
-    for e in ev:
-        if e.get("cat") == "kernel":
-            a = e["args"]
-            row = (e["ts"] * 1e3, (e["ts"] + e["dur"]) * 1e3, a.get("waited_ns", 0), a["recorded_duration_ns"])
-            (s if e["pid"] == small else p).append(row)
-    s, p = np.array(sorted(s)), np.array(sorted(p))
-    return s[len(s) // 5 :], p[:, :3]
+        s, p = scs.kernels(scs.export(sim, sc, model, tmp))
+    # (start, duration, recorded, waited) as (start, end, waited, recorded).
+    s = np.stack([s[:, 0], s[:, 0] + s[:, 1], s[:, 3], s[:, 2]], 1)
+    return s, np.stack([p[:, 0], p[:, 0] + p[:, 1], p[:, 3]], 1)
 
 
 def overall(name, s, p):
