@@ -29,6 +29,30 @@ us): blocks that issue slow another client's blocks on their SMs, and a
 batch-1 kernel's stretch in a partner's tail is that; under 1.5x: it is
 not, and the tails' stretch comes from elsewhere; between: partly.
 
+Amended 2026-11-30, before the busy run: B's blocks spin on the clock, so
+they end 2 us after they start however their warps are issued; beside a
+busy A only where they are placed can show. B_KERNEL=work gives B a fixed
+amount of work instead (B_ITERS FMA steps a thread, set by a calibration
+launch alone to about 2 us a kernel, printed), and the rule above is read
+with B working beside the busy A against B working beside the spinning A.
+
+The partner's tail, alone and beside B (same call, stated before it runs):
+A_KERNEL=work gives A the tails' cuDNN shape and a fixed amount of work, A
+reading global memory as it goes (A_GRID blocks of A_THREADS, default 1188 x
+128 with 112 accumulators and 13,056 bytes of shared memory: four to an SM,
+2.25 waves on 132 SMs; A_ITERS set by a calibration launch of one wave to a
+block time of about A_BLOCK_US, default 180 us). `read` then prints, for A's
+kernels alone (B's first half second), the share of the kernel's time at
+which its last block started and the share of its places still held at
+tenths of its time; and for B's kernels that start inside an A kernel, their
+stretch over B alone by where they start (tenths of the A kernel). These are
+the hardware's, not any pair's: a calibration of how a multi-wave kernel's
+room opens. Rule: if A's last block starts at least 0.05 later than the
+simulator's synchronized waves put it ((W - 1) / W of its time, 0.67 for
+2.25 waves placed as 3), the model's tail opens as the measured ramp (the
+places held at tenths, and the blocks' spread of times that makes it);
+else the tail stands.
+
     python3 lab/validate/mps-smid.py A|B SECONDS OUT
     python3 lab/validate/mps-smid.py read OUT
 """
@@ -47,6 +71,35 @@ extern "C" __global__ void spin(unsigned long long ns, unsigned int *sm,
   do { asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(e)); } while (e - s < ns);
   __syncthreads();
   if (threadIdx.x == 0) { sm[blockIdx.x] = id; t0[blockIdx.x] = s; t1[blockIdx.x] = e; }
+}
+
+extern "C" __global__ void work(int iters, unsigned int *sm,
+                                unsigned long long *t0, unsigned long long *t1, float *sink,
+                                const float *g, unsigned int mask) {
+  extern __shared__ float buf[];
+  float a[REGS];
+#pragma unroll
+  for (int i = 0; i < REGS; i++) a[i] = threadIdx.x * 0.001f + i;
+  unsigned long long s, e;
+  unsigned int id;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(s));
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  unsigned int at = blockIdx.x * blockDim.x + threadIdx.x;
+  for (int it = 0; it < iters; it++) {
+    float x = g ? g[(at + it * 40961u) & mask] : 0.9999f;
+#pragma unroll
+    for (int i = 0; i < REGS; i++) a[i] = fmaf(a[i], x, 0.0001f);
+  }
+  float acc = 0.f;
+#pragma unroll
+  for (int i = 0; i < REGS; i++) acc += a[i];
+  buf[threadIdx.x] = acc;
+  __syncthreads();
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(e));
+  if (threadIdx.x == 0) {
+    sm[blockIdx.x] = id; t0[blockIdx.x] = s; t1[blockIdx.x] = e;
+    sink[blockIdx.x] = acc;
+  }
 }
 
 extern "C" __global__ void busy(unsigned long long ns, unsigned int *sm,
@@ -77,41 +130,95 @@ extern "C" __global__ void busy(unsigned long long ns, unsigned int *sm,
 """
 
 
+def shape(role):
+    """(kind, grid, threads, accumulators, shared bytes) of ROLE's kernel."""
+    import os
+
+    if role == "A":
+        kind = os.environ.get("A_KERNEL", "spin")
+        grid = int(os.environ.get("A_GRID", "1188" if kind == "work" else "120"))
+        block = int(os.environ.get("A_THREADS", "128"))
+        regs = int(os.environ.get("A_REGS", "112")) if kind != "spin" else 1
+        smem = max(int(os.environ.get("A_SMEM", "13056")), 4 * block) if kind != "spin" else 0
+    else:
+        kind = os.environ.get("B_KERNEL", "spin")
+        grid, block, regs = 528, 512, 4
+        smem = 4 * block if kind == "work" else 0
+    return kind, grid, block, regs, smem
+
+
 def run(role, seconds, out):
     import os
 
     import cupy as cp
-    grid, block, ns = (120, 128, 2_000_000) if role == "A" else (528, 512, 2_000)
-    busy = role == "A" and os.environ.get("A_KERNEL") == "busy"
-    smem = max(int(os.environ.get("A_SMEM", "13056")), 4 * block) if busy else 0
-    if busy:
-        k = cp.RawKernel(SRC.replace("REGS", os.environ.get("A_REGS", "112")), "busy")
-        sink = cp.zeros(grid, cp.float32)
-        print(f"A: busy blocks, {k.attributes['num_regs']} registers a thread, {smem} bytes of shared memory")
-    else:
-        k = cp.RawKernel(SRC.replace("REGS", "1"), "spin")
-    if role == "B":
-        time.sleep(0.5)
-        seconds += 1.0
+    kind, grid, block, regs, smem = shape(role)
+    ns = 2_000_000 if role == "A" else 2_000
+    k = cp.RawKernel(SRC.replace("REGS", str(regs)), kind)
     sm = cp.zeros(grid, cp.uint32)
     t0 = cp.zeros(grid, cp.uint64)
     t1 = cp.zeros(grid, cp.uint64)
+    sink = cp.zeros(grid, cp.float32)
+    g = cp.ones(1 << 24, cp.float32) * 0.9999 if role == "A" else None
+
+    def launch(n, blocks=grid):
+        if kind == "spin":
+            k((blocks,), (block,), (cp.uint64(ns), sm, t0, t1))
+        elif kind == "busy":
+            k((blocks,), (block,), (cp.uint64(ns), sm, t0, t1, sink), shared_mem=smem)
+        else:
+            gp = g if g is not None else np.uint64(0)
+            k((blocks,), (block,), (cp.int32(n), sm, t0, t1, sink, gp, cp.uint32((1 << 24) - 1)),
+              shared_mem=smem)
+        cp.cuda.Device().synchronize()
+
+    iters = 0
+    if kind == "work":
+        # Calibration alone: A, one wave's block time; B, its kernel's span.
+        target = float(os.environ.get("A_BLOCK_US", "180")) if role == "A" else 2.0
+        wave = min(grid, 4 * 132) if role == "A" else grid
+        iters = 64
+        for _ in range(4):
+            for _ in range(3):
+                launch(iters, wave)
+            b0, b1 = t0.get()[:wave].astype(np.int64), t1.get()[:wave].astype(np.int64)
+            took = (np.median(b1 - b0) if role == "A" else b1.max() - b0.min()) / 1e3
+            iters = max(1, int(iters * target / max(took, 1e-3)))
+        print(f"{role}: work, {iters} steps a thread ({took:.1f} us at the last try)")
+    print(f"{role}: {kind} kernel {grid} x {block}, {k.attributes['num_regs']} registers a thread, {smem} bytes of shared memory")
+    if role == "B":
+        time.sleep(0.5)
+        seconds += 1.0
     rows = []
     end = time.time() + seconds
     while time.time() < end:
-        if busy:
-            k((grid,), (block,), (cp.uint64(ns), sm, t0, t1, sink), shared_mem=smem)
-        else:
-            k((grid,), (block,), (cp.uint64(ns), sm, t0, t1))
-        cp.cuda.Device().synchronize()
+        launch(iters)
         if role == "A" or len(rows) < 1 or (time.time() * 1000) % 20 < 1:
             rows.append(np.stack([sm.get().astype(np.uint64), t0.get(), t1.get()], 1))
     np.savez(f"{out}/smid-{role}.npz", blocks=np.concatenate(rows), kernels=len(rows), grid=grid)
     print(f"{role}: {len(rows)} kernels")
 
 
+def drain(a):
+    """A's kernels alone: where their last block starts, places held."""
+    start, end = a[:, :, 1].min(1), a[:, :, 2].max(1)
+    dur = (end - start).astype(float)
+    last = (a[:, :, 1].max(1) - start) / dur
+    width = max(1, int(np.median([(k[:, 1] <= k[:, 1].min() + 1000).sum() for k in a[:20]])))
+    held = []
+    for f in np.arange(0.0, 1.0, 0.1):
+        t = start + f * dur
+        held.append(np.median(((a[:, :, 1] <= t[:, None]) & (a[:, :, 2] > t[:, None])).sum(1)) / width)
+    bd = a[:, :, 2] - a[:, :, 1]
+    bt = np.median(bd) / np.median(dur)
+    print(f"A alone: block times p10 / p50 / p90 {np.percentile(bd, 10) / 1e3:.1f} / {np.median(bd) / 1e3:.1f} / {np.percentile(bd, 90) / 1e3:.1f} us")
+    print(f"A alone: {len(a)} kernels, {np.median(dur) / 1e3:.1f} us, a block {bt:.2f} of it, first wave {width} blocks")
+    print(f"A alone: last block starts at {np.median(last):.3f} [{np.percentile(last, 10):.3f}-{np.percentile(last, 90):.3f}] of the kernel")
+    print("A alone: places held at tenths: " + " ".join(f"{h:.2f}" for h in held))
+
+
 def read(out):
-    a = np.load(f"{out}/smid-A.npz")["blocks"].astype(np.int64).reshape(-1, 120, 3)
+    a0 = np.load(f"{out}/smid-A.npz")
+    a = a0["blocks"].astype(np.int64).reshape(-1, int(a0["grid"]), 3)
     b = np.load(f"{out}/smid-B.npz")
     grid = int(b["grid"])
     k = b["blocks"].astype(np.int64).reshape(-1, grid, 3)
@@ -132,6 +239,19 @@ def read(out):
     print(f"B kernel, us: beside A median {np.median(dur[kb]) if kb.any() else float('nan'):.1f} ({kb.sum()}), alone median {np.median(dur[alone]) if alone.any() else float('nan'):.1f} ({alone.sum()})")
     if kb.any():
         print(f"B's SMs beside A: {len(np.unique(k[kb][:, :, 0]))}; per kernel median {np.median([len(np.unique(x[:, 0])) for x in k[kb]]):.0f}")
+    solo = a_end < k[:, :, 1].min()
+    if len(a[0]) > 4 * 132 and solo.sum() > 10:
+        drain(a[solo])
+        ks = k[:, :, 1].min(1)
+        j = np.clip(np.searchsorted(a_start, ks, side="right") - 1, 0, len(a) - 1)
+        inside = (ks >= a_start[j]) & (ks < a_end[j])
+        pos = (ks - a_start[j]) / (a_end[j] - a_start[j])
+        ref = np.median(dur[alone]) if alone.any() else float("nan")
+        cells = []
+        for t in range(10):
+            m = inside & (pos >= t / 10) & (pos < (t + 1) / 10)
+            cells.append(f"{np.median(dur[m]) / ref:.1f}x({m.sum()})" if m.any() else "-")
+        print("B's stretch by where it starts in A's kernel (tenths): " + " ".join(cells))
 
 
 if __name__ == "__main__":
