@@ -33,8 +33,11 @@ Amended 2026-11-30, before the busy run: B's blocks spin on the clock, so
 they end 2 us after they start however their warps are issued; beside a
 busy A only where they are placed can show. B_KERNEL=work gives B a fixed
 amount of work instead (B_ITERS FMA steps a thread, set by a calibration
-launch alone to about 2 us a kernel, printed), and the rule above is read
-with B working beside the busy A against B working beside the spinning A.
+launch alone to about 2 us a kernel, printed; B_ITERS sets it instead), and
+the rule above is read with B working beside the busy A against B working
+beside the spinning A. (The first such run, 02:41Z, calibrated B while A
+already ran, 28 steps beside the spinning A and 10 beside the busy one:
+not alike, so the second sets B_ITERS.)
 
 The partner's tail, alone and beside B (same call, stated before it runs):
 A_KERNEL=work gives A the tails' cuDNN shape and a fixed amount of work, A
@@ -171,8 +174,8 @@ def run(role, seconds, out):
               shared_mem=smem)
         cp.cuda.Device().synchronize()
 
-    iters = 0
-    if kind == "work":
+    iters = int(os.environ.get(f"{role}_ITERS", "0"))
+    if kind == "work" and iters == 0:
         # Calibration alone: A, one wave's block time; B, its kernel's span.
         target = float(os.environ.get("A_BLOCK_US", "180")) if role == "A" else 2.0
         wave = min(grid, 4 * 132) if role == "A" else grid

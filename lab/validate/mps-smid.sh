@@ -2,7 +2,8 @@
 # lab/validate/mps-smid.py's runs side by side on one GPU, each pair of
 # clients under one private MPS daemon (its docstring holds the design and
 # the rules): the spinning, busy and working partner A beside B spinning or
-# working. Writes OUT/read.txt; the block records stay in WORK.
+# working. Writes OUT/read.txt; the block records stay in WORK. RUNS
+# (environment) picks pairings, A:B; A_ITERS and B_ITERS pass through.
 #
 #   lab/validate/mps-smid.sh WORK OUT [SECONDS]   (from the repository root, on a GPU machine)
 set -uo pipefail
@@ -14,7 +15,7 @@ export CUDA_MPS_PIPE_DIRECTORY=$WORK/mps-pipe CUDA_MPS_LOG_DIRECTORY=$WORK/mps-l
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)" | tee "$OUT/read.txt"
 nvidia-cuda-mps-control -d || { echo "MPS daemon did not start" | tee -a "$OUT/read.txt"; exit 1; }
-for run in spin:spin busy:spin spin:work busy:work work:work work:spin; do
+for run in ${RUNS:-spin:spin busy:spin spin:work busy:work work:work work:spin}; do
   a=${run%%:*}; b=${run#*:}; dir=$WORK/$a-$b
   mkdir -p "$dir"
   {
