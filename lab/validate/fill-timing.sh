@@ -14,7 +14,8 @@
 # about as often). PROFILES (environment): a folder of the jobs' profiles
 # (NAME.parquet) made earlier, copied into each set's profile folder so that
 # fikit-run does not profile them again (the rounds' gate tables and
-# predictions come from them). Writes OUT_DIR/fill-timing.txt and
+# predictions come from them). fikit-run needs exclusive rounds beside
+# FIKIT's (every slowdown is against them). Writes OUT_DIR/fill-timing.txt and
 # OUT_DIR/fill-timing.log; the traces stay in OUT_DIR/traces.
 set -uo pipefail
 BIN=${1:?usage: fill-timing.sh BIN_DIR OUT_DIR [REPS]}
@@ -38,7 +39,7 @@ for entry in $PAIRS; do
       [ -f "$PROFILES/$j.parquet" ] && cp "$PROFILES/$j.parquet" "$sdir/profiles/"
     done
   fi
-  "$BIN/fikit-run" set "$set_file" --pair "$pair" --policy fikit -r "$REPS" \
+  "$BIN/fikit-run" set "$set_file" --pair "$pair" --policy exclusive,fikit -r "$REPS" \
     --trace "$OUT/traces" -o "$sdir"
   for k in $(seq 1 "$REPS"); do
     d="$OUT/traces/$pair/fikit-$k"
