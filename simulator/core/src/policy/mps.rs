@@ -19,6 +19,7 @@ impl Mps {
         Mps {
             share: SmShare {
                 corun_slowdown: model.corun_slowdown,
+                last_wave_floor: model.last_wave_floor,
             },
         }
     }

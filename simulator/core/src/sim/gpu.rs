@@ -65,6 +65,16 @@ pub struct GpuModel {
     /// timer and move no memory: `fikit-lab validate` simulates with it in
     /// place of `corun_slowdown` ([`GpuModel::for_replay`]).
     pub replay_corun_slowdown: f64,
+    /// The share `g` of a block time that a multi-wave kernel's thin last
+    /// wave takes however few blocks it holds, under MPS: a kernel of
+    /// `W >= 2` waves whose last is a share `u` full runs alone as `W - 1`
+    /// waves of block time `b` and a last of `(g + (1 - g) u) b`, its
+    /// recorded duration kept ([`crate::sim::slots`]). 1: equal waves, the
+    /// last holding its few blocks a whole block time; below 1, a block with
+    /// fewer of its kernel's blocks beside it on its SM runs faster, as the
+    /// GPU's cuDNN and cuBLAS kernels do (`lab/validate/partial-waves.py`).
+    /// 0 to 1.
+    pub last_wave_floor: f64,
     /// The live FIKIT gate's own costs ([`FikitGate`]), measured from
     /// traced live FIKIT rounds (`lab/validate/fill-timing.sh`). `None`:
     /// FIKIT as the paper's scheduler, which sees a gap the instant it
@@ -162,6 +172,7 @@ impl Default for GpuModel {
             block_waves: 4,
             corun_slowdown: 0.0,
             replay_corun_slowdown: 0.0,
+            last_wave_floor: 1.0,
             fikit_gate: None,
         }
     }
@@ -295,7 +306,7 @@ impl GpuModel {
 
     /// The model as live replay runs: its synthetic kernels' concurrent-kernel
     /// slowdown (`replay_corun_slowdown`) in place of real kernels'
-    /// (`corun_slowdown`). `fikit-lab validate` compares the simulator with
+    /// (`corun_slowdown`), and equal waves (`last_wave_floor` 1). `fikit-lab validate` compares the simulator with
     /// replay, so it simulates with this.
     pub fn for_replay(&self) -> GpuModel {
         let mut m = self.clone();
@@ -305,6 +316,15 @@ impl GpuModel {
                 m.source, m.corun_slowdown, m.replay_corun_slowdown
             );
             m.corun_slowdown = m.replay_corun_slowdown;
+        }
+        // The replay's blocks spin on the timer: a thin last wave's take
+        // their whole block time.
+        if m.last_wave_floor != 1.0 {
+            m.source = format!(
+                "{}; as live replay runs: last_wave_floor {:.3} replaced by 1",
+                m.source, m.last_wave_floor
+            );
+            m.last_wave_floor = 1.0;
         }
         m
     }
@@ -346,6 +366,12 @@ impl GpuModel {
                 return Err(format!("{name} must be a number at least 0, found {v}"));
             }
         }
+        if !(0.0..=1.0).contains(&self.last_wave_floor) {
+            return Err(format!(
+                "last_wave_floor must be a number from 0 to 1, found {}",
+                self.last_wave_floor
+            ));
+        }
         if self.block_waves < 1 {
             return Err(format!(
                 "block_waves must be at least 1, found {}",
@@ -386,6 +412,33 @@ mod tests {
         }
         let mut v = serde_json::json!({ "name": "new" });
         assert_eq!(strip_removed(&mut v), Ok(false));
+    }
+
+    #[test]
+    fn the_last_wave_floor_is_a_share_and_replay_keeps_equal_waves() {
+        for bad in [-0.1, 1.5, f64::NAN] {
+            let m = GpuModel {
+                last_wave_floor: bad,
+                ..GpuModel::default()
+            };
+            let e = m.validate().unwrap_err();
+            assert!(e.starts_with("last_wave_floor must be"), "{e}");
+        }
+        // Older files, without the field, keep equal waves.
+        let m: GpuModel = serde_json::from_str(r#"{"name": "old"}"#).unwrap();
+        assert_eq!(m.last_wave_floor, 1.0);
+        // The replay's blocks spin on the timer: equal waves, said in the source.
+        let m = GpuModel {
+            last_wave_floor: 0.15,
+            ..GpuModel::default()
+        };
+        let r = m.for_replay();
+        assert_eq!(r.last_wave_floor, 1.0);
+        assert!(
+            r.source.contains("last_wave_floor 0.150 replaced by 1"),
+            "{}",
+            r.source
+        );
     }
 
     #[test]

@@ -53,8 +53,18 @@
 //!   1.3% of the split waves' and, over the shipped pairs, the batch-1
 //!   job's p99 within 0.02% median, 3.6% worst (lab log, 2026-11-28).
 //!
+//! - **the last wave**: a kernel of `W >= 2` waves whose last is a share `u`
+//!   full has block time `b = D / (W - 1 + s)` and its last wave's blocks
+//!   `s b`, `s = g + (1 - g) u` (`g`:
+//!   [`GpuModel::last_wave_floor`](crate::sim::gpu::GpuModel::last_wave_floor)):
+//!   on the GPU a block with fewer of its kernel's blocks beside it on its SM
+//!   runs faster, so a thin last wave is short and other jobs' kernels find
+//!   room later in it and for less time than equal waves give (the H200's
+//!   cuDNN and cuBLAS kernels: `g` 0.15, `lab/validate/partial-waves.py`).
+//!   With `g` 1 (the default) all its waves take `D / W`.
+//!
 //! Alone, a kernel runs its `W` waves back to back, their lengths the integer
-//! split of `D`: exactly its recorded duration.
+//! split of `D` by those block times: exactly its recorded duration.
 //!
 //! The pool keeps its waves' ends itself, each with the engine's FIFO
 //! sequence number of its event ([`SlotPool::place`]), and the engine takes
@@ -82,6 +92,8 @@ struct Active {
     width: u64,
     /// Waves alone.
     waves: u64,
+    /// Blocks in all.
+    blocks: u64,
     sms: f64,
     /// How hard it presses on other jobs' kernels, 0 to 1 (its job's
     /// measured pressure, [`crate::sim::job::Job::pressure_weight`]; 1
@@ -229,6 +241,40 @@ impl Active {
         }
     }
 
+    /// Length at full speed of the `n` blocks it places next, ns. With
+    /// equal waves (`g` 1, or a kernel of one wave alone): its
+    /// [`Active::next_wave_ns`]. Else by its blocks: those of its first
+    /// `W - 1` waves alone take the block time `b = D / (W - 1 + s)`, those
+    /// of its last wave `s b`, `s = g + (1 - g) u` (`u`: how full the last
+    /// wave is), each wave's the integer split, so that its waves alone add
+    /// up to `D` exactly; blocks of both, their mean.
+    fn wave_ns(&self, n: u64, g: f64) -> i64 {
+        let w = self.waves;
+        if g >= 1.0 || w < 2 {
+            return self.next_wave_ns();
+        }
+        let d = self.duration_ns.max(0) as f64;
+        // Blocks of the full waves (fewer than all: `w` is the ceiling).
+        let full = (w - 1) * self.width;
+        let u = (self.blocks - full) as f64 / self.width as f64;
+        let span = (w - 1) as f64 + g + (1.0 - g) * u;
+        // Where full wave `i` ends alone, ns (whole).
+        let end = |i: u64| (d * i as f64 / span).floor();
+        let placed = self.blocks - self.to_place;
+        let in_full = full.saturating_sub(placed).min(n);
+        let j = (placed / self.width).min(w - 2);
+        let full_ns = end(j + 1) - end(j);
+        let last_ns = d - end(w - 1);
+        let ns = if in_full == n {
+            full_ns
+        } else if in_full == 0 {
+            last_ns
+        } else {
+            (in_full as f64 * full_ns + (n - in_full) as f64 * last_ns) / n as f64
+        };
+        round_ns(ns)
+    }
+
     /// The key of its wave that retires first.
     fn next_key(&self) -> Option<(i64, u64)> {
         (self.next != NONE).then_some(self.next_at)
@@ -300,6 +346,9 @@ pub struct SlotPool {
     /// The most SMs any kernel admitted could use (each kernel's room is
     /// at most its own).
     max_sms: f64,
+    /// The share of a block time a multi-wave kernel's thin last wave takes
+    /// however few blocks it holds ([`SlotPool::set_last_wave_floor`]).
+    last_wave_floor: f64,
 }
 
 impl SlotPool {
@@ -321,7 +370,15 @@ impl SlotPool {
             changed: false,
             nonfinite_weights: 0,
             max_sms: 0.0,
+            last_wave_floor: 1.0,
         }
+    }
+
+    /// Sets the share of a block time a multi-wave kernel's thin last wave
+    /// takes however few blocks it holds (see the module's *waves*; 1, the
+    /// default: equal waves). Before any kernel is admitted.
+    pub fn set_last_wave_floor(&mut self, g: f64) {
+        self.last_wave_floor = g;
     }
 
     /// Kernel `op` of job `job` reached the GPU (became ready): it places
@@ -359,6 +416,7 @@ impl SlotPool {
             press_sms: 0.0,
             width: occupancy.wave_blocks(),
             waves: occupancy.waves(),
+            blocks: occupancy.blocks,
             sms: f64::from(occupancy.sms),
             weight,
             to_place: occupancy.blocks,
@@ -443,8 +501,10 @@ impl SlotPool {
             superseded,
             superseded_until,
             max_sms,
+            last_wave_floor,
             ..
         } = self;
+        let g = *last_wave_floor;
         held.iter_mut().for_each(|h| *h = 0.0);
         // A kernel with no block resident holds 0.0: adding it changes
         // no sum, so the sums are those of every kernel. Those with blocks
@@ -497,7 +557,7 @@ impl SlotPool {
             if n == 0 {
                 continue;
             }
-            let base = k.next_wave_ns();
+            let base = k.wave_ns(n, g);
             k.placed_waves += 1;
             k.to_place -= n;
             if k.to_place == 0 {
@@ -758,7 +818,23 @@ mod tests {
         weights: &[f64],
         c: f64,
     ) -> Vec<(i64, i64)> {
+        run_with(kernels, weights, c, 1.0)
+    }
+
+    /// [`run`] with thin last waves taking `g` of a block time at least
+    /// ([`SlotPool::set_last_wave_floor`]).
+    fn run_floor(kernels: &[(usize, Occupancy, i64, i64)], g: f64, c: f64) -> Vec<(i64, i64)> {
+        run_with(kernels, &vec![1.0; kernels.len()], c, g)
+    }
+
+    fn run_with(
+        kernels: &[(usize, Occupancy, i64, i64)],
+        weights: &[f64],
+        c: f64,
+        g: f64,
+    ) -> Vec<(i64, i64)> {
         let mut pool = SlotPool::new(4);
+        pool.set_last_wave_floor(g);
         let mut first = Vec::new();
         let (mut seq, mut too_long) = (0u64, None);
         let mut result = vec![(i64::MIN, i64::MIN); kernels.len()];
@@ -814,6 +890,26 @@ mod tests {
             run(&[(0, occ(20, 2), 100, 0), (0, occ(20, 2), 100, 10)], 1.0),
             [(0, 100), (10, 110)]
         );
+    }
+
+    #[test]
+    fn a_thin_last_wave_takes_its_share_of_a_block_time() {
+        // 25 blocks, 2 per SM on 10 SMs: waves of 20 and 5 (u = 0.25). With
+        // g = 0.2 the last takes s = 0.2 + 0.8 x 0.25 = 0.4 of a block time:
+        // 140 ns alone as 100 + 40, exactly its duration.
+        assert_eq!(run_floor(&[(0, occ(25, 2), 140, 0)], 0.2, 0.0), [(0, 140)]);
+        // Job 1's one-block kernel arrives at 10 and waits for job 0's
+        // blocks to be placed: at the first wave's end, 100 (70 with equal
+        // waves, 140 / 2), it fits beside the last wave and runs 30 ns.
+        let pair = [(0, occ(25, 2), 140, 0), (1, occ(1, 1), 30, 10)];
+        assert_eq!(run_floor(&pair, 0.2, 0.0), [(0, 140), (100, 130)]);
+        assert_eq!(run_floor(&pair, 1.0, 0.0), [(0, 140), (70, 100)]);
+        // Blocks of both kinds placed together take their mean: job 1 holds
+        // 5 SMs until 100; job 0's kernel places 10 blocks of its first
+        // wave at 0 (100 ns), then at 100 the other 10 of the first wave
+        // and the last 5: (10 x 100 + 5 x 40) / 15 = 80, to 180.
+        let held = [(1, occ(5, 1), 100, 0), (0, occ(25, 2), 140, 0)];
+        assert_eq!(run_floor(&held, 0.2, 0.0), [(0, 100), (0, 180)]);
     }
 
     #[test]

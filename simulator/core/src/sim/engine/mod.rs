@@ -271,6 +271,9 @@ pub struct SmShare {
     /// How much slower a kernel runs per unit of the SM share other jobs'
     /// kernels hold ([`GpuModel::corun_slowdown`](crate::sim::gpu::GpuModel::corun_slowdown)).
     pub corun_slowdown: f64,
+    /// The share of a block time a multi-wave kernel's thin last wave takes
+    /// however few blocks it holds ([`GpuModel::last_wave_floor`](crate::sim::gpu::GpuModel::last_wave_floor)).
+    pub last_wave_floor: f64,
 }
 
 /// A rotation of time slices (see [`Policy::rotation`]).

@@ -136,6 +136,9 @@ impl<'a> Engine<'a> {
     /// eligible work unscheduled with nothing left to happen (a policy bug).
     pub fn run(mut self, policy: &mut dyn Policy) -> Result<RunResult, RunError> {
         self.sharing = policy.sm_sharing();
+        if let Some(share) = &self.sharing {
+            self.slots.set_last_wave_floor(share.last_wave_floor);
+        }
         self.gates = policy.gates_launches();
         for j in 0..self.jobs.len() {
             let arrival = self.state[j].arrival_ns;
