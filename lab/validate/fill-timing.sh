@@ -15,7 +15,10 @@
 # (NAME.parquet) made earlier, copied into each set's profile folder so that
 # fikit-run does not profile them again (the rounds' gate tables and
 # predictions come from them). fikit-run needs exclusive rounds beside
-# FIKIT's (every slowdown is against them). Writes OUT_DIR/fill-timing.txt and
+# FIKIT's (every slowdown is against them). SET_TIMEOUT_S (environment)
+# stops each pair's fikit-run after that long and reads the repetitions
+# done: a pair profiled here takes about 7 minutes before its first round
+# (2026-11-30, H200). Writes OUT_DIR/fill-timing.txt and
 # OUT_DIR/fill-timing.log; the traces stay in OUT_DIR/traces.
 set -uo pipefail
 BIN=${1:?usage: fill-timing.sh BIN_DIR OUT_DIR [REPS]}
@@ -39,7 +42,7 @@ for entry in $PAIRS; do
       [ -f "$PROFILES/$j.parquet" ] && cp "$PROFILES/$j.parquet" "$sdir/profiles/"
     done
   fi
-  "$BIN/fikit-run" set "$set_file" --pair "$pair" --policy exclusive,fikit -r "$REPS" \
+  timeout "${SET_TIMEOUT_S:-86400}" "$BIN/fikit-run" set "$set_file" --pair "$pair" --policy exclusive,fikit -r "$REPS" \
     --trace "$OUT/traces" -o "$sdir"
   for k in $(seq 1 "$REPS"); do
     d="$OUT/traces/$pair/fikit-$k"
