@@ -591,7 +591,8 @@ fn model(
              alone moved {} (not used by the model); blocks of \
              concurrent kernels placed {} (a one-block kernel started {:.2} block times into a \
              kernel of {:.2} waves; the MPS model assumes in order); immediate and block \
-             preemption fields are the documented defaults",
+             preemption fields and last_wave_floor (1: equal waves; \
+             lab/validate/partial-waves.py measures it) are the documented defaults",
             args.join(" "),
             gpu,
             gpu_name(a.device),
