@@ -386,6 +386,30 @@ fn mps_a_one_block_kernel_waits_behind_a_many_wave_kernel() {
 }
 
 #[test]
+fn mps_a_thin_last_wave_is_short() {
+    // L: 330 blocks = a wave of 264 and a last of 66 (a quarter full),
+    // [0,280). With last_wave_floor 0.2 the last wave takes 0.2 + 0.8 x 0.25
+    // = 0.4 of a block time: blocks of 200, then 80. H arrives at 50 with a
+    // one-block kernel of 30 ns: it waits for L's last blocks to be placed,
+    // at 200 (140 with equal waves), and ends at 230: JCT 180 (120).
+    let l = job("low", 9, vec![wide("l1", 1, 0, 280, 330)]);
+    let h = job("high", 0, vec![wide("h1", 1, 0, 30, 1)]);
+    let both = [h, l];
+    let thin = GpuModel {
+        last_wave_floor: 0.2,
+        ..model()
+    };
+    assert_eq!(
+        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &thin),
+        [180, 280]
+    );
+    assert_eq!(
+        jcts_arriving(&both, &[50, 0], PolicyKind::Mps, &model()),
+        [120, 280]
+    );
+}
+
+#[test]
 fn mps_in_ready_order() {
     // L launches two kernels at 0 on one stream: l1, 4 waves [0,400), and l2,
     // one full wave queued behind it, [400,500). H arrives at 50 with a
