@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Does a partner held at the live FIKIT gate slow the top job's host? (issue
+# 45, lab log 2026-11-30; design and rule there, fixed before it runs.)
+# A launch-bound top job (resnet50 b1 eval) and a partner whose kernels
+# never fit its gaps (resnet50 b128 eval), `fikit-run scenario --policy
+# fikit -r REPS` (each repetition: both jobs alone, then together under
+# FIKIT) with `--gate-nap-us` 0 and 50. Prints, per nap, the top job's
+# launch call (ns a call, fikit-run's launch_call_ns / launch_calls) alone
+# and beside the waiting partner, paired by repetition, and the partner's
+# fills (none expected) and held waits.
+#
+#   lab/validate/held-partner.sh BIN_DIR OUT_DIR [REPS]   (from the repository root, on a GPU machine)
+#
+# BIN_DIR holds fikit-run, fikit-profile, libfikit_collector.so and
+# libfikit_shim.so. Writes OUT_DIR/held-partner.txt; each nap's rounds in
+# OUT_DIR/nap-N.
+set -uo pipefail
+BIN=${1:?usage: held-partner.sh BIN_DIR OUT_DIR [REPS]}
+OUT=${2:?output folder}
+REPS=${3:-3}
+TOP="python3 scripts/workloads/workload.py --model resnet50 --batch 1 --mode eval --iters 1500 --warmup 10"
+PARTNER="python3 scripts/workloads/workload.py --model resnet50 --batch 128 --mode eval --iters 200 --warmup 3"
+mkdir -p "$OUT/profiles"
+export FIKIT_COLLECTOR="$BIN/libfikit_collector.so"
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" | tee "$OUT/held-partner.txt"
+for spec in "top:high:$TOP" "partner:low:$PARTNER"; do
+  name=${spec%%:*}; rest=${spec#*:}; prio=${rest%%:*}; cmd=${rest#*:}
+  [ -f "$OUT/profiles/$name.parquet" ] && continue
+  tmp=$(mktemp -d)
+  # shellcheck disable=SC2086 # the command splits at spaces, as fikit-run's --job does
+  "$BIN/fikit-profile" --name "$name" --priority "$prio" --single-run -o "$tmp" -- $cmd >"$OUT/$name-profile.log" 2>&1
+  traces=("$tmp"/*.parquet)
+  if [ "${#traces[@]}" -ne 1 ] || [ ! -f "${traces[0]}" ]; then
+    echo "$name: profiling did not give one trace (see $OUT/$name-profile.log)" | tee -a "$OUT/held-partner.txt"
+    exit 1
+  fi
+  mv "${traces[0]}" "$OUT/profiles/$name.parquet"
+  rm -rf "$tmp"
+done
+for nap in 0 50; do
+  "$BIN/fikit-run" scenario --job "top:0:$OUT/profiles/top.parquet=$TOP" \
+    --job "partner:9:$OUT/profiles/partner.parquet=$PARTNER" --policy fikit -r "$REPS" \
+    --gate-nap-us "$nap" -o "$OUT/nap-$nap" >"$OUT/nap-$nap.log" 2>&1
+  python3 - "$OUT/nap-$nap/run.json" "$nap" <<'PY' | tee -a "$OUT/held-partner.txt"
+import json, statistics, sys
+r = json.load(open(sys.argv[1]))
+call = {}
+for x in r["rounds"]:
+    for j in x["jobs"]:
+        if j.get("launch_calls"):
+            call.setdefault((x["policy"], j["job"]), {})[x["repetition"]] = (j["launch_call_ns"] / j["launch_calls"], j)
+alone, beside = call.get(("exclusive", "top"), {}), call.get(("fikit", "top"), {})
+pairs = [beside[k][0] / alone[k][0] for k in beside if k in alone]
+part = [j for (p, n), reps in call.items() if p == "fikit" and n == "partner" for _, j in reps.values()]
+print(f"nap {sys.argv[2]} us: top's launch call alone {statistics.median(v[0] for v in alone.values()):.0f} ns, "
+      f"beside the held partner {statistics.median(v[0] for v in beside.values()):.0f} ns; "
+      f"ratio by repetition {' '.join(f'{x:.3f}' for x in pairs)} (median {statistics.median(pairs):.3f}); "
+      f"partner fills {[j.get('fills') for j in part]}, waits {[j.get('waits') for j in part]}")
+PY
+done
