@@ -375,7 +375,7 @@ impl SlotPool {
     }
 
     /// Sets the share of a block time a multi-wave kernel's thin last wave
-    /// takes however few blocks it holds (see the module's *waves*; 1, the
+    /// takes however few blocks it holds (see the module's *the last wave*; 1, the
     /// default: equal waves). Before any kernel is admitted.
     pub fn set_last_wave_floor(&mut self, g: f64) {
         self.last_wave_floor = g;
