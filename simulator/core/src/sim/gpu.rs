@@ -306,8 +306,9 @@ impl GpuModel {
 
     /// The model as live replay runs: its synthetic kernels' concurrent-kernel
     /// slowdown (`replay_corun_slowdown`) in place of real kernels'
-    /// (`corun_slowdown`), and equal waves (`last_wave_floor` 1). `fikit-lab validate` compares the simulator with
-    /// replay, so it simulates with this.
+    /// (`corun_slowdown`), and equal waves (`last_wave_floor` 1). `fikit-lab
+    /// validate` compares the simulator with replay, so it simulates with
+    /// this.
     pub fn for_replay(&self) -> GpuModel {
         let mut m = self.clone();
         if m.corun_slowdown != m.replay_corun_slowdown {
@@ -317,8 +318,8 @@ impl GpuModel {
             );
             m.corun_slowdown = m.replay_corun_slowdown;
         }
-        // The replay's blocks spin on the timer: a thin last wave's take
-        // their whole block time.
+        // The replay's blocks spin on the timer: those of a thin last wave
+        // take their whole block time.
         if m.last_wave_floor != 1.0 {
             m.source = format!(
                 "{}; as live replay runs: last_wave_floor {:.3} replaced by 1",
