@@ -91,7 +91,8 @@ const SHARED: [PolicyKind; 4] = [
 
 /// A kernel of a job on two streams: host time before its launch, its
 /// duration, its stream (0 or 1) and its grid (blocks of 1024 threads, 2 to an
-/// SM of the fixture device's 132: one block, a full wave, or 4 waves).
+/// SM of the fixture device's 132: one block, a full wave, 4 waves, or 1.25
+/// and 3.004 waves, whose last waves are thin).
 type StreamStep = (i64, i64, u32, u32);
 
 /// A job whose host launches each kernel after `gap` ns on one of two
@@ -129,7 +130,7 @@ fn stream_steps() -> impl Strategy<Value = Vec<StreamStep>> {
             0i64..200,
             1i64..500,
             0u32..2,
-            prop_oneof![Just(1u32), Just(264), Just(1056)],
+            prop_oneof![Just(1u32), Just(264), Just(1056), Just(330), Just(793)],
         ),
         1..10,
     )
@@ -141,11 +142,12 @@ proptest! {
     /// Alone, a job replays its recorded timeline exactly under every
     /// policy, with overlapping kernels of its own that fill the device: a
     /// job's kernels never take room from each other (its trace recorded how
-    /// they shared), and a kernel's waves add up to its recorded duration.
+    /// they shared), and a kernel's waves add up to its recorded duration,
+    /// thin last waves or not.
     #[test]
-    fn a_job_alone_replays_exactly_under_every_policy(steps in stream_steps(), c in 0.0f64..3.0) {
+    fn a_job_alone_replays_exactly_under_every_policy(steps in stream_steps(), c in 0.0f64..3.0, g in 0.0f64..=1.0) {
         let job = Job::from_trace(&two_stream_trace("a", &steps));
-        let m = GpuModel { corun_slowdown: c, ..GpuModel::default() };
+        let m = GpuModel { corun_slowdown: c, last_wave_floor: g, ..GpuModel::default() };
         for kind in PolicyKind::ALL {
             let r = run_policy(std::slice::from_ref(&job), &[0], kind, &m, true).unwrap();
             prop_assert_eq!(r.jobs[0].jct_ns(), job.recorded_span_ns, "{:?}", kind);
