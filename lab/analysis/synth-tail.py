@@ -6,7 +6,7 @@ memory) back to back with a host gap, B a kernel of 528 x 512 threads (28
 registers, 2,048 bytes) launched and synchronized one at a time; simulated
 under MPS (`fikit-sim export --perfetto --policy mps`), B's stretch over its
 time alone by where it starts in A's kernel (tenths), as mps-smid's `read`
-prints the GPU's.
+prints the GPU's (its `by_tenths`).
 
     /tmp/hc/bin/python lab/analysis/synth-tail.py FIKIT_SIM TEMPLATE_TRACE WORK \
         [A_US B_US A_GAP_US B_GAP_US [MODEL]]
@@ -18,6 +18,7 @@ limits); its characterization is dropped, so both jobs take the model's
 default pressure. Writes WORK/A.parquet, WORK/B.parquet, the scenario and
 the export.
 """
+import importlib.util
 import json
 import subprocess
 import sys
@@ -26,6 +27,11 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+_spec = importlib.util.spec_from_file_location(
+    "smid", Path(__file__).resolve().parents[1] / "validate" / "mps-smid.py")
+smid = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(smid)
 
 
 def trace(path, template, name, prio, grid, block, regs, smem, kern_ns, gap_ns, span_ns, key):
@@ -53,35 +59,42 @@ def trace(path, template, name, prio, grid, block, regs, smem, kern_ns, gap_ns, 
             sync_kind="context_synchronize")
         t, corr = g0 + kern_ns + 2_000 + gap_ns, corr + 2
     n = len(rows["kind"])
+    kinds = rows["kind"]
     u32 = lambda c: pa.array(rows[c], pa.uint32())
+
+    def on(which, value, t=pa.uint32()):
+        """`value` on the rows of kinds `which`, null on the others."""
+        return pa.array([value if k in which else None for k in kinds], t)
+
+    kernel = ("kernel",)
     cols = {
-        "kind": pa.array(rows["kind"], pa.string()),
+        "kind": pa.array(kinds, pa.string()),
         "start_ns": pa.array(rows["start_ns"], pa.int64()),
         "end_ns": pa.array(rows["end_ns"], pa.int64()),
-        "device": pa.array([0 if k == "kernel" else None for k in rows["kind"]], pa.uint32()),
-        "context": pa.array([1 if k != "api" else None for k in rows["kind"]], pa.uint32()),
-        "stream": pa.array([7 if k == "kernel" else None for k in rows["kind"]], pa.uint32()),
+        "device": on(kernel, 0),
+        "context": on(("kernel", "sync"), 1),
+        "stream": on(kernel, 7),
         "correlation_id": u32("correlation_id"),
         "name": pa.array(rows["name"], pa.string()),
-        "demangled_name": pa.array([x if k == "kernel" else None for x, k in zip(rows["name"], rows["kind"])], pa.string()),
+        "demangled_name": pa.array([x if k == "kernel" else None for x, k in zip(rows["name"], kinds)], pa.string()),
         "grid_x": u32("grid_x"),
-        "grid_y": pa.array([1 if k == "kernel" else None for k in rows["kind"]], pa.uint32()),
-        "grid_z": pa.array([1 if k == "kernel" else None for k in rows["kind"]], pa.uint32()),
+        "grid_y": on(kernel, 1),
+        "grid_z": on(kernel, 1),
         "block_x": u32("block_x"),
-        "block_y": pa.array([1 if k == "kernel" else None for k in rows["kind"]], pa.uint32()),
-        "block_z": pa.array([1 if k == "kernel" else None for k in rows["kind"]], pa.uint32()),
+        "block_y": on(kernel, 1),
+        "block_z": on(kernel, 1),
         "registers_per_thread": u32("registers_per_thread"),
-        "static_shared_bytes": pa.array([0 if k == "kernel" else None for k in rows["kind"]], pa.uint32()),
+        "static_shared_bytes": on(kernel, 0),
         "dynamic_shared_bytes": u32("dynamic_shared_bytes"),
         "kernel_key": pa.array(rows["kernel_key"], pa.uint64()),
         "bytes": pa.array([None] * n, pa.uint64()),
         "copy_kind": pa.array([None] * n, pa.string()),
         "sync_kind": pa.array(rows["sync_kind"], pa.string()),
-        "api_domain": pa.array(["driver" if k == "api" else None for k in rows["kind"]], pa.string()),
-        "thread_id": pa.array([42 if k != "kernel" else None for k in rows["kind"]], pa.uint64()),
+        "api_domain": on(("api",), "driver", pa.string()),
+        "thread_id": on(("api", "sync"), 42, pa.uint64()),
         "launch_start_ns": pa.array(rows["launch_start_ns"], pa.int64()),
         "launch_end_ns": pa.array(rows["launch_end_ns"], pa.int64()),
-        "launch_thread_id": pa.array([42 if k == "kernel" else None for k in rows["kind"]], pa.uint64()),
+        "launch_thread_id": on(kernel, 42, pa.uint64()),
     }
     table = pa.table(cols).replace_schema_metadata(meta)
     pq.write_table(table, path)
@@ -112,24 +125,15 @@ def main(argv):
         return 2
     d = json.loads((w / "sim.json").read_text())
     ev = d["traceEvents"] if isinstance(d, dict) else d
-    jobs = {e["pid"]: e["args"]["name"] if "name" in e.get("args", {}) else None for e in ev if e.get("cat") == "job"}
     k = {"A": [], "B": []}
     for e in ev:
         if e.get("cat") == "kernel":
-            nm = e.get("name", "")
-            k["A" if nm.startswith("A") else "B"].append((e["ts"] * 1e3, e["dur"] * 1e3))
+            k["A" if e.get("name", "").startswith("A") else "B"].append((e["ts"] * 1e3, e["dur"] * 1e3))
     a, b = np.array(sorted(k["A"])), np.array(sorted(k["B"]))
-    a_end = a[:, 0] + a[:, 1]
-    j = np.clip(np.searchsorted(a[:, 0], b[:, 0], side="right") - 1, 0, len(a) - 1)
-    inside = (b[:, 0] >= a[j, 0]) & (b[:, 0] < a_end[j])
-    pos = (b[:, 0] - a[j, 0]) / a[j, 1]
     ref = b_us * 1e3
-    cells = []
-    for t in range(10):
-        m = inside & (pos >= t / 10) & (pos < (t + 1) / 10)
-        cells.append(f"{np.median(b[m, 1]) / ref:.1f}x({m.sum()})" if m.any() else "-")
+    inside, line = smid.by_tenths(a[:, 0], a[:, 0] + a[:, 1], b[:, 0], b[:, 1], ref)
     print(f"simulated: A {len(a)} kernels, median {np.median(a[:, 1]) / 1e3:.1f} us; B {len(b)}, {inside.sum()} start inside A's, median {np.median(b[inside, 1]) / ref:.2f}x")
-    print("B's stretch by where it starts in A's kernel (tenths): " + " ".join(cells))
+    print(line)
     return 0
 
 

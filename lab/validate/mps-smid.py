@@ -219,6 +219,21 @@ def drain(a):
     print("A alone: places held at tenths: " + " ".join(f"{h:.2f}" for h in held))
 
 
+def by_tenths(a_start, a_end, b_start, b_dur, ref):
+    """B's kernels that start inside an A kernel (A's kernels sorted by
+    start): which of them (a mask), and the line of their median stretch
+    over `ref` (B alone) by where they start, in tenths of that A kernel.
+    `synth-tail.py` prints the simulator's with it."""
+    j = np.clip(np.searchsorted(a_start, b_start, side="right") - 1, 0, len(a_start) - 1)
+    inside = (b_start >= a_start[j]) & (b_start < a_end[j])
+    pos = (b_start - a_start[j]) / (a_end[j] - a_start[j])
+    cells = []
+    for t in range(10):
+        m = inside & (pos >= t / 10) & (pos < (t + 1) / 10)
+        cells.append(f"{np.median(b_dur[m]) / ref:.1f}x({m.sum()})" if m.any() else "-")
+    return inside, "B's stretch by where it starts in A's kernel (tenths): " + " ".join(cells)
+
+
 def read(out):
     a0 = np.load(f"{out}/smid-A.npz")
     a = a0["blocks"].astype(np.int64).reshape(-1, int(a0["grid"]), 3)
@@ -245,16 +260,8 @@ def read(out):
     solo = a_end < k[:, :, 1].min()
     if len(a[0]) > 4 * 132 and solo.sum() > 10:
         drain(a[solo])
-        ks = k[:, :, 1].min(1)
-        j = np.clip(np.searchsorted(a_start, ks, side="right") - 1, 0, len(a) - 1)
-        inside = (ks >= a_start[j]) & (ks < a_end[j])
-        pos = (ks - a_start[j]) / (a_end[j] - a_start[j])
         ref = np.median(dur[alone]) if alone.any() else float("nan")
-        cells = []
-        for t in range(10):
-            m = inside & (pos >= t / 10) & (pos < (t + 1) / 10)
-            cells.append(f"{np.median(dur[m]) / ref:.1f}x({m.sum()})" if m.any() else "-")
-        print("B's stretch by where it starts in A's kernel (tenths): " + " ".join(cells))
+        print(by_tenths(a_start, a_end, k[:, :, 1].min(1), dur, ref)[1])
 
 
 if __name__ == "__main__":
