@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The model's side of lab/validate/mps-smid.py's tail runs (A_KERNEL=work
 beside B): two synthetic traces as mps-smid's clients ran them, A a
-kernel of A_GRID x 128 threads (124 registers, 13,056 bytes of shared
-memory) back to back with a host gap, B a kernel of 528 x 512 threads (28
+kernel of 1,188 x 128 threads (mps-smid's default; 124 registers, 13,056
+bytes of shared memory) back to back with a host gap, B a kernel of 528 x 512 threads (28
 registers, 2,048 bytes) launched and synchronized one at a time; simulated
 under MPS (`fikit-sim export --perfetto --policy mps`), B's stretch over its
 time alone by where it starts in A's kernel (tenths), as mps-smid's `read`
