@@ -32,6 +32,8 @@
 # PROFILE_DIR holds NAME.parquet for each job; a job without one is profiled
 # there first with BIN_DIR's fikit-profile. Writes OUT_DIR/gate-cost.txt.
 set -uo pipefail
+# shellcheck source=lab/validate/lib/profile.sh
+. "$(dirname "$0")/lib/profile.sh"
 BIN=${1:?usage: gate-cost.sh BIN_DIR SET PROFILE_DIR OUT_DIR ROUNDS JOB...}
 SET=${2:?set}
 PROF=${3:?profile folder}
@@ -55,17 +57,9 @@ echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --forma
 for spec in "$@"; do
   j=${spec%%=*}
   if [ "$spec" != "$j" ]; then cmd=${spec#*=}; else cmd=$(cmd_of "$j"); fi
-  if [ ! -f "$PROF/$j.parquet" ]; then
-    tmp=$(mktemp -d)
-    # shellcheck disable=SC2086 # the command splits at spaces, as fikit-run's --job does
-    "$BIN/fikit-profile" --name "$j" --priority high --single-run -o "$tmp" -- $cmd >"$OUT/$j-profile.log" 2>&1
-    traces=("$tmp"/*.parquet)
-    if [ "${#traces[@]}" -ne 1 ] || [ ! -f "${traces[0]}" ]; then
-      echo "$j: profiling did not give one trace (see $OUT/$j-profile.log); skipped" | tee -a "$OUT/gate-cost.txt"
-      continue
-    fi
-    mv "${traces[0]}" "$PROF/$j.parquet"
-    rm -rf "$tmp"
+  if [ ! -f "$PROF/$j.parquet" ] && ! profile_once "$BIN" "$j" high "$PROF/$j.parquet" "$OUT/$j-profile.log" "$cmd"; then
+    echo "$j: profiling did not give one trace (see $OUT/$j-profile.log); skipped" | tee -a "$OUT/gate-cost.txt"
+    continue
   fi
   for r in $(seq 1 "$PAIRED"); do
     plain() { bash -c "$cmd" >"$OUT/$j-plain-$r.log" 2>&1; }

@@ -15,6 +15,8 @@
 # libfikit_shim.so. Writes OUT_DIR/held-partner.txt; each nap's rounds in
 # OUT_DIR/nap-N.
 set -uo pipefail
+# shellcheck source=lab/validate/lib/profile.sh
+. "$(dirname "$0")/lib/profile.sh"
 BIN=${1:?usage: held-partner.sh BIN_DIR OUT_DIR [REPS]}
 OUT=${2:?output folder}
 REPS=${3:-3}
@@ -26,16 +28,10 @@ echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --forma
 for spec in "top:high:$TOP" "partner:low:$PARTNER"; do
   name=${spec%%:*}; rest=${spec#*:}; prio=${rest%%:*}; cmd=${rest#*:}
   [ -f "$OUT/profiles/$name.parquet" ] && continue
-  tmp=$(mktemp -d)
-  # shellcheck disable=SC2086 # the command splits at spaces, as fikit-run's --job does
-  "$BIN/fikit-profile" --name "$name" --priority "$prio" --single-run -o "$tmp" -- $cmd >"$OUT/$name-profile.log" 2>&1
-  traces=("$tmp"/*.parquet)
-  if [ "${#traces[@]}" -ne 1 ] || [ ! -f "${traces[0]}" ]; then
+  if ! profile_once "$BIN" "$name" "$prio" "$OUT/profiles/$name.parquet" "$OUT/$name-profile.log" "$cmd"; then
     echo "$name: profiling did not give one trace (see $OUT/$name-profile.log)" | tee -a "$OUT/held-partner.txt"
     exit 1
   fi
-  mv "${traces[0]}" "$OUT/profiles/$name.parquet"
-  rm -rf "$tmp"
 done
 for nap in 0 50; do
   "$BIN/fikit-run" scenario --job "top:0:$OUT/profiles/top.parquet=$TOP" \
