@@ -11,6 +11,11 @@
 #
 #   lab/validate/held-partner.sh BIN_DIR OUT_DIR [REPS]   (from the repository root, on a GPU machine)
 #
+# NAPS (default "0 50") lists the naps to run. PIN=1 runs each nap's
+# rounds, alone and together, with the top job on one physical core (both
+# its hardware threads) and the partner on another (`taskset`, cores from
+# `lscpu -p`), named `pin-N` in place of `nap-N`.
+#
 # BIN_DIR holds fikit-run, fikit-profile, libfikit_collector.so and
 # libfikit_shim.so. Writes OUT_DIR/held-partner.txt; each nap's rounds in
 # OUT_DIR/nap-N.
@@ -33,11 +38,20 @@ for spec in "top:high:$TOP" "partner:low:$PARTNER"; do
     exit 1
   fi
 done
-for nap in 0 50; do
-  "$BIN/fikit-run" scenario --job "top:0:$OUT/profiles/top.parquet=$TOP" \
-    --job "partner:9:$OUT/profiles/partner.parquet=$PARTNER" --policy fikit -r "$REPS" \
-    --gate-nap-us "$nap" -o "$OUT/nap-$nap" >"$OUT/nap-$nap.log" 2>&1
-  python3 - "$OUT/nap-$nap/run.json" "$nap" <<'PY' | tee -a "$OUT/held-partner.txt"
+lscpu -p=CPU,CORE 2>/dev/null | grep -v '^#' >"$OUT/cpus.txt"
+cpus_of() { awk -F, -v c="$1" '$2 == c { printf "%s%s", s, $1; s = "," }' "$OUT/cpus.txt"; }
+TOP_RUN=$TOP PARTNER_RUN=$PARTNER TAG=nap
+if [ "${PIN:-0}" = 1 ]; then
+  cores=$(cut -d, -f2 "$OUT/cpus.txt" | sort -un)
+  tc=$(cpus_of "$(echo "$cores" | sed -n 2p)") pc=$(cpus_of "$(echo "$cores" | tail -1)")
+  TOP_RUN="taskset -c $tc $TOP" PARTNER_RUN="taskset -c $pc $PARTNER" TAG=pin
+  echo "pinned: top on CPUs $tc, partner on CPUs $pc ($(wc -l <"$OUT/cpus.txt") CPUs, $(echo "$cores" | wc -l) cores)" | tee -a "$OUT/held-partner.txt"
+fi
+for nap in ${NAPS:-0 50}; do
+  "$BIN/fikit-run" scenario --job "top:0:$OUT/profiles/top.parquet=$TOP_RUN" \
+    --job "partner:9:$OUT/profiles/partner.parquet=$PARTNER_RUN" --policy fikit -r "$REPS" \
+    --gate-nap-us "$nap" -o "$OUT/$TAG-$nap" >"$OUT/$TAG-$nap.log" 2>&1
+  python3 - "$OUT/$TAG-$nap/run.json" "$TAG $nap" <<'PY' | tee -a "$OUT/held-partner.txt"
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))
 call = {}
@@ -47,10 +61,13 @@ for x in r["rounds"]:
             call.setdefault((x["policy"], j["job"]), {})[x["repetition"]] = (j["launch_call_ns"] / j["launch_calls"], j)
 alone, beside = call.get(("exclusive", "top"), {}), call.get(("fikit", "top"), {})
 pairs = [beside[k][0] / alone[k][0] for k in beside if k in alone]
+region = lambda j: j["end_ns"] - j["first_launch_ns"]
+regions = [region(beside[k][1]) / region(alone[k][1]) for k in beside if k in alone]
 part = [j for (p, n), reps in call.items() if p == "fikit" and n == "partner" for _, j in reps.values()]
-print(f"nap {sys.argv[2]} us: top's launch call alone {statistics.median(v[0] for v in alone.values()):.0f} ns, "
+print(f"{sys.argv[2]} us: top's launch call alone {statistics.median(v[0] for v in alone.values()):.0f} ns, "
       f"beside the held partner {statistics.median(v[0] for v in beside.values()):.0f} ns; "
       f"ratio by repetition {' '.join(f'{x:.3f}' for x in pairs)} (median {statistics.median(pairs):.3f}); "
+      f"region ratio {' '.join(f'{x:.3f}' for x in regions)} (median {statistics.median(regions):.3f}); "
       f"partner fills {[j.get('fills') for j in part]}, waits {[j.get('waits') for j in part]}")
 PY
 done
