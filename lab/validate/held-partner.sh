@@ -29,7 +29,7 @@ TOP="python3 scripts/workloads/workload.py --model resnet50 --batch 1 --mode eva
 PARTNER="python3 scripts/workloads/workload.py --model resnet50 --batch 128 --mode eval --iters 200 --warmup 3"
 mkdir -p "$OUT/profiles"
 export FIKIT_COLLECTOR="$BIN/libfikit_collector.so"
-echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" | tee "$OUT/held-partner.txt"
+echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" | tee -a "$OUT/held-partner.txt"
 for spec in "top:high:$TOP" "partner:low:$PARTNER"; do
   name=${spec%%:*}; rest=${spec#*:}; prio=${rest%%:*}; cmd=${rest#*:}
   [ -f "$OUT/profiles/$name.parquet" ] && continue
