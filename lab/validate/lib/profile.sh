@@ -1,5 +1,6 @@
 # Sourced by lab/validate scripts that profile a job once for fikit-run's
-# --job NAME:PRIORITY:PROFILE=COMMAND (gate-cost.sh, held-partner.sh).
+# --job NAME:PRIORITY:PROFILE=COMMAND (gate-cost.sh, held-partner.sh,
+# idle-context.sh).
 # profile_once BIN_DIR NAME PRIORITY DEST LOG COMMAND: one traced run of
 # COMMAND (split at spaces, as fikit-run's --job splits it) by BIN_DIR's
 # fikit-profile --single-run, its trace moved to DEST, its output in LOG;
