@@ -4,7 +4,7 @@
 # it runs.) Beside a partner held at the live FIKIT gate the top job ran
 # 1.16x its time alone whether the partner yielded, slept or ran on another
 # core (`held-partner.sh`); here the partner holds a context and sleeps
-# (`idle_context.py`: one kernel, then 20 s asleep), under time slicing and
+# (`idle_context.py`: one kernel, then 10 s asleep, past the top's region), under time slicing and
 # under FIKIT, `fikit-run scenario --policy exclusive,timeslice,fikit -r
 # REPS`. Prints, per policy, the top job's region and launch call beside the
 # idle process against alone, paired by repetition.
@@ -21,7 +21,7 @@ BIN=${1:?usage: idle-context.sh BIN_DIR OUT_DIR [REPS]}
 OUT=${2:?output folder}
 REPS=${3:-3}
 TOP="python3 scripts/workloads/workload.py --model resnet50 --batch 1 --mode eval --iters 1500 --warmup 10"
-IDLE="python3 lab/validate/idle_context.py 20"
+IDLE="python3 lab/validate/idle_context.py 10"
 mkdir -p "$OUT/profiles"
 export FIKIT_COLLECTOR="$BIN/libfikit_collector.so"
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" | tee -a "$OUT/idle-context.txt"
