@@ -4,9 +4,9 @@
 # it runs.) Beside a partner held at the live FIKIT gate the top job ran
 # 1.16x its time alone whether the partner yielded, slept or ran on another
 # core (`held-partner.sh`); here the partner holds a context and sleeps
-# (`idle_context.py`: one kernel, then 10 s asleep, past the top's region), under time slicing and
-# under FIKIT, `fikit-run scenario --policy exclusive,timeslice,fikit -r
-# REPS`. Prints, per policy, the top job's region and launch call beside the
+# (`idle_context.py`: one kernel, then 10 s asleep, past the top's
+# region), under time slicing and under FIKIT, `fikit-run scenario
+# --policy exclusive,timeslice,fikit -r REPS`. Prints, per policy, the top job's region and launch call beside the
 # idle process against alone, paired by repetition.
 #
 #   lab/validate/idle-context.sh BIN_DIR OUT_DIR [REPS]   (from the repository root, on a GPU machine)
