@@ -25,7 +25,7 @@ set -uo pipefail
 BIN=${1:?usage: held-partner.sh BIN_DIR OUT_DIR [REPS]}
 OUT=${2:?output folder}
 REPS=${3:-3}
-TOP="python3 scripts/workloads/workload.py --model resnet50 --batch 1 --mode eval --iters 1500 --warmup 10"
+TOP=$LAUNCH_BOUND_TOP
 PARTNER="python3 scripts/workloads/workload.py --model resnet50 --batch 128 --mode eval --iters 200 --warmup 3"
 mkdir -p "$OUT/profiles"
 export FIKIT_COLLECTOR="$BIN/libfikit_collector.so"

@@ -20,7 +20,7 @@ set -uo pipefail
 BIN=${1:?usage: idle-context.sh BIN_DIR OUT_DIR [REPS]}
 OUT=${2:?output folder}
 REPS=${3:-3}
-TOP="python3 scripts/workloads/workload.py --model resnet50 --batch 1 --mode eval --iters 1500 --warmup 10"
+TOP=$LAUNCH_BOUND_TOP
 IDLE="python3 lab/validate/idle_context.py 10"
 mkdir -p "$OUT/profiles"
 export FIKIT_COLLECTOR="$BIN/libfikit_collector.so"
