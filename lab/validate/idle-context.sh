@@ -30,7 +30,14 @@ if [ ! -f "$OUT/profiles/top.parquet" ] &&
   echo "top: profiling did not give one trace (see $OUT/top-profile.log)" | tee -a "$OUT/idle-context.txt"
   exit 1
 fi
-"$BIN/fikit-run" scenario --job "top:0:$OUT/profiles/top.parquet=$TOP" --job "idle:9=$IDLE" \
+# fikit-run's FIKIT needs every job's profile, the idle one's too.
+if [ ! -f "$OUT/profiles/idle.parquet" ] &&
+  ! profile_once "$BIN" idle low "$OUT/profiles/idle.parquet" "$OUT/idle-profile.log" "$IDLE"; then
+  echo "idle: profiling did not give one trace (see $OUT/idle-profile.log)" | tee -a "$OUT/idle-context.txt"
+  exit 1
+fi
+"$BIN/fikit-run" scenario --job "top:0:$OUT/profiles/top.parquet=$TOP" \
+  --job "idle:9:$OUT/profiles/idle.parquet=$IDLE" \
   --policy exclusive,timeslice,fikit -r "$REPS" -o "$OUT/idle" >"$OUT/idle.log" 2>&1
 python3 - "$OUT/idle/run.json" <<'PY' | tee -a "$OUT/idle-context.txt"
 import json, statistics, sys
