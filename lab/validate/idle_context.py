@@ -1,16 +1,42 @@
 #!/usr/bin/env python3
-"""A CUDA process that does nothing: it makes its context, launches one
-kernel (so that fikit-run's start line-up sees its first launch), waits for
-it, then sleeps SECONDS (default 20) and exits. The partner of
-`idle-context.sh`.
+"""A neighbour for `idle-context.sh`: a CUDA process that makes its
+context, launches one small kernel (so that fikit-run's start line-up sees
+its first launch) and waits for it, then for SECONDS (default 20) does one
+of:
 
-    python3 lab/validate/idle_context.py [SECONDS]
+- sleep: nothing at all;
+- spin: keeps one CPU core busy in a Python loop, no CUDA call;
+- held: launches 50 ms GPU sleep kernels back to back (`torch.cuda._sleep`),
+  one a kernel's time, so that under live FIKIT it waits at the gate
+  through a launch-bound top job's region (no gap of that job fits 50 ms),
+  a held partner with no model behind it.
+
+    python3 lab/validate/idle_context.py [SECONDS] [sleep|spin|held]
 """
 import sys
 import time
 
 import torch
 
+seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
+mode = sys.argv[2] if len(sys.argv) > 2 else "sleep"
+if mode not in ("sleep", "spin", "held"):
+    sys.exit(f"idle_context.py: mode {mode!r}: expected sleep, spin or held")
 x = torch.ones(1, device="cuda") + 1
 torch.cuda.synchronize()
-time.sleep(float(sys.argv[1]) if len(sys.argv) > 1 else 20.0)
+end = time.monotonic() + seconds
+if mode == "sleep":
+    time.sleep(seconds)
+elif mode == "spin":
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+else:
+    # Cycles for about 50 ms: one 10 M-cycle sleep (about 5 ms) timed, scaled.
+    t0 = time.monotonic()
+    torch.cuda._sleep(10_000_000)
+    torch.cuda.synchronize()
+    cycles = int(10_000_000 * 0.05 / max(time.monotonic() - t0, 1e-4))
+    while time.monotonic() < end:
+        torch.cuda._sleep(cycles)
+        torch.cuda.synchronize()
