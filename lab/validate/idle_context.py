@@ -6,10 +6,10 @@ of:
 
 - sleep: nothing at all;
 - spin: keeps one CPU core busy in a Python loop, no CUDA call;
-- held: launches 50 ms GPU sleep kernels back to back (`torch.cuda._sleep`),
-  one a kernel's time, so that under live FIKIT it waits at the gate
-  through a launch-bound top job's region (no gap of that job fits 50 ms),
-  a held partner with no model behind it.
+- held: launches GPU sleep kernels of about 50 ms back to back
+  (`torch.cuda._sleep`), one at a time, so that under live FIKIT it
+  waits at the gate through a launch-bound top job's region (no gap of
+  that job fits 50 ms): a held partner with no model behind it.
 
     python3 lab/validate/idle_context.py [SECONDS] [sleep|spin|held]
 """
@@ -32,11 +32,11 @@ elif mode == "spin":
     while time.monotonic() < end:
         n += 1
 else:
-    # Cycles for about 50 ms: one 10 M-cycle sleep (about 5 ms) timed, scaled.
-    t0 = time.monotonic()
-    torch.cuda._sleep(10_000_000)
-    torch.cuda.synchronize()
-    cycles = int(10_000_000 * 0.05 / max(time.monotonic() - t0, 1e-4))
+    # About 50 ms at the H200's 1.98 GHz SM clock (clock64 cycles), longer
+    # at a lower clock: any length over a few ms fits none of the top's
+    # gaps. Not timed here: under FIKIT a timing launch would wait at the
+    # gate, and its time with it.
+    cycles = 100_000_000
     while time.monotonic() < end:
         torch.cuda._sleep(cycles)
         torch.cuda.synchronize()
