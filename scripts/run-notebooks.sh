@@ -24,7 +24,7 @@ PY
 # shellcheck source=scripts/lib/venv.sh
 source scripts/lib/venv.sh
 pinned_venv "$VENV" "$REQ" notebook
-# The notebooks call target/*/fikit-sim when it is there (cargo run otherwise).
+# The notebooks call target/*/fikit-sim (through the fikit module); build one where none is.
 [ -x target/debug/fikit-sim ] || [ -x target/release/fikit-sim ] || cargo build -q -p fikit-sim
 mkdir -p "$OUT"
 n=0
