@@ -244,6 +244,13 @@ fn a_bad_model_file_exits_2() {
         &["--no-plots", "--model", "m2.json", "."],
         "m2.json: mps_order is no longer a model field",
     );
+    // An array is not a model whose fields come in order.
+    std::fs::write(dir.path().join("m3.json"), r#"["x", "y", 1000]"#).unwrap();
+    rejects(
+        dir.path(),
+        &["--no-plots", "--model", "m3.json", "."],
+        "m3.json: the top level is an array; it must be a JSON object",
+    );
 }
 
 #[test]

@@ -226,7 +226,7 @@ impl Scenario {
             path: path.to_string(),
             message,
         };
-        let mut s: Scenario = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        let mut s: Scenario = fikit_sim_core::sim::scenario::from_json_object(text).map_err(bad)?;
         if s.policies.is_empty() {
             s.policies = RunPolicy::ALL.to_vec();
         }

@@ -144,7 +144,8 @@ impl Set {
     pub fn load(path: &Path) -> Result<Set, String> {
         let p = path.display();
         let text = std::fs::read_to_string(path).map_err(|e| format!("{p}: {e}"))?;
-        let mut s: Set = serde_json::from_str(&text).map_err(|e| format!("{p}: {e}"))?;
+        let mut s: Set = fikit_sim_core::sim::scenario::from_json_object(&text)
+            .map_err(|e| format!("{p}: {e}"))?;
         s.check().map_err(|m| format!("{p}: {m}"))?;
         let base = path.parent().unwrap_or(Path::new(""));
         for j in s.jobs.values_mut() {

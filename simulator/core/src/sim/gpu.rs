@@ -277,14 +277,18 @@ impl GpuModel {
     /// file, so a result never reads as the documented defaults' alone.
     pub fn load(path: &Path) -> Result<GpuModel, ModelError> {
         let text = std::fs::read_to_string(path).map_err(|e| FileError::io(path, e))?;
-        let mut set: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        // An object only: serde would read an array's items as the fields
+        // in order, a model no one meant.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let mut set: serde_json::Value = crate::sim::scenario::from_json_object(text)
+            .map_err(|m| FileError::invalid(path, m))?;
         let removed = strip_removed(&mut set).map_err(|m| FileError::invalid(path, m))?;
         // Parsed from the text where nothing was stripped, so that an error
         // names its line and column.
         let parsed = if removed {
             serde_json::from_value(set.clone())
         } else {
-            serde_json::from_str(&text)
+            serde_json::from_str(text)
         };
         let mut m: GpuModel = parsed.map_err(|e| FileError::invalid(path, e.to_string()))?;
         m.validate().map_err(|m| FileError::invalid(path, m))?;
