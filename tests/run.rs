@@ -45,6 +45,17 @@ fn bad_input_exits_2_naming_the_file_and_field() {
         &["scenario", "--job", "a=true", "--policy", "gang"],
         "unknown policy \"gang\"",
     );
+    // An array is not a scenario whose fields come in order.
+    std::fs::write(
+        &s,
+        r#"[[{"name": "a", "command": ["true"]}], ["timeslice"], 1]"#,
+    )
+    .unwrap();
+    rejects(
+        "fikit-run",
+        &["scenario", s.to_str().unwrap()],
+        "the top level is an array; it must be a JSON object",
+    );
     // The gate's A/B is the lab's: it measures one job alone, in phases
     // long enough for iterations.
     rejects(
@@ -156,6 +167,48 @@ fn a_job_that_launches_no_kernel_is_named_and_the_prediction_line_says_none() {
         .stderr(predicates::prelude::PredicateBooleanExt::not(
             predicates::str::contains("not co-runs"),
         ));
+}
+
+#[test]
+fn a_run_does_not_replace_an_earlier_runs_measurements() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let run = |out: &std::path::Path| {
+        let mut c = cmd("fikit-run");
+        c.args([
+            "scenario",
+            "--job",
+            "a=true",
+            "--policy",
+            "timeslice",
+            "-r",
+            "1",
+        ])
+        .arg("-o")
+        .arg(out);
+        c
+    };
+    run(&out).assert().success();
+    let before = std::fs::read(out.join("run.json")).unwrap();
+    run(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(format!(
+            "-o {}: holds {}, an earlier run's measurements",
+            out.display(),
+            out.join("run.json").display()
+        )));
+    assert_eq!(std::fs::read(out.join("run.json")).unwrap(), before);
+    // A trace folder that cannot be made is bad input before any round.
+    let out2 = d.path().join("out2");
+    run(&out2)
+        .args(["--trace", "/proc/fikit-no-such/t"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--trace /proc/fikit-no-such/t: cannot make the folder",
+        ));
+    assert!(!out2.join("run.json").exists());
 }
 
 #[test]

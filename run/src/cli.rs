@@ -410,8 +410,26 @@ impl ScenarioArgs {
     /// The plain options, or bad input.
     pub fn into_options(self) -> Result<RunOptions> {
         let scenario = self.jobs.scenario()?;
+        // An earlier run's measurements are not written over.
+        let earlier = self.out.join("run.json");
+        if earlier.exists() {
+            return Err(bad(format!(
+                "-o {}: holds {}, an earlier run's measurements, which this run would replace; \
+                 choose another folder, or move that one away",
+                self.out.display(),
+                earlier.display()
+            )));
+        }
         let mut exec = self.gate.exec(collector()?, self.out)?;
-        if self.trace.is_some() {
+        if let Some(dir) = &self.trace {
+            // Made now, not in the first round: a folder that cannot be
+            // made is bad input, not every job's failure.
+            std::fs::create_dir_all(dir).map_err(|e| {
+                bad(format!(
+                    "--trace {}: cannot make the folder: {e}",
+                    dir.display()
+                ))
+            })?;
             exec.profiler = profiler_beside(true)?;
             exec.trace_dir = self.trace;
         }
