@@ -34,7 +34,8 @@ const MAX_WAIT_SECS: u64 = 1_000_000;
 ///
 /// The collector is injected with CUDA_INJECTION64_PATH, so the program is
 /// neither modified nor relinked. fikit-profile exits with the command's
-/// status (128+signal when it was killed) and forwards SIGINT, SIGTERM, SIGHUP
+/// status (128+signal when it was killed; 1 when the command exited 0 and
+/// nothing could be recorded or a trace not written) and forwards SIGINT, SIGTERM, SIGHUP
 /// and SIGQUIT to it. Processes the command leaves running (daemons, workers
 /// that outlive it) are waited for, up to --wait-descendants seconds, and get
 /// the forwarded signals too. Traces are named DIR/<job>-<pid>.parquet; a summary of

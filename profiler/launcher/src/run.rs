@@ -457,7 +457,8 @@ fn run_command(
         let _ = std::fs::remove_dir_all(&spool_dir);
     }
     match converted {
-        Ok(c) if c.failures > 0 && code == 0 => Ok((1, Some(c))),
+        // The command succeeded and the capture failed: not a success.
+        Ok(c) if (c.failures > 0 || c.not_recording) && code == 0 => Ok((1, Some(c))),
         Ok(c) => Ok((code, Some(c))),
         Err(e) => {
             say(&format!("{e:#}"));
@@ -491,6 +492,10 @@ pub struct ConvertReport {
     pub written: Vec<PathBuf>,
     /// Spools that could not be converted.
     pub failures: usize,
+    /// Nothing was recorded because recording could not work (no
+    /// collector, libcupti or driver found, or the collector stopped at
+    /// start-up), not because the command used no GPU.
+    pub not_recording: bool,
 }
 
 fn spool_files(dir: &Path) -> Result<Vec<PathBuf>> {
@@ -582,11 +587,13 @@ fn convert_dir(spool_dir: &Path, opts: &Options, pre: &Preflight) -> Result<Conv
     }
     if spools.is_empty() || (report.written.is_empty() && report.failures == 0) {
         if spools.is_empty() && !pre.problems.is_empty() {
+            report.not_recording = true;
             say("nothing was recorded:");
             for p in &pre.problems {
                 say(&format!("  {p}"));
             }
         } else if stopped_processes > 0 {
+            report.not_recording = true;
             say(&format!(
                 "nothing was recorded: the collector stopped at start-up in {stopped_processes} \
                  process(es) (see above), so whether the command used the GPU is unknown"

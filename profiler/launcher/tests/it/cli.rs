@@ -128,10 +128,11 @@ fn exits_with_the_commands_status() {
         .assert()
         .code(3);
     profile(dir.path())
-        .args(["--", "true"])
+        .args(["--", "sh", "-c", "exit 7"])
         .assert()
-        .success()
+        .code(7)
         .stderr(predicate::str::contains("fikit-profile:"));
+    // (A command that exits 0 with nothing recorded: says_why_nothing_was_recorded.)
     // Nothing was recorded, so nothing is written.
     let files: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(files.is_empty(), "{files:?}");
@@ -144,10 +145,12 @@ fn the_spool_folder_is_absolute_so_a_command_may_change_folders() {
     Command::new(BIN)
         .current_dir(dir.path())
         .args(["-o", "out", "--", "sh", "-c"])
-        .arg(r#"cd / && case "$FIKIT_SPOOL_DIR" in /*) test -d "$FIKIT_SPOOL_DIR" ;; *) exit 9 ;; esac"#)
+        .arg(r#"cd / && case "$FIKIT_SPOOL_DIR" in /*) test -d "$FIKIT_SPOOL_DIR" && exit 4 ;; esac; exit 9"#)
         .env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test")
         .assert()
-        .code(0);
+        // The command's own status (a 0 would read as 1 here: nothing can
+        // be recorded without libcupti).
+        .code(4);
 }
 
 #[test]
@@ -156,14 +159,14 @@ fn an_inherited_ignored_sigint_stays_ignored_for_the_command() {
     // inherit that, so its own SIGINT does not kill it.
     let dir = tempfile::tempdir().unwrap();
     let script = format!(
-        r#"trap '' INT; exec {BIN} -o {} -- sh -c 'kill -INT $$; echo survived'"#,
+        r#"trap '' INT; exec {BIN} -o {} -- sh -c 'kill -INT $$; echo survived; exit 3'"#,
         dir.path().display()
     );
     Command::new("sh")
         .args(["-c", &script])
         .env("FIKIT_CUPTI_PATH", "/nonexistent/fikit-test")
         .assert()
-        .code(0)
+        .code(3)
         .stdout(predicate::str::contains("survived"));
 }
 
@@ -272,6 +275,21 @@ fn says_why_nothing_was_recorded() {
         assert!(err.contains("libcupti was not found"), "{err}");
         assert!(err.contains("/nonexistent/fikit-test"), "{err}");
         assert!(err.contains("/usr/local/cuda/extras/CUPTI/lib64"), "{err}");
+    }
+    // A command that succeeds: where nothing could be recorded the run is
+    // no success (exit 1); where recording worked and the command used no
+    // GPU, it is (exit 0).
+    let out = profile(dir.path())
+        .env("CUDA_HOME", "/nonexistent/cuda")
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("nothing was recorded") {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+    } else {
+        assert!(err.contains("no CUDA activity"), "{err}");
+        assert_eq!(out.status.code(), Some(0), "{err}");
     }
 }
 
@@ -481,11 +499,12 @@ fn a_collector_that_stopped_at_start_up_is_not_reported_as_idle() {
     common::write_spool(&src.join("fikit-4545.spool"), &stopped);
     let out = dir.path().join("traces");
     let script = format!("cp {}/*.spool \"$FIKIT_SPOOL_DIR\"/", src.display());
+    // The command succeeded and nothing could be recorded: exit 1.
     let assert = profile(&out)
         .args(["--"])
         .args(["sh", "-c", &script])
         .assert()
-        .success();
+        .code(1);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert!(
         stderr.contains("process 4242: the collector stopped at start-up"),
@@ -504,18 +523,19 @@ fn a_collector_that_stopped_at_start_up_is_not_reported_as_idle() {
 fn a_daemonized_grandchild_is_waited_for() {
     // The command exits at once; the process it leaves behind (its output
     // closed, as a daemon's is) writes a file a second later. fikit-profile
-    // must not return before that file exists, and exits with the command's 0.
+    // must not return before that file exists, and exits with the command's
+    // status (6: a 0 would read as 1 here, nothing recorded without libcupti).
     let dir = tempfile::tempdir().unwrap();
     let done = dir.path().join("done");
     let script = format!(
-        "(sleep 1; touch {}) >/dev/null 2>&1 </dev/null & exit 0",
+        "(sleep 1; touch {}) >/dev/null 2>&1 </dev/null & exit 6",
         done.display()
     );
     let t = Instant::now();
     let out = profile(&dir.path().join("traces"))
         .args(["--", "sh", "-c", &script])
         .assert()
-        .code(0);
+        .code(6);
     assert!(
         done.exists(),
         "fikit-profile returned before the grandchild ended"
