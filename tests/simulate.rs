@@ -254,6 +254,77 @@ fn a_bad_model_file_exits_2() {
 }
 
 #[test]
+fn outputs_that_cannot_be_written_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    // /proc takes no new folder, for root too.
+    let bad = "/proc/fikit-no-such/x";
+    let kineto = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../traces/kineto/resnet50-bs1-eval.kineto.json.gz"
+    );
+    for (args, flag) in [
+        (
+            vec!["--plots", bad, "--jobs", "serving,training", "."],
+            "--plots",
+        ),
+        (
+            vec![
+                "--no-plots",
+                "--html",
+                "/proc/fikit-no-such/x/r.html",
+                "--jobs",
+                "serving,training",
+                ".",
+            ],
+            "--html",
+        ),
+        (
+            vec![
+                "export",
+                "--perfetto",
+                "-o",
+                "/proc/fikit-no-such/x/e.json",
+                "serving.parquet",
+            ],
+            "-o",
+        ),
+        (vec!["import", "-o", bad, kineto], "-o"),
+        (
+            vec![
+                "sweep",
+                "merge",
+                "-o",
+                "/proc/fikit-no-such/x/m.parquet",
+                "a.parquet",
+                "b.parquet",
+            ],
+            "-o",
+        ),
+    ] {
+        let out = cmd("fikit-sim")
+            .current_dir(dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{flag} /proc/fikit-no-such/x")),
+            "{args:?}: {err}"
+        );
+        // The nearest folder that exists is the one tried: nothing is made.
+        assert!(err.contains("cannot write in /proc:"), "{args:?}: {err}");
+        // Refused first: no table, no result.
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
+
+#[test]
 fn sweep_runs_every_ordered_pair() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());

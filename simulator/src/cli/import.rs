@@ -59,6 +59,8 @@ pub(crate) fn run_import(args: ImportArgs) -> Result<(), Failure> {
     for file in &args.files {
         all.push(import::import_file(file, &opts).map_err(bad_input)?);
     }
+    // An output folder that cannot be made or written is bad input too.
+    super::simulate::check_writable_folder("-o", &args.output, &args.output)?;
     std::fs::create_dir_all(&args.output)
         .with_context(|| format!("cannot create the output folder {}", args.output.display()))
         .map_err(other)?;

@@ -590,6 +590,14 @@ pub fn set_priority(scenario: &mut Scenario, spec: &str) -> anyhow::Result<()> {
 /// Runs `fikit-sim sweep`.
 pub fn run_sweep(o: SweepRun) -> Result<(), Failure> {
     let pool = thread_pool(o.threads)?;
+    let output = match &o.what {
+        SweepWhat::Spec { output, .. } => output.as_deref(),
+        SweepWhat::Merge { output, .. } => Some(output.as_path()),
+        _ => None,
+    };
+    if let Some(out) = output.filter(|p| p.as_os_str() != "-") {
+        check_output_file("-o", out, "the Parquet file to write")?;
+    }
     let inputs = match &o.what {
         SweepWhat::Traces(inputs) => inputs,
         SweepWhat::Spec {
@@ -750,6 +758,44 @@ pub(super) fn check_output_file(flag: &str, path: &Path, what: &str) -> Result<(
             p.display()
         )));
     }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    check_writable_folder(flag, path, parent)
+}
+
+/// Whether `dir` could be made (where missing) and written in, before any
+/// work: a file is written in and removed from `dir`, or from its nearest
+/// folder that exists, nothing left behind. An output that cannot be
+/// written is bad input (`flag shown` names it), not a failure after the
+/// work is done.
+pub(super) fn check_writable_folder(flag: &str, shown: &Path, dir: &Path) -> Result<(), Failure> {
+    let mut there = dir;
+    while !there.as_os_str().is_empty() && !there.exists() {
+        there = there.parent().unwrap_or(Path::new(""));
+    }
+    let there = if there.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        there
+    };
+    if !there.is_dir() {
+        return Err(bad_input(anyhow::anyhow!(
+            "{flag} {}: {} is a file, not a folder",
+            shown.display(),
+            there.display()
+        )));
+    }
+    let probe = there.join(format!(".fikit-sim-probe-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| {
+        bad_input(anyhow::anyhow!(
+            "{flag} {}: cannot write in {}: {e}",
+            shown.display(),
+            there.display()
+        ))
+    })?;
+    let _ = std::fs::remove_file(&probe);
     Ok(())
 }
 
@@ -767,6 +813,9 @@ fn check_outputs(html: Option<&Path>, plots: Option<&Path>) -> Result<(), Failur
             "--plots {}: a file, not a folder",
             d.display()
         )));
+    }
+    if let Some(d) = plots {
+        check_writable_folder("--plots", d, d)?;
     }
     Ok(())
 }
