@@ -406,6 +406,29 @@ fn bad_inputs_exit_2_naming_the_file_or_argument() {
         ],
         "nobody",
     );
+    // A replay that would run implausibly long is the inputs' fault, as in
+    // a simulation: two jobs of one 2^61 ns kernel under time slicing.
+    let mut long = fixture::empty("long", 0);
+    long.kernels = vec![fixture::kernel("k", 7, 1, Some(0), 0, 1 << 61)];
+    write_trace(&d.join("long.parquet"), &long).unwrap();
+    let job = r#"{"trace": "long.parquet"}"#;
+    std::fs::write(
+        d.join("long.json"),
+        format!(r#"{{"jobs": [{job}, {job}]}}"#),
+    )
+    .unwrap();
+    rejects(
+        d,
+        &[
+            "export",
+            "--perfetto",
+            "--policy",
+            "timeslice",
+            "--scenario",
+            "long.json",
+        ],
+        "implausibly long",
+    );
     assert!(!d.join("reports").exists(), "nothing written on bad input");
 }
 

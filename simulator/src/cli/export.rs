@@ -90,8 +90,7 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
             .copied()
             .map(|p| export::run_for_export(&scenario, p, &model))
             .collect::<Result<Vec<_>, _>>()
-            .context("simulating")
-            .map_err(other)?;
+            .map_err(super::simulate::simulating)?;
         export::from_runs(&scenario, &infos, &runs, &model, &opts)
     };
     let bar = crate::report::progress::counter(

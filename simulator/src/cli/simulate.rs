@@ -735,7 +735,7 @@ fn run_spec(
 
 /// A simulation's failure: exit 2 where the inputs are at fault (a replay
 /// that would run implausibly long), 1 otherwise.
-fn simulating(e: crate::sim::engine::RunError) -> Failure {
+pub(super) fn simulating(e: crate::sim::engine::RunError) -> Failure {
     let bad = e.is_bad_input();
     let e = anyhow::Error::from(e).context("simulating");
     if bad { bad_input(e) } else { other(e) }
