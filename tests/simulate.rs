@@ -325,6 +325,41 @@ fn outputs_that_cannot_be_written_are_refused_before_any_work() {
 }
 
 #[test]
+fn a_named_folder_without_traces_is_bad_input_beside_good_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    rejects(
+        dir.path(),
+        &["--no-plots", "empty", "serving.parquet", "training.parquet"],
+        "no trace files (*.parquet) found in empty",
+    );
+}
+
+#[test]
+fn a_job_given_two_priorities_or_plots_and_no_plots_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path());
+    rejects(
+        dir.path(),
+        &[
+            "--no-plots",
+            "--priority",
+            "serving=0",
+            "--priority",
+            "serving=5",
+            ".",
+        ],
+        "--priority \"serving=5\": job \"serving\" already has --priority \"serving=0\"",
+    );
+    rejects(
+        dir.path(),
+        &["--no-plots", "--plots", "p", "."],
+        "cannot be used with",
+    );
+}
+
+#[test]
 fn sweep_runs_every_ordered_pair() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());

@@ -9,7 +9,9 @@ use crate::policy::PolicyKind;
 use crate::sim::scenario::Scenario;
 use anyhow::Context;
 
-use super::simulate::{ModelChoice, Source, characterize, resolve_model, say_lines, set_priority};
+use super::simulate::{
+    ModelChoice, Source, characterize, resolve_model, say_lines, set_priorities,
+};
 use super::{Failure, bad_input, other, traces};
 
 /// What `fikit-sim export --perfetto` runs.
@@ -73,9 +75,7 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
         };
         let (model, model_line) = resolve_model(&args.model, &files)?;
         eprintln!("fikit-sim: {model_line}");
-        for spec in &args.priorities {
-            set_priority(&mut scenario, spec).map_err(bad_input)?;
-        }
+        set_priorities(&mut scenario, &args.priorities).map_err(bad_input)?;
         say_lines(&characterize(&mut scenario.jobs, &model, args.as_profiled).0);
         let inputs = export::read_traces(&files).map_err(bad_input)?;
         let infos: Vec<_> = scenario

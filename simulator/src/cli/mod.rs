@@ -93,7 +93,7 @@ struct SimArgs {
     #[arg(long, value_name = "DIR", default_value = "reports")]
     plots: PathBuf,
     /// Write no plots.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "plots")]
     no_plots: bool,
     /// Also write a self-contained HTML report (scenario, GPU model, tables,
     /// plots inline; it fetches nothing) to FILE.

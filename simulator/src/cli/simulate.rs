@@ -324,9 +324,7 @@ pub fn pick_jobs(
     priorities: &[String],
     jobs: &[String],
 ) -> Result<(), Failure> {
-    for spec in priorities {
-        set_priority(scenario, spec).map_err(bad_input)?;
-    }
+    set_priorities(scenario, priorities).map_err(bad_input)?;
     if !jobs.is_empty() {
         keep_jobs(scenario, jobs).map_err(bad_input)?;
     }
@@ -564,7 +562,22 @@ pub fn write_html_report(
     Ok(())
 }
 
-/// Applies `--priority JOB=N`.
+/// Applies every `--priority JOB=N`, in order; one job named twice is an error,
+/// not the last one winning.
+pub fn set_priorities(scenario: &mut Scenario, specs: &[String]) -> anyhow::Result<()> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for spec in specs {
+        let name = spec.rsplit_once('=').map_or(spec.as_str(), |(n, _)| n);
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+            anyhow::bail!("--priority {spec:?}: job {name:?} already has --priority {first:?}");
+        }
+        seen.push((name, spec));
+        set_priority(scenario, spec)?;
+    }
+    Ok(())
+}
+
+/// One `--priority JOB=N`: the job's priority set, or why it cannot be.
 pub fn set_priority(scenario: &mut Scenario, spec: &str) -> anyhow::Result<()> {
     let (name, value) = spec.rsplit_once('=').with_context(|| {
         format!("--priority {spec:?}: expected JOB=N, e.g. resnet50-bs1-eval=0")

@@ -37,8 +37,14 @@ pub enum InspectError {
 }
 
 /// The trace files the inputs name (files as given, folders searched
-/// recursively, sorted); an error when there are none.
+/// recursively, sorted); an error when there are none, or when a folder
+/// named holds none (a mistyped folder beside good ones is not ignored).
 pub fn trace_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InspectError> {
+    for dir in inputs.iter().filter(|p| p.is_dir()) {
+        if discover(std::slice::from_ref(dir))?.is_empty() {
+            return Err(InspectError::NoTraces(dir.display().to_string()));
+        }
+    }
     let files = discover(inputs)?;
     if files.is_empty() {
         let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
