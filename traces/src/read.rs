@@ -17,6 +17,11 @@ use crate::model::{
 };
 use crate::schema::{self, API, COLUMNS, ColumnType, KERNEL, KEY_PREFIX, MEMCPY, MEMSET, SYNC};
 
+/// The most SMs a trace's device may have: several times any GPU's (an
+/// H200 has 132, a B200 148), so that a corrupt count is an error, not a
+/// GPU the MPS model fills with thousands of SMs.
+pub const MAX_SM_COUNT: u32 = 1024;
+
 mod footer;
 mod pages;
 
@@ -327,7 +332,18 @@ fn metadata_of(md: &polars_parquet::parquet::metadata::FileMetadata) -> Result<M
         host: m.string("host")?,
         device: DeviceInfo {
             name: m.string("gpu_name")?,
-            sm_count: m.number("sm_count", "an unsigned 32-bit integer")?,
+            sm_count: m
+                .number::<u32>("sm_count", "an unsigned 32-bit integer")
+                .and_then(|n| {
+                    if n <= MAX_SM_COUNT {
+                        Ok(n)
+                    } else {
+                        Err(Problem::key(
+                            "fikit.sm_count",
+                            format!("expected 0 (unknown) to {MAX_SM_COUNT}, found {n}"),
+                        ))
+                    }
+                })?,
             max_threads_per_sm: m.number("max_threads_per_sm", "an unsigned 32-bit integer")?,
             max_registers_per_sm: m.number("max_registers_per_sm", "an unsigned 32-bit integer")?,
             max_shared_memory_per_sm: m

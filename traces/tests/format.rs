@@ -216,6 +216,19 @@ fn rejects_a_missing_or_mistyped_metadata_key() {
             .1 = "12".into();
     });
     assert!(error_of(&p).ends_with("expected an integer from 0 to 9, found 12"));
+    let p = write_edited(dir.path(), &fixture::every_column("k"), |_, md| {
+        md.iter_mut()
+            .find(|(k, _)| k == "fikit.sm_count")
+            .unwrap()
+            .1 = "4294967295".into();
+    });
+    assert!(
+        error_of(&p).ends_with(
+            "metadata key `fikit.sm_count`: expected 0 (unknown) to 1024, found 4294967295"
+        ),
+        "{}",
+        error_of(&p)
+    );
 }
 
 #[test]
