@@ -19,6 +19,7 @@ pub mod error;
 pub mod fixture;
 pub mod gaps;
 pub mod model;
+pub mod name;
 pub mod pressure;
 pub mod priority;
 pub mod read;
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 pub use build::TraceBuilder;
 pub use error::{Location, Problem, TraceError};
 pub use model::*;
+pub use name::parse_job_name;
 pub use polars;
 pub use priority::{MAX_PRIORITY, PriorityError, parse_priority};
 pub use read::{

@@ -49,7 +49,7 @@ const MAX_WAIT_SECS: u64 = 1_000_000;
 #[command(name = "fikit-profile", version, about, long_about)]
 struct Cli {
     /// Job name, used in the trace and its file name [default: the command's file name].
-    #[arg(long, short = 'n', value_name = "JOB")]
+    #[arg(long, short = 'n', value_name = "JOB", value_parser = fikit_trace::parse_job_name)]
     name: Option<String>,
 
     /// Scheduling priority of the job: high (= 0), low (= 9) or 0 (highest) to 9 (lowest).

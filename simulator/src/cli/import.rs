@@ -15,7 +15,7 @@ pub(crate) struct ImportArgs {
     format: Option<ImportFormatArg>,
     /// Job name, used in the traces and their file names [default: the file's
     /// name without extensions such as .pt.trace.json.gz or .sqlite].
-    #[arg(long, short = 'n', value_name = "JOB")]
+    #[arg(long, short = 'n', value_name = "JOB", value_parser = fikit_trace::parse_job_name)]
     name: Option<String>,
     /// Scheduling priority of the job: high (= 0), low (= 9) or 0 (highest) to
     /// 9 (lowest); the default is fikit-profile's.

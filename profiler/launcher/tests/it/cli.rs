@@ -121,6 +121,21 @@ fn without_mps_the_pressure_pass_is_skipped_with_a_note_and_the_trace_kept() {
 }
 
 #[test]
+fn an_empty_job_name_is_bad_input_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let ran = dir.path().join("ran");
+    Command::new(BIN)
+        .args(["-n", " ", "-o"])
+        .arg(dir.path().join("out"))
+        .args(["--", "touch"])
+        .arg(&ran)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("a job name cannot be empty"));
+    assert!(!ran.exists());
+}
+
+#[test]
 fn exits_with_the_commands_status() {
     let dir = tempfile::tempdir().unwrap();
     profile(dir.path())
