@@ -293,6 +293,9 @@ fn shards_merge_into_the_whole_sweep_and_match_the_classic_pair_sweep() {
     // Refusals: a missing shard, a shard twice, a shard of another spec.
     let e = fleet::merge(&shard_files[..2]).unwrap_err().to_string();
     assert!(e.contains("shards missing: 2/3"), "{e}");
+    // Shard 3 alone: the others as one range.
+    let e = fleet::merge(&shard_files[..1]).unwrap_err().to_string();
+    assert!(e.contains("shards missing: 1-2/3 (of 3; given 1)"), "{e}");
     let twice = vec![
         shard_files[0].clone(),
         shard_files[0].clone(),

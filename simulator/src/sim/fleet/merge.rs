@@ -90,9 +90,24 @@ pub fn check_shards(files: &[PathBuf]) -> Result<(RowsMeta, Vec<PathBuf>), Fleet
     }
     let m0 = m0.expect("at least one file was read");
     let n = m0.shard.map_or(1, |s| s.n);
-    let missing: Vec<String> = (1..=n)
-        .filter(|k| !seen.contains_key(k))
-        .map(|k| format!("{k}/{n}"))
+    // Runs of missing shards as ranges (`2-999/1000`), so that one shard
+    // of a thousand given is one line, not 999 numbers.
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for k in (1..=n).filter(|k| !seen.contains_key(k)) {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == k => *end = k,
+            _ => runs.push((k, k)),
+        }
+    }
+    let missing: Vec<String> = runs
+        .iter()
+        .map(|&(a, b)| {
+            if a == b {
+                format!("{a}/{n}")
+            } else {
+                format!("{a}-{b}/{n}")
+            }
+        })
         .collect();
     if !missing.is_empty() {
         return Err(FleetError::Merge(format!(
