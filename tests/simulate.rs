@@ -325,21 +325,17 @@ fn outputs_that_cannot_be_written_are_refused_before_any_work() {
 }
 
 #[test]
-fn a_named_folder_without_traces_is_bad_input_beside_good_ones() {
+fn inputs_once_taken_without_a_word_are_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     setup(dir.path());
+    // A named folder without traces, beside good ones.
     std::fs::create_dir(dir.path().join("empty")).unwrap();
     rejects(
         dir.path(),
         &["--no-plots", "empty", "serving.parquet", "training.parquet"],
         "no trace files (*.parquet) found in empty",
     );
-}
-
-#[test]
-fn a_job_given_two_priorities_or_plots_and_no_plots_is_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    setup(dir.path());
+    // A job given two priorities; --plots beside --no-plots.
     rejects(
         dir.path(),
         &[
