@@ -387,7 +387,40 @@ pub(crate) fn finish(
     };
     let Built { trace, mut notes } = builder.build(meta);
     notes.extend(device_notes);
+    if source.has_api {
+        notes.extend(shared_launch_note(&trace));
+    }
     Imported { trace, notes }
+}
+
+/// A note where kernels share a correlation id outside a graph launch: one
+/// launch call launches one kernel, so the source's ids are wrong and the
+/// kernels' launches (the job's host steps and iterations) cannot be told
+/// apart. Needs the source's API calls (which name the graph launches).
+fn shared_launch_note(trace: &Trace) -> Option<String> {
+    let mut per_id: HashMap<u32, usize> = HashMap::new();
+    for k in trace.kernels.iter().filter(|k| k.correlation_id != 0) {
+        *per_id.entry(k.correlation_id).or_default() += 1;
+    }
+    let graphs: std::collections::HashSet<u32> = trace
+        .api_calls
+        .iter()
+        .filter(|a| a.name.contains("Graph"))
+        .map(|a| a.correlation_id)
+        .collect();
+    let shared: usize = per_id
+        .iter()
+        .filter(|&(id, &n)| n > 1 && !graphs.contains(id))
+        .map(|(_, &n)| n)
+        .sum();
+    (shared > 0).then(|| {
+        format!(
+            "{shared} of {} kernels share their correlation id with another kernel outside any \
+             graph launch (a launch call launches one kernel): their launches cannot be told \
+             apart, so the job's host steps and iterations may be wrong",
+            trace.kernels.len()
+        )
+    })
 }
 
 /// The device the metadata describes: the one that ran the most kernels
@@ -586,5 +619,49 @@ mod tests {
                 .iter()
                 .any(|n| n.contains("does not describe device 0"))
         );
+        assert!(
+            !out.notes
+                .iter()
+                .any(|n| n.contains("share their correlation"))
+        );
+    }
+
+    #[test]
+    fn kernels_sharing_a_launch_outside_a_graph_get_a_note() {
+        let note = |launch: &str| {
+            let mut capture = Capture {
+                pid: 7,
+                ..Capture::default()
+            };
+            for (i, s) in [10_000, 20_000, 30_000].into_iter().enumerate() {
+                let corr = if i < 2 { 5 } else { 6 };
+                capture
+                    .kernels
+                    .push(fixture::kernel("k", 7, corr, None, s, s + 1_000));
+            }
+            capture.api_calls = [(5, 1_000), (6, 2_000)]
+                .into_iter()
+                .map(|(corr, start)| ApiCall {
+                    domain: ApiDomain::Runtime,
+                    name: launch.into(),
+                    start_ns: start,
+                    end_ns: start + 500,
+                    thread_id: 9,
+                    correlation_id: corr,
+                })
+                .collect();
+            let source = Source {
+                has_api: true,
+                ..Source::default()
+            };
+            finish(capture, &source, SourceFormat::Kineto, "j", 3)
+                .notes
+                .into_iter()
+                .find(|n| n.contains("share their correlation id"))
+        };
+        let n = note("cudaLaunchKernel").expect("a note");
+        assert!(n.starts_with("2 of 3 kernels"), "{n}");
+        // A graph launch runs many kernels under one id.
+        assert_eq!(note("cudaGraphLaunch"), None);
     }
 }
