@@ -90,7 +90,7 @@ pub fn run_export(args: ExportRun) -> Result<(), Failure> {
             .copied()
             .map(|p| export::run_for_export(&scenario, p, &model))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(super::simulate::simulating)?;
+            .map_err(|e| super::simulate::simulating_of(e, &args.source.label()))?;
         export::from_runs(&scenario, &infos, &runs, &model, &opts)
     };
     let bar = crate::report::progress::counter(

@@ -186,8 +186,9 @@ pub fn run_serving(
             let mut jobs = serving_jobs(scenario, server, &arrivals(s, rate)).map_err(bad_input)?;
             let (lines, corners) = characterize(&mut jobs, &model, as_profiled);
             let run = |jobs: &[crate::sim::job::Job]| {
-                simulate(jobs, &scenario.arrivals, &opts)
-                    .map_err(|e| other(anyhow::Error::from(e).context("simulating")))
+                simulate(jobs, &scenario.arrivals, &opts).map_err(|e| {
+                    super::simulate::simulating_of(e, &format!("at {rate} requests/s"))
+                })
             };
             let (report, ends) = rayon::join(
                 || run(&jobs),

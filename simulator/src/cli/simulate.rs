@@ -26,6 +26,14 @@ pub enum Source {
 }
 
 impl Source {
+    /// What a message calls these inputs: `the scenario FILE` or `the traces`.
+    pub fn label(&self) -> String {
+        match self {
+            Source::Scenario(p) => format!("the scenario {}", p.display()),
+            Source::Traces(_) => "the traces".to_string(),
+        }
+    }
+
     /// `--scenario FILE` where given (clap keeps it apart from the inputs),
     /// else the trace inputs.
     pub fn of(scenario: Option<PathBuf>, inputs: Vec<PathBuf>) -> Source {
@@ -430,9 +438,13 @@ pub fn run_simulation(o: SimulateOptions) -> Result<(), Failure> {
             })
         },
     );
-    let mut report = report.map_err(simulating)?;
+    let of = o.source.label();
+    let mut report = report.map_err(|e| simulating_of(e, &of))?;
     if let Some((low, high)) = ends {
-        let (low, high) = (low.map_err(simulating)?, high.map_err(simulating)?);
+        let (low, high) = (
+            low.map_err(|e| simulating_of(e, &of))?,
+            high.map_err(|e| simulating_of(e, &of))?,
+        );
         crate::sim::simulate::with_host_range(&mut report, &low, &high);
     }
     progress.finish();
@@ -721,7 +733,7 @@ fn run_spec(
         "{bar:40} {pos}/{len} items {elapsed_precise} ETA {eta}",
     );
     let rows = fleet::run_shard(&resolved, shard, &|| bar.inc(1)).map_err(|e| match e {
-        fleet::FleetError::Run(r) => simulating(r),
+        fleet::FleetError::Run(r) => simulating_of(r, &format!("the spec {}", spec.display())),
         e => bad_input(e),
     })?;
     bar.finish_and_clear();
@@ -749,8 +761,13 @@ fn run_spec(
 /// A simulation's failure: exit 2 where the inputs are at fault (a replay
 /// that would run implausibly long), 1 otherwise.
 pub(super) fn simulating(e: crate::sim::engine::RunError) -> Failure {
+    simulating_of(e, "the traces")
+}
+
+/// [`simulating`], naming the inputs (`the scenario FILE`, `the traces`).
+pub(super) fn simulating_of(e: crate::sim::engine::RunError, inputs: &str) -> Failure {
     let bad = e.is_bad_input();
-    let e = anyhow::Error::from(e).context("simulating");
+    let e = anyhow::Error::from(e).context(format!("simulating {inputs}"));
     if bad { bad_input(e) } else { other(e) }
 }
 
