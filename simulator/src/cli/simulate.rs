@@ -579,18 +579,18 @@ pub fn write_html_report(
 pub fn set_priorities(scenario: &mut Scenario, specs: &[String]) -> anyhow::Result<()> {
     let mut seen: Vec<(&str, &str)> = Vec::new();
     for spec in specs {
-        let name = spec.rsplit_once('=').map_or(spec.as_str(), |(n, _)| n);
+        let name = set_priority(scenario, spec)?;
         if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
             anyhow::bail!("--priority {spec:?}: job {name:?} already has --priority {first:?}");
         }
         seen.push((name, spec));
-        set_priority(scenario, spec)?;
     }
     Ok(())
 }
 
-/// One `--priority JOB=N`: the job's priority set, or why it cannot be.
-pub fn set_priority(scenario: &mut Scenario, spec: &str) -> anyhow::Result<()> {
+/// One `--priority JOB=N`: the job's priority set (its name returned), or
+/// why it cannot be.
+fn set_priority<'a>(scenario: &mut Scenario, spec: &'a str) -> anyhow::Result<&'a str> {
     let (name, value) = spec.rsplit_once('=').with_context(|| {
         format!("--priority {spec:?}: expected JOB=N, e.g. resnet50-bs1-eval=0")
     })?;
@@ -609,7 +609,7 @@ pub fn set_priority(scenario: &mut Scenario, spec: &str) -> anyhow::Result<()> {
             )
         })?;
     job.priority = priority;
-    Ok(())
+    Ok(name)
 }
 
 /// Runs `fikit-sim sweep`.
@@ -772,8 +772,8 @@ pub(super) fn simulating_of(e: crate::sim::engine::RunError, inputs: &str) -> Fa
 }
 
 /// A file `flag` names to write, refused before any work where it cannot
-/// be: a folder (`what`: what to name instead), or under a path that is a
-/// file (a missing folder is made).
+/// be: a folder (`what`: what to name instead), or in a folder that cannot
+/// be made or written ([`check_writable_folder`]).
 pub(super) fn check_output_file(flag: &str, path: &Path, what: &str) -> Result<(), Failure> {
     if path.is_dir() {
         return Err(bad_input(anyhow::anyhow!(
@@ -781,13 +781,7 @@ pub(super) fn check_output_file(flag: &str, path: &Path, what: &str) -> Result<(
             path.display()
         )));
     }
-    if let Some(p) = path.parent().filter(|p| p.exists() && !p.is_dir()) {
-        return Err(bad_input(anyhow::anyhow!(
-            "{flag} {}: {} is a file, not a folder",
-            path.display(),
-            p.display()
-        )));
-    }
+    // A parent that is a file is refused there, with its name.
     let parent = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

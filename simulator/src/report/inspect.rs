@@ -40,12 +40,16 @@ pub enum InspectError {
 /// recursively, sorted); an error when there are none, or when a folder
 /// named holds none (a mistyped folder beside good ones is not ignored).
 pub fn trace_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, InspectError> {
-    for dir in inputs.iter().filter(|p| p.is_dir()) {
-        if discover(std::slice::from_ref(dir))?.is_empty() {
-            return Err(InspectError::NoTraces(dir.display().to_string()));
+    let mut files = Vec::new();
+    for input in inputs {
+        let found = discover(std::slice::from_ref(input))?;
+        if found.is_empty() && input.is_dir() {
+            return Err(InspectError::NoTraces(input.display().to_string()));
         }
+        files.extend(found);
     }
-    let files = discover(inputs)?;
+    files.sort();
+    files.dedup();
     if files.is_empty() {
         let names: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         return Err(InspectError::NoTraces(names.join(", ")));

@@ -20,7 +20,7 @@ pub mod nsys;
 #[cfg(test)]
 mod read_tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use fikit_trace::build::{Built, cuda_version_of};
@@ -402,7 +402,7 @@ fn shared_launch_note(trace: &Trace) -> Option<String> {
     for k in trace.kernels.iter().filter(|k| k.correlation_id != 0) {
         *per_id.entry(k.correlation_id).or_default() += 1;
     }
-    let graphs: std::collections::HashSet<u32> = trace
+    let graphs: HashSet<u32> = trace
         .api_calls
         .iter()
         .filter(|a| a.name.contains("Graph"))
